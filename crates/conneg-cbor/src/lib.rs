@@ -1,0 +1,1 @@
+//! Strict CBOR for API objects (placeholder until the codec lands).

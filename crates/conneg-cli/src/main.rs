@@ -1,0 +1,3 @@
+//! The `conneg` command.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Content negotiation for API servers (placeholder until the negotiation core lands).
