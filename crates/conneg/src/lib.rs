@@ -1,1 +1,5 @@
-//! Content negotiation for API servers (placeholder until the negotiation core lands).
+//! Content negotiation for API servers.
+#![deny(missing_docs, unreachable_pub, unsafe_code)]
+
+pub mod accept;
+pub mod media_type;
