@@ -1,0 +1,66 @@
+//! The `BanFlunder` admission plugin (reference §6): on create, a Flunder whose name is listed
+//! in any Fischer's `disallowedFlunders` is refused with 403 Forbidden.
+
+use crate::error::ApiError;
+
+use super::{FLUNDERS, internal};
+
+/// The admission operation (only `Create` is handled by BanFlunder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// POST.
+    Create,
+    /// PUT / PATCH.
+    Update,
+    /// DELETE.
+    Delete,
+    /// Connect (unused here).
+    Connect,
+}
+
+/// The BanFlunder plugin. Stateless: the caller supplies the current Fischers (Kubernetes
+/// reads them from an informer; the HTTP layer lists them from storage or a cache).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BanFlunder;
+
+impl BanFlunder {
+    /// The plugin's registered name.
+    pub const NAME: &'static str = "BanFlunder";
+    /// The refusal detail.
+    pub const MESSAGE: &'static str = "this name may not be used, please change the resource name";
+
+    /// Admit (mutating phase in Kubernetes, but it never mutates). `name` is the request's
+    /// object name: on create Kubernetes admits before `generateName` is expanded, so a
+    /// generated name is `""` here.
+    pub fn admit(
+        &self,
+        operation: Operation,
+        name: &str,
+        fischers: &[internal::Fischer],
+    ) -> Result<(), ApiError> {
+        if operation != Operation::Create {
+            return Ok(());
+        }
+        let banned = fischers
+            .iter()
+            .any(|f| f.disallowed_flunders.iter().any(|d| d == name));
+        if banned {
+            Err(ApiError::forbidden(
+                &FLUNDERS.group_resource(),
+                name,
+                Self::MESSAGE,
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Admit the creation of `flunder`.
+    pub fn admit_create(
+        &self,
+        flunder: &internal::Flunder,
+        fischers: &[internal::Fischer],
+    ) -> Result<(), ApiError> {
+        self.admit(Operation::Create, &flunder.metadata.name, fischers)
+    }
+}

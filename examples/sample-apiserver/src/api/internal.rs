@@ -1,0 +1,83 @@
+//! The internal (hub) version, `pkg/apis/wardle` (reference §2). Never serialized.
+
+use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta};
+
+use super::ReferenceType;
+
+/// Internal `FlunderSpec`: both references, of which at most one should be set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlunderSpec {
+    /// Name of another Flunder; exclusive with `fischer_reference`.
+    pub flunder_reference: String,
+    /// Name of a Fischer; exclusive with `flunder_reference`.
+    pub fischer_reference: String,
+    /// The reference type; `None` is Go's `""`.
+    pub reference_type: Option<ReferenceType>,
+}
+
+/// Internal `FlunderStatus` (empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlunderStatus {}
+
+/// Internal `Flunder`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flunder {
+    /// Metadata.
+    pub metadata: ObjectMeta,
+    /// Spec.
+    pub spec: FlunderSpec,
+    /// Status.
+    pub status: FlunderStatus,
+}
+
+/// Internal `FlunderList`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlunderList {
+    /// List metadata.
+    pub metadata: ListMeta,
+    /// Items.
+    pub items: Vec<Flunder>,
+}
+
+/// Internal `Fischer`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fischer {
+    /// Metadata.
+    pub metadata: ObjectMeta,
+    /// Names of Flunders that may not be created.
+    pub disallowed_flunders: Vec<String>,
+}
+
+/// Internal `FischerList`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FischerList {
+    /// List metadata.
+    pub metadata: ListMeta,
+    /// Items.
+    pub items: Vec<Fischer>,
+}
+
+macro_rules! meta_impls {
+    ($obj:ty, $list:ty) => {
+        impl HasObjectMeta for $obj {
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl HasListMeta for $list {
+            fn list_meta(&self) -> &ListMeta {
+                &self.metadata
+            }
+            fn list_meta_mut(&mut self) -> &mut ListMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+pub(crate) use meta_impls;
+
+meta_impls!(Flunder, FlunderList);
+meta_impls!(Fischer, FischerList);

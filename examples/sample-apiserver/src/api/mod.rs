@@ -1,0 +1,228 @@
+//! The wardle.example.com API: internal and versioned types, defaulting, conversion,
+//! validation and the BanFlunder admission plugin (reference write-up §2–§6).
+//!
+//! The request pipeline the HTTP layer is expected to run, as Kubernetes does:
+//!
+//! 1. decode the body into the versioned type named by the URL ([`v1alpha1`], [`v1beta1`]);
+//! 2. [`Versioned::apply_defaults`] (a no-op except v1alpha1 `Flunder`);
+//! 3. [`Versioned::into_internal`];
+//! 4. on create only: [`admission::BanFlunder`] then [`validation::validate_flunder`];
+//! 5. convert to the storage version v1alpha1 ([`Versioned::from_internal`]) and encode with
+//!    [`crate::storage::codec`];
+//! 6. on read, decode the stored v1alpha1 object, default it, and convert through internal to
+//!    the version the client asked for.
+
+pub mod admission;
+pub mod internal;
+pub mod v1alpha1;
+pub mod v1beta1;
+pub mod validation;
+
+mod reference_type;
+
+pub use reference_type::ReferenceType;
+
+use crate::meta::HasObjectMeta;
+
+/// The API group.
+pub const GROUP: &str = "wardle.example.com";
+
+/// A served version of the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    /// `v1alpha1`: Flunder and Fischer; also the storage version.
+    V1alpha1,
+    /// `v1beta1`: Flunder only; the preferred version.
+    V1beta1,
+}
+
+impl Version {
+    /// Served versions in priority order (preferred first), as discovery lists them.
+    pub const PRIORITY: [Version; 2] = [Version::V1beta1, Version::V1alpha1];
+    /// The version objects are stored in.
+    pub const STORAGE: Version = Version::V1alpha1;
+
+    /// `v1alpha1` / `v1beta1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V1alpha1 => "v1alpha1",
+            Version::V1beta1 => "v1beta1",
+        }
+    }
+
+    /// `wardle.example.com/v1alpha1` / `wardle.example.com/v1beta1`.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Version::V1alpha1 => v1alpha1::API_VERSION,
+            Version::V1beta1 => v1beta1::API_VERSION,
+        }
+    }
+
+    /// Parse a bare version (`v1beta1`).
+    pub fn parse(version: &str) -> Option<Self> {
+        match version {
+            "v1alpha1" => Some(Version::V1alpha1),
+            "v1beta1" => Some(Version::V1beta1),
+            _ => None,
+        }
+    }
+
+    /// Parse a full `apiVersion` (`wardle.example.com/v1beta1`).
+    pub fn parse_api_version(api_version: &str) -> Option<Self> {
+        let (group, version) = api_version.split_once('/')?;
+        if group != GROUP {
+            return None;
+        }
+        Self::parse(version)
+    }
+
+    /// The resources this version serves, in discovery order.
+    pub fn resources(self) -> &'static [&'static ResourceInfo] {
+        match self {
+            Version::V1alpha1 => &[&FISCHERS, &FLUNDERS],
+            Version::V1beta1 => &[&FLUNDERS],
+        }
+    }
+}
+
+/// Static facts about a resource, for routing, discovery, keys and error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// Plural resource name (`flunders`).
+    pub resource: &'static str,
+    /// Singular name (`flunder`).
+    pub singular: &'static str,
+    /// Kind (`Flunder`).
+    pub kind: &'static str,
+    /// List kind (`FlunderList`).
+    pub list_kind: &'static str,
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+    /// Verbs served (no subresources exist).
+    pub verbs: &'static [&'static str],
+}
+
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// `flunders` (namespaced; v1alpha1 and v1beta1).
+pub const FLUNDERS: ResourceInfo = ResourceInfo {
+    resource: "flunders",
+    singular: "flunder",
+    kind: "Flunder",
+    list_kind: "FlunderList",
+    namespaced: true,
+    verbs: VERBS,
+};
+
+/// `fischers` (cluster-scoped; v1alpha1 only).
+pub const FISCHERS: ResourceInfo = ResourceInfo {
+    resource: "fischers",
+    singular: "fischer",
+    kind: "Fischer",
+    list_kind: "FischerList",
+    namespaced: false,
+    verbs: VERBS,
+};
+
+impl ResourceInfo {
+    /// `flunders.wardle.example.com`, the form used in error messages.
+    pub fn group_resource(&self) -> String {
+        format!("{}.{GROUP}", self.resource)
+    }
+
+    /// `Flunder.wardle.example.com`, the form used in `Invalid` errors.
+    pub fn group_kind(&self) -> String {
+        format!("{}.{GROUP}", self.kind)
+    }
+
+    /// Look a resource up by its plural name.
+    pub fn by_resource(resource: &str) -> Option<&'static ResourceInfo> {
+        match resource {
+            "flunders" => Some(&FLUNDERS),
+            "fischers" => Some(&FISCHERS),
+            _ => None,
+        }
+    }
+}
+
+/// A versioned (external) type: how it is named on the wire and how it maps to the internal
+/// type. Implemented for every object and list kind of every served version.
+pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned + Clone {
+    /// The internal type this converts to and from.
+    type Internal;
+    /// The version.
+    const VERSION: Version;
+    /// The kind written in `kind`.
+    const KIND: &'static str;
+
+    /// Set `apiVersion` and `kind` to this type's.
+    fn set_type_meta(&mut self);
+    /// Apply the version's defaulting functions (reference §3).
+    fn apply_defaults(&mut self) {}
+    /// Convert to the internal type (reference §4).
+    fn into_internal(self) -> Self::Internal;
+    /// Convert from the internal type and set `apiVersion`/`kind`.
+    fn from_internal(internal: Self::Internal) -> Self;
+}
+
+/// A versioned single object (not a list), with metadata.
+pub trait VersionedObject: Versioned + HasObjectMeta {
+    /// The list type of this kind in the same version.
+    type List: VersionedList<Item = Self>;
+    /// The resource this object belongs to.
+    const RESOURCE: &'static ResourceInfo;
+}
+
+/// A versioned list.
+pub trait VersionedList: Versioned + crate::meta::HasListMeta {
+    /// The item type.
+    type Item: VersionedObject;
+    /// Build a list (with `apiVersion`/`kind` set) from items.
+    fn from_items(meta: crate::meta::ListMeta, items: Vec<Self::Item>) -> Self;
+    /// The items.
+    fn items(&self) -> &[Self::Item];
+    /// Take the items out.
+    fn into_items(self) -> Vec<Self::Item>;
+}
+
+/// Convert a versioned object to another version through the internal type
+/// (`v1alpha1::Flunder` <-> `v1beta1::Flunder`).
+pub fn convert<A, B>(from: A) -> B
+where
+    A: Versioned,
+    B: Versioned<Internal = A::Internal>,
+{
+    B::from_internal(from.into_internal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_resources() {
+        assert_eq!(
+            Version::parse_api_version("wardle.example.com/v1beta1"),
+            Some(Version::V1beta1)
+        );
+        assert_eq!(Version::parse_api_version("other.io/v1beta1"), None);
+        assert_eq!(Version::PRIORITY[0], Version::V1beta1);
+        assert_eq!(FLUNDERS.group_resource(), "flunders.wardle.example.com");
+        assert_eq!(FLUNDERS.group_kind(), "Flunder.wardle.example.com");
+        let names: Vec<_> = Version::V1alpha1
+            .resources()
+            .iter()
+            .map(|r| r.resource)
+            .collect();
+        assert_eq!(names, ["fischers", "flunders"]);
+    }
+}

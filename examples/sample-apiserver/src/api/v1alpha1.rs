@@ -1,0 +1,331 @@
+//! `wardle.example.com/v1alpha1`: Flunder, FlunderList, Fischer, FischerList. The storage
+//! version. Defaulting (§3) and the hand-written Flunder conversion (§4) live here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+
+use super::internal::meta_impls;
+use super::{
+    FISCHERS, FLUNDERS, ReferenceType, ResourceInfo, Version, Versioned, VersionedList,
+    VersionedObject, internal,
+};
+
+/// `wardle.example.com/v1alpha1`.
+pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
+
+/// v1alpha1 `FlunderSpec`: one reference plus its type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlunderSpec {
+    /// A name of another flunder or fischer, depending on the reference type.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub reference: String,
+    /// The reference type, defaults to "Flunder" if reference is set. A Go pointer: `""` is
+    /// kept distinct from absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_type: Option<ReferenceType>,
+}
+
+/// v1alpha1 `FlunderStatus` (empty, always written as `{}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlunderStatus {}
+
+/// v1alpha1 `Flunder`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Flunder {
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// `Flunder`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// Metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    /// Spec (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub spec: FlunderSpec,
+    /// Status (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub status: FlunderStatus,
+}
+
+/// v1alpha1 `FlunderList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlunderList {
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// `FlunderList`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// List metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ListMeta,
+    /// Items (always written, `[]` when empty).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub items: Vec<Flunder>,
+}
+
+/// v1alpha1 `Fischer` (cluster-scoped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fischer {
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// `Fischer`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// Metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    /// Names of Flunders that are disallowed (`+listType=atomic`).
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub disallowed_flunders: Vec<String>,
+}
+
+/// v1alpha1 `FischerList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FischerList {
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// `FischerList`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// List metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ListMeta,
+    /// Items (always written, `[]` when empty).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub items: Vec<Fischer>,
+}
+
+meta_impls!(Flunder, FlunderList);
+meta_impls!(Fischer, FischerList);
+
+/// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder.
+pub fn set_defaults_flunder_spec(spec: &mut FlunderSpec) {
+    let unset = spec
+        .reference_type
+        .as_ref()
+        .is_none_or(ReferenceType::is_empty);
+    if unset && !spec.reference.is_empty() {
+        spec.reference_type = Some(ReferenceType::Flunder);
+    }
+}
+
+/// `Convert_v1alpha1_FlunderSpec_To_wardle_FlunderSpec`: an unknown (or empty) reference
+/// type is dropped together with the reference, silently, as the Go switch does.
+pub fn convert_flunder_spec_to_internal(spec: FlunderSpec) -> internal::FlunderSpec {
+    let mut out = internal::FlunderSpec::default();
+    match spec.reference_type {
+        Some(ReferenceType::Flunder) => {
+            out.reference_type = Some(ReferenceType::Flunder);
+            out.flunder_reference = spec.reference;
+        }
+        Some(ReferenceType::Fischer) => {
+            out.reference_type = Some(ReferenceType::Fischer);
+            out.fischer_reference = spec.reference;
+        }
+        Some(ReferenceType::Other(_)) | None => {}
+    }
+    out
+}
+
+/// `Convert_wardle_FlunderSpec_To_v1alpha1_FlunderSpec`: the reference matching the type is
+/// kept; with no or an unknown type, both are unset.
+pub fn convert_flunder_spec_from_internal(spec: internal::FlunderSpec) -> FlunderSpec {
+    match spec.reference_type {
+        Some(ReferenceType::Flunder) => FlunderSpec {
+            reference: spec.flunder_reference,
+            reference_type: Some(ReferenceType::Flunder),
+        },
+        Some(ReferenceType::Fischer) => FlunderSpec {
+            reference: spec.fischer_reference,
+            reference_type: Some(ReferenceType::Fischer),
+        },
+        Some(ReferenceType::Other(_)) | None => FlunderSpec::default(),
+    }
+}
+
+impl Versioned for Flunder {
+    type Internal = internal::Flunder;
+    const VERSION: Version = Version::V1alpha1;
+    const KIND: &'static str = "Flunder";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn apply_defaults(&mut self) {
+        set_defaults_flunder_spec(&mut self.spec);
+    }
+    fn into_internal(self) -> internal::Flunder {
+        internal::Flunder {
+            metadata: self.metadata,
+            spec: convert_flunder_spec_to_internal(self.spec),
+            status: internal::FlunderStatus {},
+        }
+    }
+    fn from_internal(i: internal::Flunder) -> Self {
+        let mut out = Flunder {
+            metadata: i.metadata,
+            spec: convert_flunder_spec_from_internal(i.spec),
+            ..Default::default()
+        };
+        out.set_type_meta();
+        out
+    }
+}
+
+impl Versioned for FlunderList {
+    type Internal = internal::FlunderList;
+    const VERSION: Version = Version::V1alpha1;
+    const KIND: &'static str = "FlunderList";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn apply_defaults(&mut self) {
+        self.items.iter_mut().for_each(Versioned::apply_defaults);
+    }
+    fn into_internal(self) -> internal::FlunderList {
+        internal::FlunderList {
+            metadata: self.metadata,
+            items: self.items.into_iter().map(Flunder::into_internal).collect(),
+        }
+    }
+    fn from_internal(i: internal::FlunderList) -> Self {
+        Self::from_items(
+            i.metadata,
+            i.items.into_iter().map(Flunder::from_internal).collect(),
+        )
+    }
+}
+
+impl Versioned for Fischer {
+    type Internal = internal::Fischer;
+    const VERSION: Version = Version::V1alpha1;
+    const KIND: &'static str = "Fischer";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn into_internal(self) -> internal::Fischer {
+        internal::Fischer {
+            metadata: self.metadata,
+            disallowed_flunders: self.disallowed_flunders,
+        }
+    }
+    fn from_internal(i: internal::Fischer) -> Self {
+        let mut out = Fischer {
+            metadata: i.metadata,
+            disallowed_flunders: i.disallowed_flunders,
+            ..Default::default()
+        };
+        out.set_type_meta();
+        out
+    }
+}
+
+impl Versioned for FischerList {
+    type Internal = internal::FischerList;
+    const VERSION: Version = Version::V1alpha1;
+    const KIND: &'static str = "FischerList";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn into_internal(self) -> internal::FischerList {
+        internal::FischerList {
+            metadata: self.metadata,
+            items: self.items.into_iter().map(Fischer::into_internal).collect(),
+        }
+    }
+    fn from_internal(i: internal::FischerList) -> Self {
+        Self::from_items(
+            i.metadata,
+            i.items.into_iter().map(Fischer::from_internal).collect(),
+        )
+    }
+}
+
+macro_rules! object_list_impls {
+    ($obj:ty, $list:ty, $res:expr) => {
+        impl VersionedObject for $obj {
+            type List = $list;
+            const RESOURCE: &'static ResourceInfo = &$res;
+        }
+        impl VersionedList for $list {
+            type Item = $obj;
+            fn from_items(metadata: ListMeta, items: Vec<$obj>) -> Self {
+                let mut out = Self {
+                    metadata,
+                    items,
+                    ..Default::default()
+                };
+                out.set_type_meta();
+                out
+            }
+            fn items(&self) -> &[$obj] {
+                &self.items
+            }
+            fn into_items(self) -> Vec<$obj> {
+                self.items
+            }
+        }
+    };
+}
+pub(crate) use object_list_impls;
+
+object_list_impls!(Flunder, FlunderList, FLUNDERS);
+object_list_impls!(Fischer, FischerList, FISCHERS);

@@ -1,0 +1,13 @@
+//! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust: domain model,
+//! selectors, errors and storage. The HTTP layer builds on these.
+//!
+//! - [`meta`]: the `metav1` types (ObjectMeta, ListMeta, Time, ...).
+//! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
+//! - [`selector`]: label and field selectors.
+//! - [`error`]: [`error::ApiError`], the plain form of a failure `Status`.
+//! - [`storage`]: the revisioned key-value store (memory, embedded redb) and the codec.
+
+pub mod api;
+pub mod error;
+pub mod meta;
+pub mod selector;

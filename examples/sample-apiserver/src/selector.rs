@@ -1,0 +1,554 @@
+//! Label and field selectors (`labelSelector=` / `fieldSelector=` query parameters), parsed
+//! and matched as `k8s.io/apimachinery/pkg/labels` and `.../fields` do.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use crate::meta::ObjectMeta;
+
+/// A selector that failed to parse; the HTTP layer answers 400 BadRequest with its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectorError(pub String);
+
+impl fmt::Display for SelectorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SelectorError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, SelectorError> {
+    Err(SelectorError(msg.into()))
+}
+
+/// A label-requirement operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelOp {
+    /// `key` (label present).
+    Exists,
+    /// `!key` (label absent).
+    DoesNotExist,
+    /// `key=v` / `key==v`.
+    Equals,
+    /// `key!=v` (also true when the label is absent).
+    NotEquals,
+    /// `key in (a,b)`.
+    In,
+    /// `key notin (a,b)` (also true when the label is absent).
+    NotIn,
+    /// `key>n` (integer comparison; absent or non-integer labels do not match).
+    GreaterThan,
+    /// `key<n`.
+    LessThan,
+}
+
+/// One requirement of a label selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    /// Label key.
+    pub key: String,
+    /// Operator.
+    pub op: LabelOp,
+    /// Values (one for `=`/`!=`/`>`/`<`, one or more for `in`/`notin`, none for existence).
+    pub values: BTreeSet<String>,
+}
+
+impl Requirement {
+    /// Whether `labels` satisfy this requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let v = labels.get(&self.key);
+        match self.op {
+            LabelOp::Exists => v.is_some(),
+            LabelOp::DoesNotExist => v.is_none(),
+            LabelOp::Equals | LabelOp::In => v.is_some_and(|v| self.values.contains(v)),
+            LabelOp::NotEquals | LabelOp::NotIn => v.is_none_or(|v| !self.values.contains(v)),
+            LabelOp::GreaterThan | LabelOp::LessThan => {
+                let Some(have) = v.and_then(|v| v.parse::<i64>().ok()) else {
+                    return false;
+                };
+                let Some(want) = self.values.first().and_then(|w| w.parse::<i64>().ok()) else {
+                    return false;
+                };
+                if self.op == LabelOp::GreaterThan {
+                    have > want
+                } else {
+                    have < want
+                }
+            }
+        }
+    }
+}
+
+/// A parsed label selector: all requirements must hold. Empty selects everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// The requirements, in the order given.
+    pub requirements: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Ident(String),
+    Comma,
+    Open,
+    Close,
+    Not,
+    Eq,
+    DoubleEq,
+    NotEq,
+    Gt,
+    Lt,
+    In,
+    NotIn,
+}
+
+fn is_special(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '(' | ')' | '=' | '!' | '<' | '>')
+}
+
+fn lex(s: &str) -> Result<Vec<Tok>, SelectorError> {
+    let mut out = Vec::new();
+    let mut it = s.char_indices().peekable();
+    while let Some(&(i, c)) = it.peek() {
+        if c.is_whitespace() {
+            it.next();
+            continue;
+        }
+        it.next();
+        let next_is_eq = it.peek().map(|&(_, c)| c) == Some('=');
+        let tok = match c {
+            ',' => Tok::Comma,
+            '(' => Tok::Open,
+            ')' => Tok::Close,
+            '<' => Tok::Lt,
+            '>' => Tok::Gt,
+            '!' if next_is_eq => {
+                it.next();
+                Tok::NotEq
+            }
+            '!' => Tok::Not,
+            '=' if next_is_eq => {
+                it.next();
+                Tok::DoubleEq
+            }
+            '=' => Tok::Eq,
+            _ => {
+                let mut end = s.len();
+                while let Some(&(j, c)) = it.peek() {
+                    if is_special(c) {
+                        end = j;
+                        break;
+                    }
+                    it.next();
+                }
+                match &s[i..end] {
+                    "in" => Tok::In,
+                    "notin" => Tok::NotIn,
+                    w => Tok::Ident(w.to_owned()),
+                }
+            }
+        };
+        out.push(tok);
+    }
+    Ok(out)
+}
+
+fn is_alnum(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+/// Kubernetes' label-value / qualified-name-part syntax: `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
+fn is_name_part(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.starts_with(is_alnum)
+        && s.ends_with(is_alnum)
+        && s.chars()
+            .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
+}
+
+fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 253
+        && s.split('.').all(|l| {
+            !l.is_empty()
+                && l.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && l.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+}
+
+/// Validate a label key (`[prefix/]name`, a qualified name).
+pub fn validate_label_key(key: &str) -> Result<(), SelectorError> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        if !is_dns1123_subdomain(p) {
+            return err(format!(
+                "invalid label key {key:?}: prefix part must be a DNS-1123 subdomain"
+            ));
+        }
+    }
+    if !is_name_part(name, 63) {
+        return err(format!(
+            "invalid label key {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
+        ));
+    }
+    Ok(())
+}
+
+/// Validate a label value (empty, or up to 63 name characters).
+pub fn validate_label_value(value: &str) -> Result<(), SelectorError> {
+    if value.is_empty() || is_name_part(value, 63) {
+        Ok(())
+    } else {
+        err(format!(
+            "invalid label value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
+        ))
+    }
+}
+
+impl LabelSelector {
+    /// The selector that selects everything.
+    pub fn everything() -> Self {
+        Self::default()
+    }
+
+    /// Whether this selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Parse `a=b,c!=d,e in (x,y),!f,g,h>3`.
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+        let toks = lex(s)?;
+        let mut reqs = Vec::new();
+        let mut i = 0;
+        while i < toks.len() {
+            let (req, next) = Self::parse_requirement(&toks, i)?;
+            reqs.push(req);
+            i = next;
+            match toks.get(i) {
+                None => break,
+                Some(Tok::Comma) => {
+                    i += 1;
+                    if i == toks.len() {
+                        return err("found '', expected: identifier after ','");
+                    }
+                }
+                Some(t) => return err(format!("found {t:?}, expected: ',' or end of string")),
+            }
+        }
+        Ok(Self { requirements: reqs })
+    }
+
+    fn parse_requirement(
+        toks: &[Tok],
+        mut i: usize,
+    ) -> Result<(Requirement, usize), SelectorError> {
+        let negated = toks.get(i) == Some(&Tok::Not);
+        if negated {
+            i += 1;
+        }
+        let key = match toks.get(i) {
+            Some(Tok::Ident(k)) => k.clone(),
+            other => return err(format!("found {other:?}, expected: identifier")),
+        };
+        validate_label_key(&key)?;
+        i += 1;
+        if negated {
+            return Ok((
+                Requirement {
+                    key,
+                    op: LabelOp::DoesNotExist,
+                    values: BTreeSet::new(),
+                },
+                i,
+            ));
+        }
+        let op = match toks.get(i) {
+            None | Some(Tok::Comma) => {
+                return Ok((
+                    Requirement {
+                        key,
+                        op: LabelOp::Exists,
+                        values: BTreeSet::new(),
+                    },
+                    i,
+                ));
+            }
+            Some(Tok::Eq | Tok::DoubleEq) => LabelOp::Equals,
+            Some(Tok::NotEq) => LabelOp::NotEquals,
+            Some(Tok::In) => LabelOp::In,
+            Some(Tok::NotIn) => LabelOp::NotIn,
+            Some(Tok::Gt) => LabelOp::GreaterThan,
+            Some(Tok::Lt) => LabelOp::LessThan,
+            Some(t) => {
+                return err(format!(
+                    "found {t:?}, expected: in, notin, =, ==, !=, gt, lt"
+                ));
+            }
+        };
+        i += 1;
+        let mut values = BTreeSet::new();
+        if matches!(op, LabelOp::In | LabelOp::NotIn) {
+            if toks.get(i) != Some(&Tok::Open) {
+                return err("expected '(' after in/notin");
+            }
+            i += 1;
+            if toks.get(i) == Some(&Tok::Close) {
+                return err("for 'in', 'notin' operators, values set can't be empty");
+            }
+            loop {
+                match toks.get(i) {
+                    Some(Tok::Ident(v)) => {
+                        validate_label_value(v)?;
+                        values.insert(v.clone());
+                        i += 1;
+                    }
+                    // An empty element (`(a,,b)` or `(a,)`) is the empty value.
+                    Some(Tok::Comma | Tok::Close) => {
+                        values.insert(String::new());
+                    }
+                    other => {
+                        return err(format!("found {other:?}, expected: ',', ')' or identifier"));
+                    }
+                }
+                match toks.get(i) {
+                    Some(Tok::Comma) => i += 1,
+                    Some(Tok::Close) => {
+                        i += 1;
+                        break;
+                    }
+                    other => return err(format!("found {other:?}, expected: ',' or ')'")),
+                }
+            }
+        } else {
+            match toks.get(i) {
+                Some(Tok::Ident(v)) => {
+                    if matches!(op, LabelOp::GreaterThan | LabelOp::LessThan) {
+                        if v.parse::<i64>().is_err() {
+                            return err(format!(
+                                "for 'Gt', 'Lt' operators, the value must be an integer: {v:?}"
+                            ));
+                        }
+                    } else {
+                        validate_label_value(v)?;
+                    }
+                    values.insert(v.clone());
+                    i += 1;
+                }
+                // `a=` selects the empty value.
+                None | Some(Tok::Comma) if matches!(op, LabelOp::Equals | LabelOp::NotEquals) => {
+                    values.insert(String::new());
+                }
+                other => return err(format!("found {other:?}, expected: identifier")),
+            }
+        }
+        Ok((Requirement { key, op, values }, i))
+    }
+
+    /// Whether `labels` satisfy every requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|r| r.matches(labels))
+    }
+}
+
+/// A field-requirement operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldOp {
+    /// `=` or `==`.
+    Equals,
+    /// `!=`.
+    NotEquals,
+}
+
+/// One term of a field selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRequirement {
+    /// Field path, e.g. `metadata.name`.
+    pub field: String,
+    /// Operator.
+    pub op: FieldOp,
+    /// Value (unescaped).
+    pub value: String,
+}
+
+/// A parsed field selector. Only `metadata.name` and `metadata.namespace` are supported
+/// (`ObjectMetaFieldsSet`), as for every wardle resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    /// The terms, all of which must hold.
+    pub requirements: Vec<FieldRequirement>,
+}
+
+/// The field labels wardle resources support.
+pub const SUPPORTED_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
+
+fn unescape_field_value(s: &str) -> Result<String, SelectorError> {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(e @ ('\\' | ',' | '=')) => out.push(e),
+                Some(e) => {
+                    return err(format!(
+                        "invalid field selector: invalid escape sequence: \\{e}"
+                    ));
+                }
+                None => return err("invalid field selector: unterminated escape sequence"),
+            }
+        } else if c == ',' || c == '=' {
+            return err(format!("invalid field selector: unescaped character {c:?}"));
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+fn split_unescaped_commas(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == ',' {
+            parts.push(&s[start..i]);
+            start = i + 1;
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+impl FieldSelector {
+    /// The selector that selects everything.
+    pub fn everything() -> Self {
+        Self::default()
+    }
+
+    /// Whether this selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Parse `metadata.name=x,metadata.namespace!=y` (values may escape `\,` `\=` `\\`);
+    /// a field other than [`SUPPORTED_FIELDS`] is an error
+    /// (`field label not supported: spec.x`).
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+        let mut requirements = Vec::new();
+        for term in split_unescaped_commas(s) {
+            if term.is_empty() {
+                continue;
+            }
+            let (field, op, value) = split_field_term(term).ok_or_else(|| {
+                SelectorError(format!(
+                    "invalid selector: '{s}'; can't understand '{term}'"
+                ))
+            })?;
+            if !SUPPORTED_FIELDS.contains(&field) {
+                return err(format!("field label not supported: {field}"));
+            }
+            requirements.push(FieldRequirement {
+                field: field.to_owned(),
+                op,
+                value: unescape_field_value(value)?,
+            });
+        }
+        Ok(Self { requirements })
+    }
+
+    /// Match against a field set (e.g. [`object_meta_fields`]).
+    pub fn matches_fields(&self, fields: &BTreeMap<&str, &str>) -> bool {
+        self.requirements.iter().all(|r| {
+            let have = fields.get(r.field.as_str()).copied().unwrap_or("");
+            match r.op {
+                FieldOp::Equals => have == r.value,
+                FieldOp::NotEquals => have != r.value,
+            }
+        })
+    }
+
+    /// Match an object's metadata (`metadata.name`, `metadata.namespace`).
+    pub fn matches_meta(&self, meta: &ObjectMeta) -> bool {
+        self.matches_fields(&object_meta_fields(meta))
+    }
+
+    /// If the selector pins `metadata.name` to one value, that name (lets a list become a
+    /// single get, as Kubernetes does).
+    pub fn requires_exact_name(&self) -> Option<&str> {
+        self.requirements
+            .iter()
+            .find(|r| r.field == "metadata.name" && r.op == FieldOp::Equals)
+            .map(|r| r.value.as_str())
+    }
+}
+
+fn split_field_term(term: &str) -> Option<(&str, FieldOp, &str)> {
+    let bytes = term.as_bytes();
+    let mut escaped = false;
+    for i in 0..bytes.len() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match bytes[i] {
+            b'\\' => escaped = true,
+            b'!' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&term[..i], FieldOp::NotEquals, &term[i + 2..]));
+            }
+            b'=' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&term[..i], FieldOp::Equals, &term[i + 2..]));
+            }
+            b'=' => return Some((&term[..i], FieldOp::Equals, &term[i + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `generic.ObjectMetaFieldsSet(meta, true)`: `metadata.name` and `metadata.namespace`.
+pub fn object_meta_fields(meta: &ObjectMeta) -> BTreeMap<&str, &str> {
+    BTreeMap::from([
+        ("metadata.name", meta.name.as_str()),
+        ("metadata.namespace", meta.namespace.as_str()),
+    ])
+}
+
+/// Both selectors of a list or watch request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selectors {
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+}
+
+impl Selectors {
+    /// Parse both query parameters (absent means everything).
+    pub fn parse(label: Option<&str>, field: Option<&str>) -> Result<Self, SelectorError> {
+        Ok(Self {
+            labels: LabelSelector::parse(label.unwrap_or(""))?,
+            fields: FieldSelector::parse(field.unwrap_or(""))?,
+        })
+    }
+
+    /// Whether an object with this metadata is selected.
+    pub fn matches(&self, meta: &ObjectMeta) -> bool {
+        self.labels.matches(&meta.labels) && self.fields.matches_meta(meta)
+    }
+
+    /// Whether both select everything.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+}

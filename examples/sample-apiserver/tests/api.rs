@@ -1,0 +1,378 @@
+//! Domain model: serialization shape, defaulting, conversion, validation, admission.
+
+use sample_apiserver::api::admission::{BanFlunder, Operation};
+use sample_apiserver::api::validation::{
+    FieldErrorType, validate_flunder, validate_flunder_create,
+};
+use sample_apiserver::api::{
+    ReferenceType, Versioned, VersionedList, convert, internal, v1alpha1, v1beta1,
+};
+use sample_apiserver::meta::ObjectMeta;
+use serde_json::json;
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: name.into(),
+        namespace: "default".into(),
+        ..Default::default()
+    }
+}
+
+fn beta(flunder: &str, fischer: &str, ty: Option<&str>) -> v1beta1::Flunder {
+    let mut f = v1beta1::Flunder {
+        metadata: meta("f"),
+        spec: v1beta1::FlunderSpec {
+            flunder_reference: flunder.into(),
+            fischer_reference: fischer.into(),
+            reference_type: ty.map(ReferenceType::from),
+        },
+        ..Default::default()
+    };
+    f.set_type_meta();
+    f
+}
+
+fn alpha(reference: &str, ty: Option<&str>) -> v1alpha1::Flunder {
+    let mut f = v1alpha1::Flunder {
+        metadata: meta("f"),
+        spec: v1alpha1::FlunderSpec {
+            reference: reference.into(),
+            reference_type: ty.map(ReferenceType::from),
+        },
+        ..Default::default()
+    };
+    f.set_type_meta();
+    f
+}
+
+#[test]
+fn json_shape_matches_go() {
+    let f = beta("other", "", Some("Flunder"));
+    let mut f = f;
+    f.metadata.name = "my-first-flunder".into();
+    assert_eq!(
+        serde_json::to_value(&f).unwrap(),
+        json!({"apiVersion":"wardle.example.com/v1beta1","kind":"Flunder",
+               "metadata":{"name":"my-first-flunder","namespace":"default"},
+               "spec":{"flunderReference":"other","referenceType":"Flunder"},"status":{}})
+    );
+    // Struct-valued fields are always written; lists always have items.
+    let empty = v1alpha1::Flunder::default();
+    assert_eq!(
+        serde_json::to_string(&empty).unwrap(),
+        r#"{"metadata":{},"spec":{},"status":{}}"#
+    );
+    let list = v1alpha1::FischerList::from_items(Default::default(), vec![]);
+    assert_eq!(
+        serde_json::to_value(&list).unwrap(),
+        json!({"apiVersion":"wardle.example.com/v1alpha1","kind":"FischerList","metadata":{},"items":[]})
+    );
+}
+
+#[test]
+fn decodes_what_clients_send() {
+    // The e2e create body, plus what kubectl adds.
+    let body = r#"{"apiVersion":"wardle.example.com/v1alpha1","kind":"Flunder",
+        "metadata":{"labels":{"sample-label":"true"},"name":"x","namespace":"default",
+        "creationTimestamp":null,"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"a\":1}\n"}},
+        "spec":null,"status":{},"extra":{"ignored":true}}"#;
+    let f: v1alpha1::Flunder = serde_json::from_str(body).unwrap();
+    assert_eq!(f.metadata.labels["sample-label"], "true");
+    assert_eq!(f.spec, v1alpha1::FlunderSpec::default());
+    let fischer: v1alpha1::Fischer =
+        serde_json::from_str(r#"{"metadata":{"name":"f"},"disallowedFlunders":null}"#).unwrap();
+    assert!(fischer.disallowed_flunders.is_empty());
+    // v1beta1 "" reference type is unset.
+    let b: v1beta1::Flunder = serde_json::from_str(r#"{"spec":{"referenceType":""}}"#).unwrap();
+    assert_eq!(b.spec.reference_type, None);
+}
+
+#[test]
+fn defaulting_v1alpha1_only() {
+    let mut f = alpha("x", None);
+    f.apply_defaults();
+    assert_eq!(f.spec.reference_type, Some(ReferenceType::Flunder));
+    let mut f = alpha("x", Some(""));
+    f.apply_defaults();
+    assert_eq!(f.spec.reference_type, Some(ReferenceType::Flunder));
+    let mut f = alpha("x", Some("Fischer"));
+    f.apply_defaults();
+    assert_eq!(f.spec.reference_type, Some(ReferenceType::Fischer));
+    let mut f = alpha("", None);
+    f.apply_defaults();
+    assert_eq!(f.spec.reference_type, None);
+    let mut f = alpha("", Some(""));
+    f.apply_defaults();
+    assert_eq!(f.spec.reference_type, Some(ReferenceType::from("")));
+    // Lists default every item.
+    let mut list = v1alpha1::FlunderList::from_items(Default::default(), vec![alpha("y", None)]);
+    list.apply_defaults();
+    assert_eq!(
+        list.items[0].spec.reference_type,
+        Some(ReferenceType::Flunder)
+    );
+    // v1beta1 has no defaulting.
+    let mut b = beta("x", "", None);
+    b.apply_defaults();
+    assert_eq!(b.spec.reference_type, None);
+}
+
+#[test]
+fn conversion_round_trips() {
+    for (flunder, fischer, ty) in [
+        ("a", "", Some("Flunder")),
+        ("", "b", Some("Fischer")),
+        ("", "", None),
+    ] {
+        let b = beta(flunder, fischer, ty);
+        let a: v1alpha1::Flunder = convert(b.clone());
+        assert_eq!(a.api_version, "wardle.example.com/v1alpha1");
+        let back: v1beta1::Flunder = convert(a.clone());
+        assert_eq!(back, b, "v1beta1 -> v1alpha1 -> v1beta1");
+        let again: v1alpha1::Flunder = convert(back);
+        assert_eq!(again, a, "v1alpha1 -> v1beta1 -> v1alpha1");
+    }
+    let a: v1alpha1::Flunder = convert(beta("a", "", Some("Flunder")));
+    assert_eq!(a.spec.reference, "a");
+    let a: v1alpha1::Flunder = convert(beta("", "b", Some("Fischer")));
+    assert_eq!(
+        (a.spec.reference.as_str(), a.spec.reference_type),
+        ("b", Some(ReferenceType::Fischer))
+    );
+}
+
+#[test]
+fn unknown_reference_type_edge_cases() {
+    // v1alpha1 with an unknown type: silently dropped, so validation passes.
+    let a = alpha("x", Some("Bogus"));
+    let i = a.clone().into_internal();
+    assert_eq!(i.spec, internal::FlunderSpec::default());
+    assert!(validate_flunder(&i).is_empty());
+    let b: v1beta1::Flunder = convert(a);
+    assert_eq!(b.spec, v1beta1::FlunderSpec::default());
+    // Case matters: "flunder" is unknown.
+    assert_eq!(
+        alpha("x", Some("flunder")).into_internal().spec,
+        internal::FlunderSpec::default()
+    );
+    // v1alpha1 with a reference but no type and no defaulting applied: dropped too.
+    assert_eq!(
+        alpha("x", None).into_internal().spec,
+        internal::FlunderSpec::default()
+    );
+    // v1beta1 keeps an unknown value through internal (validation then rejects it) ...
+    let b = beta("", "", Some("Bogus"));
+    let i = b.clone().into_internal();
+    assert_eq!(
+        i.spec.reference_type,
+        Some(ReferenceType::Other("Bogus".into()))
+    );
+    assert_eq!(v1beta1::Flunder::from_internal(i.clone()), b);
+    // ... but it cannot be expressed in v1alpha1 (both unset).
+    assert_eq!(
+        v1alpha1::Flunder::from_internal(i).spec,
+        v1alpha1::FlunderSpec::default()
+    );
+    // And it round-trips through JSON verbatim.
+    let j = serde_json::to_string(&b).unwrap();
+    assert!(j.contains(r#""referenceType":"Bogus""#));
+    assert_eq!(serde_json::from_str::<v1beta1::Flunder>(&j).unwrap(), b);
+}
+
+#[test]
+fn fischer_conversion_is_field_for_field() {
+    let mut f = v1alpha1::Fischer {
+        metadata: ObjectMeta {
+            name: "fish".into(),
+            ..Default::default()
+        },
+        disallowed_flunders: vec!["a".into(), "b".into()],
+        ..Default::default()
+    };
+    f.set_type_meta();
+    assert_eq!(
+        v1alpha1::Fischer::from_internal(f.clone().into_internal()),
+        f
+    );
+}
+
+fn internal_flunder(flunder: &str, fischer: &str, ty: Option<&str>) -> internal::Flunder {
+    beta(flunder, fischer, ty).into_internal()
+}
+
+#[test]
+fn validation_rules() {
+    type Expected<'a> = &'a [(&'a str, &'a str, &'a str)];
+    let cases: &[(&str, &str, Option<&str>, Expected<'_>)] = &[
+        (
+            "a",
+            "b",
+            Some("Flunder"),
+            &[(
+                "spec.fischerReference",
+                "b",
+                "cannot be set with flunderReference at the same time",
+            )],
+        ),
+        (
+            "a",
+            "",
+            Some("Fischer"),
+            &[(
+                "spec.flunderReference",
+                "a",
+                "cannot be set if referenceType is not Flunder",
+            )],
+        ),
+        (
+            "a",
+            "",
+            None,
+            &[(
+                "spec.flunderReference",
+                "a",
+                "cannot be set if referenceType is not Flunder",
+            )],
+        ),
+        (
+            "",
+            "b",
+            Some("Flunder"),
+            &[(
+                "spec.fischerReference",
+                "b",
+                "cannot be set if referenceType is not Fischer",
+            )],
+        ),
+        (
+            "",
+            "",
+            Some("Fischer"),
+            &[(
+                "spec.fischerReference",
+                "",
+                "cannot be empty if referenceType is Fischer",
+            )],
+        ),
+        (
+            "",
+            "",
+            Some("Flunder"),
+            &[(
+                "spec.flunderReference",
+                "",
+                "cannot be empty if referenceType is Flunder",
+            )],
+        ),
+        (
+            "",
+            "",
+            Some("Bogus"),
+            &[("spec.referenceType", "Bogus", "must be Flunder or Fischer")],
+        ),
+        (
+            "a",
+            "",
+            Some("Bogus"),
+            &[
+                (
+                    "spec.flunderReference",
+                    "a",
+                    "cannot be set if referenceType is not Flunder",
+                ),
+                ("spec.referenceType", "Bogus", "must be Flunder or Fischer"),
+            ],
+        ),
+        ("a", "", Some("Flunder"), &[]),
+        ("", "b", Some("Fischer"), &[]),
+        ("", "", None, &[]),
+    ];
+    for (flunder, fischer, ty, want) in cases {
+        let errs = validate_flunder(&internal_flunder(flunder, fischer, *ty));
+        let got: Vec<_> = errs
+            .iter()
+            .map(|e| {
+                assert_eq!(e.error_type, FieldErrorType::Invalid);
+                (
+                    e.field.as_str(),
+                    e.bad_value.as_ref().unwrap().as_str().unwrap(),
+                    e.detail.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(&got, want, "{flunder:?} {fischer:?} {ty:?}");
+    }
+}
+
+#[test]
+fn invalid_error_in_kubernetes_format() {
+    let mut f = internal_flunder("a", "x", Some("Flunder"));
+    f.metadata.name = "name".into();
+    let e = validate_flunder_create(&f).unwrap_err();
+    assert_eq!((e.code, e.reason), (422, "Invalid"));
+    assert_eq!(
+        e.message,
+        r#"Flunder.wardle.example.com "name" is invalid: spec.fischerReference: Invalid value: "x": cannot be set with flunderReference at the same time"#
+    );
+    let d = e.details.unwrap();
+    assert_eq!(
+        (d.name.as_str(), d.group.as_str(), d.kind.as_str()),
+        ("name", "wardle.example.com", "Flunder")
+    );
+    assert_eq!(d.causes.len(), 1);
+    assert_eq!(d.causes[0].reason, "FieldValueInvalid");
+    assert_eq!(d.causes[0].field, "spec.fischerReference");
+    assert_eq!(
+        d.causes[0].message,
+        r#"Invalid value: "x": cannot be set with flunderReference at the same time"#
+    );
+
+    let mut f = internal_flunder("a", "", Some("Bogus"));
+    f.metadata.name = "n".into();
+    let e = validate_flunder_create(&f).unwrap_err();
+    assert_eq!(
+        e.message,
+        r#"Flunder.wardle.example.com "n" is invalid: [spec.flunderReference: Invalid value: "a": cannot be set if referenceType is not Flunder, spec.referenceType: Invalid value: "Bogus": must be Flunder or Fischer]"#
+    );
+    assert!(validate_flunder_create(&internal_flunder("", "", None)).is_ok());
+}
+
+#[test]
+fn ban_flunder_admission() {
+    let fischers = vec![
+        internal::Fischer {
+            metadata: ObjectMeta {
+                name: "f1".into(),
+                ..Default::default()
+            },
+            disallowed_flunders: vec!["x".into()],
+        },
+        internal::Fischer {
+            metadata: ObjectMeta {
+                name: "f2".into(),
+                ..Default::default()
+            },
+            disallowed_flunders: vec!["y".into(), "banned".into()],
+        },
+    ];
+    let plugin = BanFlunder;
+    let mut f = internal_flunder("", "", None);
+    f.metadata.name = "banned".into();
+    let e = plugin.admit_create(&f, &fischers).unwrap_err();
+    assert_eq!((e.code, e.reason), (403, "Forbidden"));
+    assert_eq!(
+        e.message,
+        r#"flunders.wardle.example.com "banned" is forbidden: this name may not be used, please change the resource name"#
+    );
+    let d = e.details.unwrap();
+    assert_eq!(
+        (d.name.as_str(), d.group.as_str(), d.kind.as_str()),
+        ("banned", "wardle.example.com", "flunders")
+    );
+    // Create only.
+    assert!(plugin.admit(Operation::Update, "banned", &fischers).is_ok());
+    assert!(plugin.admit(Operation::Delete, "banned", &fischers).is_ok());
+    // Other names, no fischers.
+    assert!(plugin.admit(Operation::Create, "fine", &fischers).is_ok());
+    assert!(plugin.admit(Operation::Create, "banned", &[]).is_ok());
+}
