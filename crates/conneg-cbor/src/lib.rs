@@ -1,1 +1,100 @@
-//! Strict CBOR for API objects (placeholder until the codec lands).
+//! Strict CBOR for API objects: the Kubernetes [KEP-4222] profile of RFC 8949, with a serde API
+//! shaped like `serde_json`.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct Meta {
+//!     name: String,
+//! }
+//!
+//! let bytes = conneg_cbor::to_vec(&Meta { name: "a".into() }).unwrap();
+//! // Self-described prefix, a one-pair map, keys and strings as byte strings (like Kubernetes).
+//! assert_eq!(bytes, b"\xd9\xd9\xf7\xa1\x44name\x41a");
+//! let back: Meta = conneg_cbor::from_slice(&bytes).unwrap();
+//! assert_eq!(back, Meta { name: "a".into() });
+//!
+//! // Unknown fields are errors, with the path to the offending map.
+//! let err = conneg_cbor::from_slice::<Meta>(b"\xa2\x44name\x41a\x44Name\x41b").unwrap_err();
+//! assert_eq!(err.to_string(), r#"unknown field "Name""#);
+//! ```
+//!
+//! # Encoding
+//!
+//! * The top-level item is prefixed with the self-described CBOR tag (`d9 d9 f7`), unless
+//!   [`EncodeOptions::self_described`] says otherwise.
+//! * Definite lengths only, shortest integer heads, floats in the shortest width that is exact
+//!   (`f16` included); NaN and ±Infinity are errors, as are integers outside `i64`/`u64`.
+//! * Strings and map keys are byte strings by default, exactly as Kubernetes writes them
+//!   ([`StringEncoding`]); `serialize_bytes` gives tag 22 + a byte string (Go's `[]byte`).
+//! * `()`, `None` and unit structs are `null`; enums look as they do in `serde_json`.
+//! * Deterministic mode (the default) sorts map entries by encoded key (RFC 8949 §4.2.1) and
+//!   rejects duplicate keys; [`EncodeOptions::fast`] skips the sorting.
+//!
+//! # Decoding
+//!
+//! * The prefix is optional, and tag 55799 is dropped wherever it appears. Other unknown tags are
+//!   skipped around their content. Tags 0 and 1 decoded into a string give RFC 3339 text; tags
+//!   21/22/23 make byte strings read as base64url / base64 / hex text.
+//! * Duplicate map keys are errors in every map (byte and text keys with the same bytes are
+//!   equal); keys must be strings; text must be valid UTF-8; byte strings are accepted wherever
+//!   text is; integers must fit `i64`; NaN, ±Infinity, `undefined`, simple values other than
+//!   false/true/null, and bignums are errors; trailing bytes are errors.
+//! * Keys naming no field of the target struct are [`ErrorKind::UnknownField`] errors unless
+//!   [`UnknownFields::Ignore`] is chosen; [`DecodeOptions::from_slice_with_warnings`] collects
+//!   them instead.
+//! * Nesting depth, array length and map size are limited ([`DecodeOptions`]); no declared
+//!   length makes the decoder allocate more than the input justifies, and deep nesting cannot
+//!   overflow the stack.
+//! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
+//!
+//! [KEP-4222]: https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/4222-cbor-serializer
+
+#![forbid(unsafe_code)]
+
+mod de;
+mod error;
+mod head;
+mod keys;
+mod options;
+mod scan;
+mod ser;
+mod strenc;
+mod time;
+
+pub use de::Deserializer;
+pub use error::{Error, ErrorKind, Result};
+pub use options::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
+pub use ser::{Compound, Serializer};
+
+use serde::Serialize;
+use serde::de::{Deserialize, DeserializeOwned};
+
+/// The self-described CBOR tag (55799) head that starts every encoded object.
+pub const SELF_DESCRIBED_PREFIX: [u8; 3] = [0xd9, 0xd9, 0xf7];
+
+/// Whether `data` starts with the self-described CBOR prefix (Kubernetes' `RecognizesData`).
+pub fn recognizes(data: &[u8]) -> bool {
+    data.starts_with(&SELF_DESCRIBED_PREFIX)
+}
+
+/// Encodes `value` deterministically, with the `d9 d9 f7` prefix.
+pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
+    EncodeOptions::default().to_vec(value)
+}
+
+/// Encodes `value` deterministically, with the `d9 d9 f7` prefix, into `w`.
+pub fn to_writer<W: std::io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> Result<()> {
+    EncodeOptions::default().to_writer(w, value)
+}
+
+/// Decodes exactly one item with the default (strict) options.
+pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+    DecodeOptions::default().from_slice(bytes)
+}
+
+/// Reads `r` to its end and decodes exactly one item with the default (strict) options.
+pub fn from_reader<R: std::io::Read, T: DeserializeOwned>(r: R) -> Result<T> {
+    DecodeOptions::default().from_reader(r)
+}

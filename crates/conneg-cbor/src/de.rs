@@ -1,0 +1,975 @@
+//! The serde `Deserializer`: decodes straight from the input slice, borrowing strings when the
+//! target can borrow, and applies the profile as it goes (see the crate docs).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::head::{
+    BREAK, Head, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGATIVE, MAJOR_SIMPLE, MAJOR_TAG,
+    MAJOR_TEXT, MAJOR_UNSIGNED, TAG_SELF_DESCRIBED, check_float, check_int, float_value, read_head,
+};
+use crate::keys::{KeyRef, KeyTracker, MapKeys, display_key};
+use crate::options::{DecodeOptions, UnknownFields};
+use crate::scan::{self, Scanner};
+use crate::strenc::LaterEncoding;
+use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
+
+/// Leave this much stack before recursing into a container; otherwise grow by `STACK_GROW`.
+const RED_ZONE: usize = 128 * 1024;
+const STACK_GROW: usize = 2 * 1024 * 1024;
+
+/// One step of the path to the item being decoded.
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    Key(KeyRef),
+    Index(u64),
+}
+
+/// Tags seen in front of the current item that change how it reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tagged {
+    None,
+    /// Tag 0: the content is a date/time string and passes through.
+    DateString,
+    /// Tag 1: the content is an epoch time, rendered as an RFC 3339 string for text targets.
+    Epoch,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StrMode {
+    /// `deserialize_any`: strings that are valid UTF-8 are offered as `str`, others as bytes.
+    Any,
+    /// A string target: bytes that are not UTF-8 are an error.
+    Str,
+    /// A bytes target: the raw content.
+    Bytes,
+}
+
+/// A CBOR deserializer reading from a slice.
+///
+/// ```
+/// use serde::Deserialize;
+/// let bytes = [0xd9, 0xd9, 0xf7, 0x82, 0x01, 0x41, b'a'];
+/// let mut de = conneg_cbor::Deserializer::from_slice(&bytes);
+/// let v: (u8, String) = Deserialize::deserialize(&mut de).unwrap();
+/// de.end().unwrap();
+/// assert_eq!(v, (1, "a".to_string()));
+/// ```
+pub struct Deserializer<'de> {
+    input: &'de [u8],
+    pos: usize,
+    opts: DecodeOptions,
+    depth: usize,
+    enc: Option<LaterEncoding>,
+    scratch: Vec<u8>,
+    keys: KeyTracker,
+    scanner: Scanner,
+    path: Vec<Seg>,
+    warnings: Option<Vec<Error>>,
+    /// Input bytes promised to size hints of open containers (each hinted element needs at least
+    /// one byte of its own), so hints across nesting levels never exceed the input length.
+    reserved: usize,
+}
+
+impl<'de> Deserializer<'de> {
+    /// A deserializer with the default (Kubernetes) options.
+    pub fn from_slice(input: &'de [u8]) -> Self {
+        Self::with_options(input, DecodeOptions::default())
+    }
+
+    /// A deserializer with the given options.
+    pub fn with_options(input: &'de [u8], opts: DecodeOptions) -> Self {
+        Deserializer {
+            input,
+            pos: 0,
+            opts,
+            depth: 0,
+            enc: None,
+            scratch: Vec::new(),
+            keys: KeyTracker::default(),
+            scanner: Scanner::default(),
+            path: Vec::new(),
+            warnings: None,
+            reserved: 0,
+        }
+    }
+
+    /// Checks that the whole input was consumed (one item, no trailing bytes).
+    pub fn end(&self) -> Result<()> {
+        if self.pos < self.input.len() {
+            let n = self.input.len() - self.pos;
+            return Err(Error::at(
+                ErrorKind::TrailingData,
+                self.pos,
+                format!(
+                    "{n} bytes of trailing data after the item, starting at offset {}",
+                    self.pos
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The offset of the next unread byte.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub(crate) fn collect_warnings(&mut self) {
+        self.warnings = Some(Vec::new());
+    }
+
+    pub(crate) fn take_warnings(&mut self) -> Vec<Error> {
+        self.warnings.take().unwrap_or_default()
+    }
+
+    /// Decodes the top-level item, making sure any error carries a path.
+    pub(crate) fn decode_root<T: Deserialize<'de>>(&mut self) -> Result<T> {
+        if self.input.is_empty() {
+            return Err(Error::at(ErrorKind::Eof, 0, "empty input"));
+        }
+        T::deserialize(&mut *self).map_err(|mut e| {
+            self.fill(&mut e, 0);
+            e
+        })
+    }
+
+    fn path_string(&self) -> String {
+        let mut s = String::new();
+        for seg in &self.path {
+            match *seg {
+                Seg::Key(k) => {
+                    s.push('.');
+                    s.push_str(&String::from_utf8_lossy(self.keys.resolve(self.input, k)));
+                }
+                Seg::Index(i) => {
+                    s.push('[');
+                    s.push_str(&i.to_string());
+                    s.push(']');
+                }
+            }
+        }
+        s
+    }
+
+    /// Gives an error the current path (and an offset) unless it has them already.
+    #[cold]
+    fn fill(&self, e: &mut Error, offset: usize) {
+        if !e.has_path() {
+            e.set_path(self.path_string());
+        }
+        e.set_offset_if_none(offset);
+    }
+
+    #[cold]
+    fn err_here(&self, e: Error) -> Error {
+        let mut e = e;
+        self.fill(&mut e, self.pos);
+        e
+    }
+
+    /// Reads heads up to the first one that is not a tag, applying tags on the way: 55799 and
+    /// unknown tags are dropped, bignums rejected, 21-23 set the byte string text form, 0 and 1
+    /// mark date/time content. Tags count as nesting levels (the caller restores `depth`/`enc`).
+    #[inline]
+    fn next_head(&mut self) -> Result<(Head, usize, Tagged)> {
+        let mut tagged = Tagged::None;
+        loop {
+            let start = self.pos;
+            let h = read_head(self.input, &mut self.pos)?;
+            if h.major != MAJOR_TAG {
+                if tagged != Tagged::None {
+                    let t = if tagged == Tagged::Epoch { 1 } else { 0 };
+                    scan::check_tag_content(t, &h, start)?;
+                }
+                return Ok((h, start, tagged));
+            }
+            self.depth += 1;
+            if self.depth > self.opts.max_depth {
+                return Err(scan::depth_error(start, self.opts.max_depth));
+            }
+            match h.arg {
+                TAG_SELF_DESCRIBED => {}
+                0 => tagged = Tagged::DateString,
+                1 => tagged = Tagged::Epoch,
+                2 | 3 => scan::check_tag(h.arg, start)?,
+                21..=23 => self.enc = LaterEncoding::from_tag(h.arg),
+                _ => {}
+            }
+        }
+    }
+
+    /// Peeks past tags: is the next item `null`? Consumes nothing.
+    fn peek_null(&self) -> Result<bool> {
+        let mut pos = self.pos;
+        loop {
+            let h = read_head(self.input, &mut pos)?;
+            if h.major != MAJOR_TAG {
+                return Ok(h.major == MAJOR_SIMPLE && h.info == 22);
+            }
+        }
+    }
+
+    /// Skips one item, validating it as a full decode would.
+    fn skip_value(&mut self) -> Result<()> {
+        let end = scan::scan(
+            self.input,
+            self.pos,
+            self.depth,
+            &self.opts,
+            &mut self.keys,
+            &mut self.scanner,
+        )?;
+        self.pos = end;
+        Ok(())
+    }
+
+    #[inline]
+    fn enter(&mut self, start: usize) -> Result<()> {
+        self.depth += 1;
+        if self.depth > self.opts.max_depth {
+            return Err(scan::depth_error(start, self.opts.max_depth));
+        }
+        Ok(())
+    }
+
+    /// Size hint for `declared` elements of at least `per` bytes each, bounded by the input not
+    /// yet promised to other hints.
+    #[inline]
+    fn reserve(&mut self, declared: Option<u64>, per: usize) -> usize {
+        let Some(n) = declared else { return 0 };
+        let avail = (self.input.len() - self.pos).saturating_sub(self.reserved) / per;
+        let hint = (n as usize).min(avail);
+        self.reserved += hint * per;
+        hint
+    }
+
+    fn invalid_utf8_bytes(&self, start: usize) -> Error {
+        Error::at(
+            ErrorKind::InvalidUtf8,
+            start,
+            "byte string is not valid UTF-8 and cannot be decoded as text",
+        )
+    }
+
+    /// Visits a string item (major 2 or 3) whose head was just read.
+    fn visit_string<V: Visitor<'de>>(
+        &mut self,
+        h: Head,
+        start: usize,
+        mode: StrMode,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if h.indefinite() {
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.clear();
+            let r = scan::string_body(self.input, &mut self.pos, &h, start, Some(&mut buf))
+                .and_then(|_| self.visit_joined(&buf, h.major, start, mode, visitor));
+            self.scratch = buf;
+            return r;
+        }
+        let (s, e) = scan::string_body(self.input, &mut self.pos, &h, start, None)?
+            .expect("definite string");
+        let input: &'de [u8] = self.input;
+        let b = &input[s..e];
+        if mode == StrMode::Bytes {
+            return visitor.visit_borrowed_bytes(b);
+        }
+        if h.major == MAJOR_BYTES {
+            if let Some(enc) = self.enc {
+                return visitor.visit_string(enc.encode(b));
+            }
+            return match std::str::from_utf8(b) {
+                Ok(s) => visitor.visit_borrowed_str(s),
+                Err(_) if mode == StrMode::Any => visitor.visit_borrowed_bytes(b),
+                Err(_) => Err(self.invalid_utf8_bytes(start)),
+            };
+        }
+        // Text was UTF-8-checked by string_body.
+        match std::str::from_utf8(b) {
+            Ok(s) => visitor.visit_borrowed_str(s),
+            Err(_) => Err(self.invalid_utf8_bytes(start)),
+        }
+    }
+
+    fn visit_joined<V: Visitor<'de>>(
+        &self,
+        b: &[u8],
+        major: u8,
+        start: usize,
+        mode: StrMode,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if mode == StrMode::Bytes {
+            return visitor.visit_bytes(b);
+        }
+        if major == MAJOR_BYTES {
+            if let Some(enc) = self.enc {
+                return visitor.visit_string(enc.encode(b));
+            }
+        }
+        match std::str::from_utf8(b) {
+            Ok(s) => visitor.visit_str(s),
+            Err(_) if mode == StrMode::Any => visitor.visit_bytes(b),
+            Err(_) => Err(self.invalid_utf8_bytes(start)),
+        }
+    }
+
+    fn epoch_string(&self, h: &Head, start: usize) -> Result<String> {
+        match h.major {
+            MAJOR_UNSIGNED | MAJOR_NEGATIVE => crate::time::from_int(check_int(h, start)?, start),
+            _ => crate::time::from_float(check_float(float_value(h), start)?, start),
+        }
+    }
+
+    /// The heart of `deserialize_any`, given the first non-tag head.
+    fn any_with_head<V: Visitor<'de>>(
+        &mut self,
+        h: Head,
+        start: usize,
+        tagged: Tagged,
+        visitor: V,
+    ) -> Result<V::Value> {
+        match h.major {
+            MAJOR_UNSIGNED => {
+                check_int(&h, start)?;
+                if tagged == Tagged::Epoch {
+                    return visitor.visit_string(self.epoch_string(&h, start)?);
+                }
+                visitor.visit_u64(h.arg)
+            }
+            MAJOR_NEGATIVE => {
+                check_int(&h, start)?;
+                if tagged == Tagged::Epoch {
+                    return visitor.visit_string(self.epoch_string(&h, start)?);
+                }
+                visitor.visit_i64(-1 - h.arg as i64)
+            }
+            MAJOR_BYTES | MAJOR_TEXT => self.visit_string(h, start, StrMode::Any, visitor),
+            MAJOR_ARRAY => self.visit_array(h, start, visitor),
+            MAJOR_MAP => self.visit_map(h, start, None, visitor),
+            _ => match h.info {
+                20 => visitor.visit_bool(false),
+                21 => visitor.visit_bool(true),
+                22 => visitor.visit_unit(),
+                25..=27 => {
+                    let f = check_float(float_value(&h), start)?;
+                    if tagged == Tagged::Epoch {
+                        return visitor.visit_string(self.epoch_string(&h, start)?);
+                    }
+                    visitor.visit_f64(f)
+                }
+                _ => {
+                    scan::simple(&h, start)?;
+                    unreachable!("simple() rejects everything but false/true/null and floats")
+                }
+            },
+        }
+    }
+
+    fn visit_array<V: Visitor<'de>>(
+        &mut self,
+        h: Head,
+        start: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.enter(start)?;
+        let declared = if h.indefinite() {
+            None
+        } else {
+            if h.arg > self.opts.max_array_len {
+                return Err(scan::array_too_long(start, self.opts.max_array_len));
+            }
+            Some(h.arg)
+        };
+        let hinted = self.reserve(declared, 1);
+        let mut access = SeqAccess {
+            de: self,
+            left: declared,
+            index: 0,
+            hinted,
+            done: false,
+        };
+        let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_seq(&mut access));
+        let (index, done, left) = (access.index, access.done, access.left);
+        let v = r?;
+        self.reserved -= (hinted as u64).saturating_sub(index) as usize;
+        let finished = match left {
+            Some(l) => l == 0,
+            None => done,
+        };
+        if !finished {
+            return Err(self.err_here(Error::at(
+                ErrorKind::Message,
+                start,
+                format!("invalid length: the array has more than the {index} elements expected"),
+            )));
+        }
+        self.depth -= 1;
+        Ok(v)
+    }
+
+    fn visit_map<V: Visitor<'de>>(
+        &mut self,
+        h: Head,
+        start: usize,
+        fields: Option<&'static [&'static str]>,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.enter(start)?;
+        let declared = if h.indefinite() {
+            None
+        } else {
+            if h.arg > self.opts.max_map_pairs {
+                return Err(scan::map_too_long(start, self.opts.max_map_pairs));
+            }
+            Some(h.arg)
+        };
+        let hinted = self.reserve(declared, 2);
+        let mk = self.keys.open();
+        let mut access = MapAccess {
+            de: self,
+            left: declared,
+            count: 0,
+            hinted,
+            done: false,
+            keys: mk,
+            fields,
+            key: None,
+        };
+        let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_map(&mut access));
+        let MapAccess {
+            count,
+            done,
+            left,
+            keys,
+            ..
+        } = access;
+        let v = r?;
+        self.keys.close(keys);
+        self.reserved -= 2 * (hinted as u64).saturating_sub(count) as usize;
+        let finished = match left {
+            Some(l) => l == 0,
+            None => done,
+        };
+        if !finished {
+            return Err(self.err_here(Error::at(
+                ErrorKind::Message,
+                start,
+                "invalid length: the map has more entries than expected",
+            )));
+        }
+        self.depth -= 1;
+        Ok(v)
+    }
+
+    /// Runs `f` on the next non-tag head, restoring tag state afterwards.
+    #[inline]
+    fn with_head<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self, Head, usize, Tagged) -> Result<T>,
+    ) -> Result<T> {
+        let (depth, enc) = (self.depth, self.enc);
+        let (h, start, tagged) = self.next_head()?;
+        let r = f(self, h, start, tagged);
+        self.depth = depth;
+        self.enc = enc;
+        r
+    }
+
+    /// Reads a map key (tags skipped), returning where its bytes are.
+    fn read_key(&mut self) -> Result<KeyRef> {
+        scan::read_key(
+            self.input,
+            &mut self.pos,
+            self.depth,
+            &self.opts,
+            &mut self.keys,
+        )
+    }
+}
+
+impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.with_head(|de, h, start, tagged| de.any_with_head(h, start, tagged, visitor))
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.with_head(|de, h, start, tagged| match h.major {
+            MAJOR_BYTES | MAJOR_TEXT => de.visit_string(h, start, StrMode::Str, visitor),
+            _ => de.any_with_head(h, start, tagged, visitor),
+        })
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.with_head(|de, h, start, tagged| match h.major {
+            MAJOR_BYTES | MAJOR_TEXT => de.visit_string(h, start, StrMode::Bytes, visitor),
+            _ => de.any_with_head(h, start, tagged, visitor),
+        })
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.peek_null()? {
+            self.with_head(|_, _, _, _| Ok(()))?;
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        let _ = name;
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.with_head(|de, h, start, tagged| match h.major {
+            MAJOR_MAP => de.visit_map(h, start, Some(fields), visitor),
+            _ => de.any_with_head(h, start, tagged, visitor),
+        })
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.with_head(|de, h, start, tagged| match h.major {
+            MAJOR_BYTES | MAJOR_TEXT => {
+                de.visit_string(h, start, StrMode::Str, UnitVariantVisitor(visitor))
+            }
+            MAJOR_MAP => {
+                if !h.indefinite() && h.arg != 1 {
+                    return Err(Error::at(
+                        ErrorKind::Message,
+                        start,
+                        "an enum variant must be a string or a map with a single key",
+                    ));
+                }
+                de.enter(start)?;
+                let value = visitor.visit_enum(VariantAccess { de: &mut *de })?;
+                if h.indefinite() {
+                    if de.input.get(de.pos) != Some(&BREAK) {
+                        return Err(Error::at(
+                            ErrorKind::Message,
+                            de.pos,
+                            "an enum variant must be a map with a single key",
+                        ));
+                    }
+                    de.pos += 1;
+                }
+                de.depth -= 1;
+                Ok(value)
+            }
+            _ => de.any_with_head(h, start, tagged, visitor),
+        })
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.skip_value()?;
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        // Types keep the structure they have in JSON (Kubernetes' rule for CBOR).
+        true
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 unit unit_struct seq tuple
+        tuple_struct map
+    }
+}
+
+/// Turns a string into a unit variant for `deserialize_enum`.
+struct UnitVariantVisitor<V>(V);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for UnitVariantVisitor<V> {
+    type Value = V::Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.0
+            .visit_enum(de::value::BorrowedStrDeserializer::<E>::new(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<V::Value, E> {
+        self.0.visit_enum(v.into_deserializer())
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<V::Value, E> {
+        self.0.visit_enum(v.into_deserializer())
+    }
+}
+
+struct SeqAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+    left: Option<u64>,
+    index: u64,
+    hinted: usize,
+    done: bool,
+}
+
+impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        match &mut self.left {
+            Some(0) => return Ok(None),
+            Some(l) => *l -= 1,
+            None => {
+                if self.done {
+                    return Ok(None);
+                }
+                match self.de.input.get(self.de.pos) {
+                    Some(&BREAK) => {
+                        self.de.pos += 1;
+                        self.done = true;
+                        return Ok(None);
+                    }
+                    None => return Err(Error::eof(self.de.pos)),
+                    _ => {}
+                }
+                if self.index >= self.de.opts.max_array_len {
+                    return Err(scan::array_too_long(
+                        self.de.pos,
+                        self.de.opts.max_array_len,
+                    ));
+                }
+            }
+        }
+        if self.index < self.hinted as u64 {
+            self.de.reserved -= 1;
+        }
+        let start = self.de.pos;
+        self.de.path.push(Seg::Index(self.index));
+        self.index += 1;
+        let r = seed.deserialize(&mut *self.de);
+        let r = match r {
+            Ok(v) => Ok(Some(v)),
+            Err(mut e) => {
+                self.de.fill(&mut e, start);
+                Err(e)
+            }
+        };
+        self.de.path.pop();
+        r
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.left
+            .map(|_| self.hinted.saturating_sub(self.index as usize))
+    }
+}
+
+struct MapAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+    left: Option<u64>,
+    count: u64,
+    hinted: usize,
+    done: bool,
+    keys: MapKeys,
+    fields: Option<&'static [&'static str]>,
+    key: Option<KeyRef>,
+}
+
+impl<'de> MapAccess<'_, 'de> {
+    /// Advances to the next key; false at the end of the map.
+    #[inline]
+    fn has_next(&mut self) -> Result<bool> {
+        match &mut self.left {
+            Some(0) => Ok(false),
+            Some(_) => Ok(true),
+            None => {
+                if self.done {
+                    return Ok(false);
+                }
+                match self.de.input.get(self.de.pos) {
+                    Some(&BREAK) => {
+                        self.de.pos += 1;
+                        self.done = true;
+                        Ok(false)
+                    }
+                    None => Err(Error::eof(self.de.pos)),
+                    _ => {
+                        if self.count >= self.de.opts.max_map_pairs {
+                            return Err(scan::map_too_long(
+                                self.de.pos,
+                                self.de.opts.max_map_pairs,
+                            ));
+                        }
+                        Ok(true)
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn pair_done(&mut self) {
+        if let Some(l) = &mut self.left {
+            *l -= 1;
+        }
+        if self.count < self.hinted as u64 {
+            self.de.reserved -= 2;
+        }
+        self.count += 1;
+    }
+
+    fn next_key_inner<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        loop {
+            if !self.has_next()? {
+                return Ok(None);
+            }
+            let kstart = self.de.pos;
+            let key = self.de.read_key()?;
+            if !self.de.keys.insert(&mut self.keys, self.de.input, key) {
+                return Err(scan::dup_key(
+                    kstart,
+                    self.de.keys.resolve(self.de.input, key),
+                ));
+            }
+            if let Some(fields) = self.fields {
+                let kb = self.de.keys.resolve(self.de.input, key);
+                if !fields.iter().any(|f| f.as_bytes() == kb) {
+                    let err = Error::at(
+                        ErrorKind::UnknownField,
+                        kstart,
+                        format!("unknown field {}", display_key(kb)),
+                    );
+                    if self.de.warnings.is_some() {
+                        let mut err = err;
+                        err.set_path(self.de.path_string());
+                        if let Some(w) = &mut self.de.warnings {
+                            w.push(err);
+                        }
+                    } else if self.de.opts.unknown_fields == UnknownFields::Deny {
+                        return Err(err);
+                    }
+                    self.de.path.push(Seg::Key(key));
+                    let r = self.de.skip_value();
+                    if let Err(mut e) = r {
+                        self.de.fill(&mut e, kstart);
+                        self.de.path.pop();
+                        return Err(e);
+                    }
+                    self.de.path.pop();
+                    self.pair_done();
+                    continue;
+                }
+            }
+            self.key = Some(key);
+            let input: &'de [u8] = self.de.input;
+            return if key.arena {
+                let kb = &self.de.keys.arena[key.start..key.end];
+                seed.deserialize(KeyDeserializer::<'_, 'de> {
+                    bytes: kb,
+                    borrowed: None,
+                })
+                .map(Some)
+            } else {
+                seed.deserialize(KeyDeserializer::<'_, 'de> {
+                    bytes: &[],
+                    borrowed: Some(&input[key.start..key.end]),
+                })
+                .map(Some)
+            };
+        }
+    }
+}
+
+impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let start = self.de.pos;
+        self.next_key_inner(seed).map_err(|mut e| {
+            self.de.fill(&mut e, start);
+            e
+        })
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let key = self
+            .key
+            .take()
+            .expect("next_value_seed after next_key_seed");
+        let start = self.de.pos;
+        self.de.path.push(Seg::Key(key));
+        let r = seed.deserialize(&mut *self.de);
+        let r = match r {
+            Ok(v) => {
+                self.pair_done();
+                Ok(v)
+            }
+            Err(mut e) => {
+                self.de.fill(&mut e, start);
+                Err(e)
+            }
+        };
+        self.de.path.pop();
+        r
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.left
+            .map(|_| self.hinted.saturating_sub(self.count as usize))
+    }
+}
+
+/// Presents a map key to a seed: as `str` when it is UTF-8, as bytes otherwise.
+struct KeyDeserializer<'a, 'de> {
+    bytes: &'a [u8],
+    borrowed: Option<&'de [u8]>,
+}
+
+impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.borrowed {
+            Some(b) => match std::str::from_utf8(b) {
+                Ok(s) => visitor.visit_borrowed_str(s),
+                Err(_) => visitor.visit_borrowed_bytes(b),
+            },
+            None => match std::str::from_utf8(self.bytes) {
+                Ok(s) => visitor.visit_str(s),
+                Err(_) => visitor.visit_bytes(self.bytes),
+            },
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_any(UnitVariantVisitor(visitor))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        true
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// `{variant: value}` enums.
+struct VariantAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+}
+
+impl<'de> de::EnumAccess<'de> for VariantAccess<'_, 'de> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
+        if self.de.input.get(self.de.pos) == Some(&BREAK) {
+            return Err(Error::at(
+                ErrorKind::Message,
+                self.de.pos,
+                "an enum variant must be a map with a single key",
+            ));
+        }
+        let key = self.de.read_key()?;
+        let input: &'de [u8] = self.de.input;
+        let v = if key.arena {
+            let kb = self.de.keys.arena[key.start..key.end].to_vec();
+            seed.deserialize(KeyDeserializer::<'_, 'de> {
+                bytes: &kb,
+                borrowed: None,
+            })?
+        } else {
+            seed.deserialize(KeyDeserializer::<'_, 'de> {
+                bytes: &[],
+                borrowed: Some(&input[key.start..key.end]),
+            })?
+        };
+        self.de.path.push(Seg::Key(key));
+        Ok((v, self))
+    }
+}
+
+impl<'de> VariantAccess<'_, 'de> {
+    fn finish<T>(self, r: Result<T>, start: usize) -> Result<T> {
+        let r = r.map_err(|mut e| {
+            self.de.fill(&mut e, start);
+            e
+        });
+        self.de.path.pop();
+        r
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<()> {
+        let start = self.de.pos;
+        let r = <() as Deserialize>::deserialize(&mut *self.de);
+        self.finish(r, start)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        let start = self.de.pos;
+        let r = seed.deserialize(&mut *self.de);
+        self.finish(r, start)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
+        let start = self.de.pos;
+        let r = de::Deserializer::deserialize_seq(&mut *self.de, visitor);
+        self.finish(r, start)
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let start = self.de.pos;
+        let r = de::Deserializer::deserialize_struct(&mut *self.de, "", fields, visitor);
+        self.finish(r, start)
+    }
+}

@@ -1,0 +1,113 @@
+//! Duplicate map key detection.
+//!
+//! Keys are compared by content, whatever their major type (a byte-string key and a text-string
+//! key with the same bytes are duplicates). Definite-length keys are recorded as ranges of the
+//! input, so checking allocates nothing in steady state; indefinite-length keys are joined into
+//! a shared arena. One tracker serves every open map: nested maps push above their parent's keys
+//! and truncate back when they close. Small maps are checked by a linear scan; past
+//! [`LINEAR_MAX`] keys a map switches to a set of keyed (SipHash) hashes, confirming any hit by
+//! comparing contents.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
+
+const LINEAR_MAX: usize = 16;
+
+/// Where a key's bytes are: in the input, or in the tracker's arena.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyRef {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) arena: bool,
+}
+
+/// Keys of every open map, innermost last.
+#[derive(Default)]
+pub(crate) struct KeyTracker {
+    keys: Vec<KeyRef>,
+    pub(crate) arena: Vec<u8>,
+    hasher: Option<RandomState>,
+}
+
+/// One open map's share of the tracker.
+#[derive(Debug)]
+pub(crate) struct MapKeys {
+    base: usize,
+    arena_base: usize,
+    set: Option<HashSet<u64>>,
+}
+
+impl KeyTracker {
+    pub(crate) fn open(&self) -> MapKeys {
+        MapKeys {
+            base: self.keys.len(),
+            arena_base: self.arena.len(),
+            set: None,
+        }
+    }
+
+    pub(crate) fn close(&mut self, m: MapKeys) {
+        self.keys.truncate(m.base);
+        self.arena.truncate(m.arena_base);
+    }
+
+    #[inline]
+    pub(crate) fn resolve<'a>(&'a self, input: &'a [u8], k: KeyRef) -> &'a [u8] {
+        if k.arena {
+            &self.arena[k.start..k.end]
+        } else {
+            &input[k.start..k.end]
+        }
+    }
+
+    /// Records `key` in map `m`; returns false if the map already has a key with those bytes.
+    pub(crate) fn insert(&mut self, m: &mut MapKeys, input: &[u8], key: KeyRef) -> bool {
+        let kb = self.resolve(input, key);
+        let n = self.keys.len() - m.base;
+        if m.set.is_none() && n < LINEAR_MAX {
+            for &prev in &self.keys[m.base..] {
+                if self.resolve(input, prev) == kb {
+                    return false;
+                }
+            }
+            self.keys.push(key);
+            return true;
+        }
+        if self.hasher.is_none() {
+            self.hasher = Some(RandomState::new());
+        }
+        let hasher = self.hasher.as_ref().expect("set above");
+        let kb = self.resolve(input, key);
+        if m.set.is_none() {
+            let mut set = HashSet::with_capacity(n * 2);
+            for &prev in &self.keys[m.base..] {
+                set.insert(hasher.hash_one(self.resolve(input, prev)));
+            }
+            m.set = Some(set);
+        }
+        let h = hasher.hash_one(kb);
+        let set = m.set.as_mut().expect("set built above");
+        let fresh = set.insert(h);
+        if !fresh {
+            // A hash hit: confirm by content (collisions are possible, if unlikely).
+            for &prev in &self.keys[m.base..] {
+                if self.resolve(input, prev) == kb {
+                    return false;
+                }
+            }
+        }
+        self.keys.push(key);
+        true
+    }
+}
+
+/// Renders a key for an error message: as a quoted string when it is UTF-8, as hex otherwise.
+pub(crate) fn display_key(k: &[u8]) -> String {
+    match std::str::from_utf8(k) {
+        Ok(s) => format!("{s:?}"),
+        Err(_) => format!(
+            "h'{}'",
+            k.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ),
+    }
+}

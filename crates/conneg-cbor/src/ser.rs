@@ -1,0 +1,679 @@
+//! The serde `Serializer`: writes straight into a `Vec<u8>`, with no intermediate tree.
+//!
+//! Deterministic mode sorts each map's entries by their encoded key bytes (RFC 8949 §4.2.1). The
+//! serializer records where each entry starts in the output; when a map ends it checks whether the
+//! entries are already in order (a derived struct whose fields are declared in order needs no
+//! work) and only otherwise reorders them through a scratch buffer kept for the whole encode.
+//! Equal keys are an error in deterministic mode.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::head::{
+    MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_TEXT, head_len, write_f64, write_head, write_i64,
+    write_u64,
+};
+use crate::keys::display_key;
+use crate::options::{EncodeOptions, StringEncoding};
+use serde::ser::{self, Serialize};
+
+/// One map entry being written: where its key starts and ends in the output.
+#[derive(Clone, Copy)]
+struct Entry {
+    key_start: usize,
+    key_end: usize,
+    end: usize,
+}
+
+/// A CBOR serializer appending to a `Vec<u8>`.
+///
+/// ```
+/// use serde::Serialize;
+/// let mut out = Vec::new();
+/// let mut ser = conneg_cbor::Serializer::new(&mut out);
+/// ("a", 1).serialize(&mut ser).unwrap();
+/// assert_eq!(out, [0x82, 0x41, b'a', 0x01]);
+/// ```
+pub struct Serializer<'a> {
+    out: &'a mut Vec<u8>,
+    opts: EncodeOptions,
+    /// Entries of every open map, innermost last.
+    entries: Vec<Entry>,
+    scratch: Vec<u8>,
+}
+
+impl<'a> Serializer<'a> {
+    /// A deterministic serializer (no self-described prefix: that is the caller's choice, see
+    /// [`EncodeOptions::encode_into`]).
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        Self::with_options(out, EncodeOptions::default())
+    }
+
+    /// A serializer with the given options (`self_described` is ignored here).
+    pub fn with_options(out: &'a mut Vec<u8>, opts: EncodeOptions) -> Self {
+        Serializer {
+            out,
+            opts,
+            entries: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn write_str(&mut self, s: &str) {
+        let major = match self.opts.strings {
+            StringEncoding::Bytes => MAJOR_BYTES,
+            StringEncoding::Text => MAJOR_TEXT,
+        };
+        write_head(self.out, major, s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+    }
+
+    /// Starts a container: writes its head, or a one-byte placeholder when the length is unknown.
+    #[inline]
+    fn begin(&mut self, major: u8, len: Option<usize>) -> Container {
+        let head_pos = self.out.len();
+        match len {
+            Some(n) => write_head(self.out, major, n as u64),
+            None => self.out.push(major << 5),
+        }
+        Container {
+            major,
+            head_pos,
+            head_size: self.out.len() - head_pos,
+            declared: len,
+            count: 0,
+            entries_base: self.entries.len(),
+        }
+    }
+
+    /// Ends a container: sorts map entries (deterministic mode) and fixes the head if the count
+    /// differs from the declared length.
+    fn finish(&mut self, c: &Container) -> Result<()> {
+        if c.major == MAJOR_MAP {
+            if self.opts.sort && c.count > 1 {
+                let end = self.out.len();
+                if let Some(last) = self.entries.last_mut() {
+                    last.end = end;
+                }
+                let r = self.sort_entries(c.entries_base, c.head_pos + c.head_size);
+                self.entries.truncate(c.entries_base);
+                r?;
+            } else {
+                self.entries.truncate(c.entries_base);
+            }
+        }
+        if c.declared != Some(c.count as usize) {
+            let n = c.count;
+            if c.head_size == 1 && n < 24 {
+                self.out[c.head_pos] = (c.major << 5) | n as u8;
+            } else {
+                let mut h = Vec::with_capacity(9);
+                write_head(&mut h, c.major, n);
+                debug_assert_eq!(h.len(), head_len(n));
+                self.out.splice(c.head_pos..c.head_pos + c.head_size, h);
+            }
+        }
+        Ok(())
+    }
+
+    fn key<'k>(&'k self, e: &Entry) -> &'k [u8] {
+        &self.out[e.key_start..e.key_end]
+    }
+
+    fn sort_entries(&mut self, base: usize, data_start: usize) -> Result<()> {
+        let es = &self.entries[base..];
+        let mut in_order = true;
+        for w in es.windows(2) {
+            match self.key(&w[0]).cmp(self.key(&w[1])) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Err(self.dup(&w[0])),
+                std::cmp::Ordering::Greater => {
+                    in_order = false;
+                    break;
+                }
+            }
+        }
+        if in_order {
+            return Ok(());
+        }
+        let mut es = std::mem::take(&mut self.entries);
+        {
+            let out: &[u8] = self.out;
+            es[base..].sort_unstable_by(|a, b| {
+                out[a.key_start..a.key_end].cmp(&out[b.key_start..b.key_end])
+            });
+        }
+        let dup = es[base..]
+            .windows(2)
+            .find(|w| self.key(&w[0]) == self.key(&w[1]))
+            .map(|w| w[0]);
+        if let Some(d) = dup {
+            self.entries = es;
+            return Err(self.dup(&d));
+        }
+        self.scratch.clear();
+        for e in &es[base..] {
+            self.scratch
+                .extend_from_slice(&self.out[e.key_start..e.end]);
+        }
+        self.out[data_start..].copy_from_slice(&self.scratch);
+        self.entries = es;
+        Ok(())
+    }
+
+    #[cold]
+    fn dup(&self, e: &Entry) -> Error {
+        let k = self.key(e);
+        let mut p = 0;
+        let name = match crate::head::read_head(k, &mut p) {
+            Ok(_) => &k[p..],
+            Err(_) => k,
+        };
+        Error::new(
+            ErrorKind::DuplicateKey,
+            format!("duplicate map key {} in encoded map", display_key(name)),
+        )
+    }
+
+    #[inline]
+    fn start_entry(&mut self, c: &mut Container) {
+        let pos = self.out.len();
+        if self.opts.sort {
+            if c.count > 0 {
+                if let Some(last) = self.entries.last_mut() {
+                    last.end = pos;
+                }
+            }
+            self.entries.push(Entry {
+                key_start: pos,
+                key_end: pos,
+                end: pos,
+            });
+        }
+        c.count += 1;
+    }
+
+    #[inline]
+    fn end_key(&mut self) {
+        if self.opts.sort {
+            let pos = self.out.len();
+            if let Some(last) = self.entries.last_mut() {
+                last.key_end = pos;
+            }
+        }
+    }
+}
+
+/// Bookkeeping for one open array or map.
+struct Container {
+    major: u8,
+    head_pos: usize,
+    head_size: usize,
+    declared: Option<usize>,
+    count: u64,
+    entries_base: usize,
+}
+
+fn float_err(v: f64) -> Error {
+    Error::new(
+        ErrorKind::UnsupportedValue,
+        if v.is_nan() {
+            "cannot encode floating-point NaN"
+        } else {
+            "cannot encode floating-point infinity"
+        },
+    )
+}
+
+impl<'s, 'a> ser::Serializer for &'s mut Serializer<'a> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'s, 'a>;
+    type SerializeTuple = Compound<'s, 'a>;
+    type SerializeTupleStruct = Compound<'s, 'a>;
+    type SerializeTupleVariant = Compound<'s, 'a>;
+    type SerializeMap = Compound<'s, 'a>;
+    type SerializeStruct = Compound<'s, 'a>;
+    type SerializeStructVariant = Compound<'s, 'a>;
+
+    #[inline]
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.out.push(if v { 0xf5 } else { 0xf4 });
+        Ok(())
+    }
+    #[inline]
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.serialize_i64(v as i64)
+    }
+    #[inline]
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.serialize_i64(v as i64)
+    }
+    #[inline]
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.serialize_i64(v as i64)
+    }
+    #[inline]
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        write_i64(self.out, v);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        if let Ok(x) = i64::try_from(v) {
+            self.serialize_i64(x)
+        } else if let Ok(x) = u64::try_from(v) {
+            self.serialize_u64(x)
+        } else {
+            Err(Error::new(
+                ErrorKind::IntegerOverflow,
+                format!("cannot encode integer {v}: outside the 64-bit range"),
+            ))
+        }
+    }
+    #[inline]
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.serialize_u64(v as u64)
+    }
+    #[inline]
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.serialize_u64(v as u64)
+    }
+    #[inline]
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.serialize_u64(v as u64)
+    }
+    #[inline]
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        write_u64(self.out, v);
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        match u64::try_from(v) {
+            Ok(x) => self.serialize_u64(x),
+            Err(_) => Err(Error::new(
+                ErrorKind::IntegerOverflow,
+                format!("cannot encode integer {v}: outside the 64-bit range"),
+            )),
+        }
+    }
+    #[inline]
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        self.serialize_f64(v as f64)
+    }
+    #[inline]
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        if !v.is_finite() {
+            return Err(float_err(v));
+        }
+        write_f64(self.out, v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.write_str(v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    #[inline]
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.write_str(v);
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        // Like Kubernetes' []byte: tag 22 (expected later encoding base64) + byte string.
+        self.out.push(0xd6);
+        write_head(self.out, MAJOR_BYTES, v.len() as u64);
+        self.out.extend_from_slice(v);
+        Ok(())
+    }
+    #[inline]
+    fn serialize_none(self) -> Result<()> {
+        self.out.push(0xf6);
+        Ok(())
+    }
+    #[inline]
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<()> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<()> {
+        self.out.push(0xf6);
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
+        self.write_str(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.out.push(0xa1);
+        self.write_str(variant);
+        value.serialize(self)
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
+        let c = self.begin(MAJOR_ARRAY, len);
+        Ok(Compound { ser: self, c })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'s, 'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'s, 'a>> {
+        self.out.push(0xa1);
+        self.write_str(variant);
+        let c = self.begin(MAJOR_ARRAY, Some(len));
+        Ok(Compound { ser: self, c })
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
+        let c = self.begin(MAJOR_MAP, len);
+        Ok(Compound { ser: self, c })
+    }
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'s, 'a>> {
+        self.out.push(0xa1);
+        self.write_str(variant);
+        let c = self.begin(MAJOR_MAP, Some(len));
+        Ok(Compound { ser: self, c })
+    }
+
+    fn is_human_readable(&self) -> bool {
+        // Types keep the structure they have in JSON (Kubernetes' rule for CBOR).
+        true
+    }
+}
+
+/// An open array or map (struct, variant) being serialized.
+pub struct Compound<'s, 'a> {
+    ser: &'s mut Serializer<'a>,
+    c: Container,
+}
+
+impl Compound<'_, '_> {
+    #[inline]
+    fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.c.count += 1;
+        value.serialize(&mut *self.ser)
+    }
+
+    #[inline]
+    fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        self.ser.start_entry(&mut self.c);
+        self.ser.write_str(key);
+        self.ser.end_key();
+        value.serialize(&mut *self.ser)
+    }
+
+    fn end_container(self) -> Result<()> {
+        self.ser.finish(&self.c)
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeTupleVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.element(value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
+        self.ser.start_entry(&mut self.c);
+        key.serialize(MapKeySerializer {
+            ser: &mut *self.ser,
+        })?;
+        self.ser.end_key();
+        Ok(())
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        value.serialize(&mut *self.ser)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    #[inline]
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<()> {
+        self.end_container()
+    }
+}
+
+/// Map keys must be strings (a `char`, `&str`, `String`, unit variant or newtype around one).
+struct MapKeySerializer<'s, 'a> {
+    ser: &'s mut Serializer<'a>,
+}
+
+fn key_error() -> Error {
+    Error::new(ErrorKind::NonStringKey, "map keys must be strings")
+}
+
+impl ser::Serializer for MapKeySerializer<'_, '_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<(), Error>;
+    type SerializeTuple = ser::Impossible<(), Error>;
+    type SerializeTupleStruct = ser::Impossible<(), Error>;
+    type SerializeTupleVariant = ser::Impossible<(), Error>;
+    type SerializeMap = ser::Impossible<(), Error>;
+    type SerializeStruct = ser::Impossible<(), Error>;
+    type SerializeStructVariant = ser::Impossible<(), Error>;
+
+    #[inline]
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.ser.write_str(v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.ser.write_str(v.encode_utf8(&mut [0; 4]));
+        Ok(())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
+        self.ser.write_str(variant);
+        Ok(())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        value.serialize(self)
+    }
+    fn serialize_bool(self, _v: bool) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_i8(self, _v: i8) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_i16(self, _v: i16) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_i32(self, _v: i32) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_i64(self, _v: i64) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_u8(self, _v: u8) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_u16(self, _v: u16) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_u32(self, _v: u32) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_u64(self, _v: u64) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_f32(self, _v: f32) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_unit(self) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<()> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(key_error())
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(key_error())
+    }
+    fn is_human_readable(&self) -> bool {
+        true
+    }
+}
