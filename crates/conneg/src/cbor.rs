@@ -1,36 +1,181 @@
 //! The bridge to `conneg-cbor`, kept in one place so the rest of the crate does not depend on
 //! its exact API.
-//!
-//! Placeholder until `conneg-cbor`'s serde API lands: every call reports that CBOR is not
-//! available yet.
 
+use conneg_cbor::{DecodeOptions, EncodeOptions, UnknownFields};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::codec::{DecodeError, Decoded};
 use crate::field_validation::FieldValidation;
 
-const UNAVAILABLE: &str = "the CBOR codec is not available yet";
-
-/// Encodes in fast (unsorted) mode with the self-described prefix.
+/// Encodes in fast (unsorted) mode with the self-described prefix, as Kubernetes serves
+/// responses.
 pub(crate) fn encode_fast<T: Serialize + ?Sized>(
-    _out: &mut Vec<u8>,
-    _value: &T,
+    out: &mut Vec<u8>,
+    value: &T,
 ) -> Result<(), String> {
-    Err(UNAVAILABLE.to_owned())
+    EncodeOptions::fast()
+        .encode_into(out, value)
+        .map_err(|e| e.to_string())
 }
 
-/// Decodes strictly (duplicate keys, bad UTF-8, NaN... are errors) with `validation` deciding
-/// what unknown fields do.
+/// Decodes strictly (duplicate keys, bad UTF-8, NaN... are always errors) with `validation`
+/// deciding what unknown fields do.
 pub(crate) fn decode<T: DeserializeOwned>(
-    _body: &[u8],
-    _validation: FieldValidation,
+    body: &[u8],
+    validation: FieldValidation,
 ) -> Result<Decoded<T>, DecodeError> {
-    Err(DecodeError::syntax(UNAVAILABLE.to_owned()))
+    let invalid = |e: conneg_cbor::Error| DecodeError::syntax(e.to_string());
+    match validation {
+        FieldValidation::Ignore => {
+            let value = DecodeOptions::default()
+                .unknown_fields(UnknownFields::Ignore)
+                .from_slice(body)
+                .map_err(invalid)?;
+            Ok(Decoded {
+                value,
+                warnings: Vec::new(),
+            })
+        }
+        FieldValidation::Warn | FieldValidation::Strict => {
+            let (value, unknown) = DecodeOptions::default()
+                .from_slice_with_warnings(body)
+                .map_err(invalid)?;
+            let warnings: Vec<String> = unknown.iter().map(unknown_field_text).collect();
+            if validation == FieldValidation::Strict && !warnings.is_empty() {
+                return Err(DecodeError::strict(&warnings));
+            }
+            Ok(Decoded { value, warnings })
+        }
+    }
+}
+
+/// Rewrites conneg-cbor's `unknown field "x"` at `.spec` into Kubernetes' wording,
+/// `unknown field "spec.x"`, the same text the JSON codec produces.
+fn unknown_field_text(err: &conneg_cbor::Error) -> String {
+    let key = err
+        .message()
+        .strip_prefix("unknown field ")
+        .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+        .unwrap_or_else(|| err.message().to_owned());
+    let parent = err.path().trim_start_matches('.');
+    if parent.is_empty() {
+        format!("unknown field {key:?}")
+    } else {
+        format!("unknown field \"{parent}.{key}\"")
+    }
 }
 
 /// Decodes any CBOR item into a JSON value (for apply patches).
 #[allow(dead_code)] // Used by the PATCH extractor.
-pub(crate) fn to_json_value(_body: &[u8]) -> Result<serde_json::Value, String> {
-    Err(UNAVAILABLE.to_owned())
+pub(crate) fn to_json_value(body: &[u8]) -> Result<serde_json::Value, String> {
+    conneg_cbor::from_slice(body).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{Codec, DecodeErrorKind};
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Spec {
+        size: u32,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Obj {
+        name: String,
+        spec: Spec,
+    }
+
+    #[derive(Serialize)]
+    struct Extra {
+        name: &'static str,
+        spec: ExtraSpec,
+        top: bool,
+    }
+
+    #[derive(Serialize)]
+    struct ExtraSpec {
+        size: u32,
+        colour: &'static str,
+    }
+
+    #[test]
+    fn round_trip_and_prefix() {
+        let obj = Obj {
+            name: "a".into(),
+            spec: Spec { size: 1 },
+        };
+        let bytes = Codec::Cbor.to_bytes(&obj).unwrap();
+        assert_eq!(&bytes[..3], &[0xd9, 0xd9, 0xf7]);
+        let back = Codec::Cbor
+            .decode::<Obj>(&bytes, FieldValidation::Strict)
+            .unwrap();
+        assert_eq!(back.value, obj);
+        assert!(back.warnings.is_empty());
+    }
+
+    #[test]
+    fn field_validation_modes_match_json_wording() {
+        let extra = Extra {
+            name: "a",
+            spec: ExtraSpec {
+                size: 1,
+                colour: "red",
+            },
+            top: true,
+        };
+        let bytes = EncodeOptions::fast().to_vec(&extra).unwrap();
+        let json = serde_json::to_vec(&extra).unwrap();
+
+        let d = Codec::Cbor
+            .decode::<Obj>(&bytes, FieldValidation::Ignore)
+            .unwrap();
+        assert!(d.warnings.is_empty());
+
+        let d = Codec::Cbor
+            .decode::<Obj>(&bytes, FieldValidation::Warn)
+            .unwrap();
+        let j = Codec::Json
+            .decode::<Obj>(&json, FieldValidation::Warn)
+            .unwrap();
+        assert_eq!(
+            d.warnings,
+            [r#"unknown field "spec.colour""#, r#"unknown field "top""#]
+        );
+        assert_eq!(d.warnings, j.warnings);
+
+        let e = Codec::Cbor
+            .decode::<Obj>(&bytes, FieldValidation::Strict)
+            .unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::Strict);
+    }
+
+    #[test]
+    fn rejects_malformed_duplicate_and_nan() {
+        // {"name": "a", "name": "b"}
+        let dup = [
+            0xa2, 0x64, b'n', b'a', b'm', b'e', 0x61, b'a', 0x64, b'n', b'a', b'm', b'e', 0x61,
+            b'b',
+        ];
+        // {"size": NaN}
+        let nan = [0xa1, 0x64, b's', b'i', b'z', b'e', 0xf9, 0x7e, 0x00];
+        for bad in [&dup[..], &nan[..], &[0xff, 0xff][..], &[][..]] {
+            assert!(
+                Codec::Cbor
+                    .decode::<serde_json::Value>(bad, FieldValidation::Ignore)
+                    .is_err(),
+                "{bad:02x?}"
+            );
+        }
+    }
+
+    #[test]
+    fn apply_patch_to_json() {
+        // {"a": 1} without the self-described prefix, as client-go sends apply patches.
+        let v = to_json_value(&[0xa1, 0x61, b'a', 0x01]).unwrap();
+        assert_eq!(v, serde_json::json!({"a": 1}));
+    }
 }
