@@ -11,3 +11,4 @@ pub mod api;
 pub mod error;
 pub mod meta;
 pub mod selector;
+pub mod storage;

@@ -1,0 +1,129 @@
+//! Pieces both backends share: paging, rewinding to a past revision, the watch stream.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+use super::{Event, EventType, KeyValue, Revision, StorageError, WatchStream};
+
+/// The lower bound of a prefix scan that starts after `start_after`.
+pub(crate) fn lower_bound<'a>(prefix: &'a str, start_after: Option<&'a str>) -> Bound<&'a str> {
+    match start_after {
+        Some(after) if after >= prefix => Bound::Excluded(after),
+        _ => Bound::Included(prefix),
+    }
+}
+
+/// Take up to `limit` items and count the rest.
+pub(crate) fn paginate(
+    iter: impl Iterator<Item = KeyValue>,
+    limit: Option<usize>,
+) -> (Vec<KeyValue>, u64) {
+    let limit = limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
+    let mut items = Vec::new();
+    let mut remaining = 0u64;
+    for kv in iter {
+        if items.len() < limit {
+            items.push(kv);
+        } else {
+            remaining += 1;
+        }
+    }
+    (items, remaining)
+}
+
+/// Undo `events` (newest first, all with revision > the target) on `items`, the current
+/// state of the keys under `prefix`, giving the state at the target revision.
+pub(crate) fn rewind<'a>(
+    items: &mut BTreeMap<String, KeyValue>,
+    prefix: &str,
+    events_newest_first: impl Iterator<Item = &'a Event>,
+) {
+    for ev in events_newest_first {
+        if !ev.key().starts_with(prefix) {
+            continue;
+        }
+        match (ev.kind, &ev.prev) {
+            (EventType::Added, _) => {
+                items.remove(ev.key());
+            }
+            (EventType::Modified | EventType::Deleted, Some(prev)) => {
+                items.insert(prev.key.clone(), prev.clone());
+            }
+            (EventType::Modified | EventType::Deleted, None) => {
+                items.remove(ev.key());
+            }
+        }
+    }
+}
+
+/// Validate a list revision against the store's window.
+pub(crate) fn check_read_revision(
+    requested: Revision,
+    current: Revision,
+    compacted: Revision,
+) -> Result<(), StorageError> {
+    if requested > current {
+        Err(StorageError::FutureRevision { requested, current })
+    } else if requested < compacted {
+        Err(StorageError::Gone {
+            requested,
+            compacted,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+struct WatchState {
+    replay: std::vec::IntoIter<Arc<Event>>,
+    rx: broadcast::Receiver<Arc<Event>>,
+    prefix: String,
+    /// Highest revision already delivered or covered by the replay.
+    seen: Revision,
+    done: bool,
+}
+
+/// Build a watch stream from a replay (already filtered: under `prefix`, revision > start,
+/// oldest first) read through revision `replayed_through`, and a broadcast receiver that was
+/// subscribed *before* the replay was read (duplicates are skipped by revision).
+pub(crate) fn watch_stream(
+    replay: Vec<Arc<Event>>,
+    replayed_through: Revision,
+    rx: broadcast::Receiver<Arc<Event>>,
+    prefix: String,
+) -> WatchStream {
+    let state = WatchState {
+        replay: replay.into_iter(),
+        rx,
+        prefix,
+        seen: replayed_through,
+        done: false,
+    };
+    WatchStream::new(futures_util::stream::unfold(state, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        if let Some(ev) = st.replay.next() {
+            return Some((Ok(ev), st));
+        }
+        loop {
+            match st.rx.recv().await {
+                Ok(ev) => {
+                    if ev.revision() <= st.seen || !ev.key().starts_with(&st.prefix) {
+                        continue;
+                    }
+                    st.seen = ev.revision();
+                    return Some((Ok(ev), st));
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    st.done = true;
+                    return Some((Err(StorageError::WatchLagged { missed }), st));
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }))
+}

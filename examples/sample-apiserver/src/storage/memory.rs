@@ -1,0 +1,281 @@
+//! The in-memory backend: for tests and `--storage memory`. Same semantics as the others,
+//! including history, compaction and identical-bytes skipping.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::ops::Bound;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use tokio::sync::broadcast;
+
+use super::history::{check_read_revision, lower_bound, paginate, rewind, watch_stream};
+use super::{
+    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DeleteResult, Event, EventType, KeyValue, ListOptions,
+    ListResult, Result, Revision, Storage, StorageError, UpdateResult, WatchStream,
+};
+
+struct State {
+    kvs: BTreeMap<String, KeyValue>,
+    log: VecDeque<Arc<Event>>,
+    revision: Revision,
+    compacted: Revision,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    tx: broadcast::Sender<Arc<Event>>,
+    history: u64,
+}
+
+/// An in-memory store. Cloning shares the store.
+#[derive(Clone)]
+pub struct MemoryStore {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("history", &self.inner.history)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryStore {
+    /// A store keeping [`DEFAULT_HISTORY`] revisions.
+    pub fn new() -> Self {
+        Self::with_limits(DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER)
+    }
+
+    /// A store keeping `history` (at least 1) revisions, with watchers allowed to fall
+    /// `watch_buffer` events behind.
+    pub fn with_limits(history: u64, watch_buffer: usize) -> Self {
+        let (tx, _) = broadcast::channel(watch_buffer.max(1));
+        Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    kvs: BTreeMap::new(),
+                    log: VecDeque::new(),
+                    revision: 1,
+                    compacted: 0,
+                }),
+                tx,
+                history: history.max(1),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way later
+        // calls would misread (each write is applied with infallible operations), so a
+        // poisoned lock is still usable.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Record `ev` (whose revision is `state.revision + 1`), compact, and notify watchers.
+    /// Called with the lock held so watchers see events in revision order.
+    fn commit(&self, state: &mut State, ev: Event) {
+        state.revision = ev.revision();
+        let ev = Arc::new(ev);
+        state.log.push_back(Arc::clone(&ev));
+        let keep_from = state.revision - i64::try_from(self.inner.history).unwrap_or(i64::MAX);
+        if keep_from > state.compacted {
+            while state.log.front().is_some_and(|e| e.revision() <= keep_from) {
+                state.log.pop_front();
+            }
+            state.compacted = keep_from;
+        }
+        // No receivers is fine.
+        let _ = self.inner.tx.send(ev);
+    }
+}
+
+impl Storage for MemoryStore {
+    async fn current_revision(&self) -> Result<Revision> {
+        Ok(self.lock().revision)
+    }
+
+    async fn compacted_revision(&self) -> Result<Revision> {
+        Ok(self.lock().compacted)
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
+        Ok(self.lock().kvs.get(key).cloned())
+    }
+
+    async fn list(&self, prefix: &str, options: ListOptions) -> Result<ListResult> {
+        let state = self.lock();
+        let revision = options.revision.unwrap_or(state.revision);
+        check_read_revision(revision, state.revision, state.compacted)?;
+        let lower = lower_bound(prefix, options.start_after.as_deref());
+        let (items, remaining) = if revision == state.revision {
+            let iter = state
+                .kvs
+                .range::<str, _>((lower, Bound::Unbounded))
+                .take_while(|(k, _)| k.starts_with(prefix))
+                .map(|(_, v)| v.clone());
+            paginate(iter, options.limit)
+        } else {
+            let mut snapshot: BTreeMap<String, KeyValue> = state
+                .kvs
+                .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+                .take_while(|(k, _)| k.starts_with(prefix))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let newer = state
+                .log
+                .iter()
+                .rev()
+                .take_while(|e| e.revision() > revision)
+                .map(|e| &**e);
+            rewind(&mut snapshot, prefix, newer);
+            let iter = snapshot
+                .range::<str, _>((lower, Bound::Unbounded))
+                .map(|(_, v)| v.clone());
+            paginate(iter, options.limit)
+        };
+        Ok(ListResult {
+            items,
+            revision,
+            remaining,
+        })
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
+        let mut state = self.lock();
+        if state.kvs.contains_key(key) {
+            return Err(StorageError::AlreadyExists { key: key.into() });
+        }
+        let rev = state.revision + 1;
+        let kv = KeyValue {
+            key: key.into(),
+            value,
+            create_revision: rev,
+            mod_revision: rev,
+        };
+        state.kvs.insert(key.into(), kv.clone());
+        self.commit(
+            &mut state,
+            Event {
+                kind: EventType::Added,
+                kv: kv.clone(),
+                prev: None,
+            },
+        );
+        Ok(kv)
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected_mod_revision: Revision,
+    ) -> Result<UpdateResult> {
+        let mut state = self.lock();
+        let Some(current) = state.kvs.get(key) else {
+            return Err(StorageError::NotFound { key: key.into() });
+        };
+        if current.mod_revision != expected_mod_revision {
+            return Err(StorageError::Conflict {
+                key: key.into(),
+                expected: expected_mod_revision,
+                actual: current.mod_revision,
+            });
+        }
+        if current.value == value {
+            return Ok(UpdateResult {
+                kv: current.clone(),
+                changed: false,
+            });
+        }
+        let prev = current.clone();
+        let rev = state.revision + 1;
+        let kv = KeyValue {
+            key: key.into(),
+            value,
+            create_revision: prev.create_revision,
+            mod_revision: rev,
+        };
+        state.kvs.insert(key.into(), kv.clone());
+        self.commit(
+            &mut state,
+            Event {
+                kind: EventType::Modified,
+                kv: kv.clone(),
+                prev: Some(prev),
+            },
+        );
+        Ok(UpdateResult { kv, changed: true })
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        expected_mod_revision: Option<Revision>,
+    ) -> Result<DeleteResult> {
+        let mut state = self.lock();
+        let actual = match state.kvs.get(key) {
+            None => return Err(StorageError::NotFound { key: key.into() }),
+            Some(current) => current.mod_revision,
+        };
+        if let Some(expected) = expected_mod_revision.filter(|&e| e != actual) {
+            return Err(StorageError::Conflict {
+                key: key.into(),
+                expected,
+                actual,
+            });
+        }
+        let Some(prev) = state.kvs.remove(key) else {
+            return Err(StorageError::NotFound { key: key.into() });
+        };
+        let rev = state.revision + 1;
+        self.commit(
+            &mut state,
+            Event {
+                kind: EventType::Deleted,
+                kv: KeyValue {
+                    key: key.into(),
+                    value: Bytes::new(),
+                    create_revision: prev.create_revision,
+                    mod_revision: rev,
+                },
+                prev: Some(prev.clone()),
+            },
+        );
+        Ok(DeleteResult {
+            prev,
+            revision: rev,
+        })
+    }
+
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+        let state = self.lock();
+        if after_revision < state.compacted {
+            return Err(StorageError::Gone {
+                requested: after_revision,
+                compacted: state.compacted,
+            });
+        }
+        // Subscribed under the lock: no write can slip between replay and live events.
+        let rx = self.inner.tx.subscribe();
+        let replay: Vec<_> = state
+            .log
+            .iter()
+            .filter(|e| e.revision() > after_revision && e.key().starts_with(prefix))
+            .cloned()
+            .collect();
+        let through = state.revision.max(after_revision);
+        drop(state);
+        Ok(watch_stream(replay, through, rx, prefix.to_owned()))
+    }
+}

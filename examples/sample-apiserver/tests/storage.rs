@@ -1,0 +1,535 @@
+//! Storage semantics, run against every backend.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use sample_apiserver::storage::{
+    EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, StorageError,
+    Store,
+};
+use tempfile::TempDir;
+
+const P: &str = "/registry/wardle.example.com/flunders/";
+
+fn b(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+fn key(ns: &str, name: &str) -> String {
+    format!("{P}{ns}/{name}")
+}
+
+/// A backend under test; keeps its temporary directory alive.
+struct Backend {
+    store: Store,
+    _dir: Option<TempDir>,
+}
+
+fn memory(history: u64, buffer: usize) -> Backend {
+    Backend {
+        store: Store::Memory(MemoryStore::with_limits(history, buffer)),
+        _dir: None,
+    }
+}
+
+fn embedded(history: u64, buffer: usize) -> Backend {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open_dir(
+        dir.path(),
+        EmbeddedOptions {
+            history,
+            watch_buffer: buffer,
+        },
+    )
+    .unwrap();
+    Backend {
+        store: Store::Embedded(store),
+        _dir: Some(dir),
+    }
+}
+
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod on_memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::memory).await;
+                }
+            )*
+        }
+        mod on_embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::embedded).await;
+                }
+            )*
+        }
+    };
+}
+
+both_backends!(
+    create_get_and_already_exists,
+    update_compare_and_swap,
+    identical_bytes_are_skipped,
+    delete_with_precondition,
+    list_prefix_and_pages,
+    list_at_past_revision_is_consistent,
+    watch_replays_then_follows,
+    gone_after_compaction,
+    future_revision_is_refused,
+    lagging_watcher_is_ended,
+);
+
+async fn next_event(
+    w: &mut sample_apiserver::storage::WatchStream,
+) -> std::sync::Arc<sample_apiserver::storage::Event> {
+    tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .expect("event within 5s")
+        .expect("stream open")
+        .expect("no error")
+}
+
+async fn create_get_and_already_exists(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    assert_eq!(s.current_revision().await.unwrap(), 1);
+    assert_eq!(s.get(&key("ns", "a")).await.unwrap(), None);
+    let kv = s.create(&key("ns", "a"), b("one")).await.unwrap();
+    assert_eq!((kv.create_revision, kv.mod_revision), (2, 2));
+    assert_eq!(s.get(&key("ns", "a")).await.unwrap(), Some(kv));
+    let err = s.create(&key("ns", "a"), b("two")).await.unwrap_err();
+    assert!(matches!(err, StorageError::AlreadyExists { .. }), "{err:?}");
+    assert_eq!(
+        s.current_revision().await.unwrap(),
+        2,
+        "failed create writes nothing"
+    );
+    let kv = s.create(&key("ns", "b"), b("x")).await.unwrap();
+    assert_eq!(kv.mod_revision, 3);
+}
+
+async fn update_compare_and_swap(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let kv = s.create(&key("ns", "a"), b("v1")).await.unwrap();
+    let up = s
+        .update(&key("ns", "a"), b("v2"), kv.mod_revision)
+        .await
+        .unwrap();
+    assert!(up.changed);
+    assert_eq!((up.kv.create_revision, up.kv.mod_revision), (2, 3));
+    assert_eq!(up.kv.value, b("v2"));
+    // Stale revision -> Conflict, nothing written.
+    let err = s
+        .update(&key("ns", "a"), b("v3"), kv.mod_revision)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StorageError::Conflict {
+            key: key("ns", "a"),
+            expected: 2,
+            actual: 3
+        }
+    );
+    assert_eq!(
+        s.get(&key("ns", "a")).await.unwrap().unwrap().value,
+        b("v2")
+    );
+    let err = s.update(&key("ns", "zz"), b("v"), 1).await.unwrap_err();
+    assert!(matches!(err, StorageError::NotFound { .. }), "{err:?}");
+}
+
+async fn identical_bytes_are_skipped(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let kv = s.create(&key("ns", "a"), b("same")).await.unwrap();
+    let mut w = s.watch(P, kv.mod_revision).await.unwrap();
+    let up = s
+        .update(&key("ns", "a"), b("same"), kv.mod_revision)
+        .await
+        .unwrap();
+    assert!(!up.changed);
+    assert_eq!(up.kv, kv);
+    assert_eq!(s.current_revision().await.unwrap(), kv.mod_revision);
+    // The next event the watcher sees is the next real change.
+    let up = s
+        .update(&key("ns", "a"), b("different"), kv.mod_revision)
+        .await
+        .unwrap();
+    assert!(up.changed);
+    let ev = next_event(&mut w).await;
+    assert_eq!(
+        (ev.kind, ev.revision()),
+        (EventType::Modified, up.kv.mod_revision)
+    );
+}
+
+async fn delete_with_precondition(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let kv = s.create(&key("ns", "a"), b("v1")).await.unwrap();
+    let err = s
+        .delete(&key("ns", "a"), Some(kv.mod_revision + 7))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StorageError::Conflict { .. }), "{err:?}");
+    let del = s
+        .delete(&key("ns", "a"), Some(kv.mod_revision))
+        .await
+        .unwrap();
+    assert_eq!(del.prev, kv);
+    assert_eq!(del.revision, kv.mod_revision + 1);
+    assert_eq!(s.get(&key("ns", "a")).await.unwrap(), None);
+    let err = s.delete(&key("ns", "a"), None).await.unwrap_err();
+    assert!(matches!(err, StorageError::NotFound { .. }), "{err:?}");
+    s.create(&key("ns", "b"), b("v")).await.unwrap();
+    s.delete(&key("ns", "b"), None).await.unwrap();
+    // Re-create after delete starts a new life.
+    let again = s.create(&key("ns", "a"), b("v2")).await.unwrap();
+    assert_eq!(again.create_revision, again.mod_revision);
+}
+
+async fn list_prefix_and_pages(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    for (ns, name) in [("a", "1"), ("a", "2"), ("a", "3"), ("b", "1"), ("ab", "1")] {
+        s.create(&key(ns, name), b(name)).await.unwrap();
+    }
+    s.create("/registry/wardle.example.com/fischers/f", b("f"))
+        .await
+        .unwrap();
+    let all = s.list(P, ListOptions::default()).await.unwrap();
+    assert_eq!(all.items.len(), 5);
+    assert_eq!(all.revision, 7);
+    assert!(!all.more());
+    let ns_a = s
+        .list(&format!("{P}a/"), ListOptions::default())
+        .await
+        .unwrap();
+    let keys: Vec<_> = ns_a.items.iter().map(|kv| kv.key.as_str()).collect();
+    assert_eq!(keys, [key("a", "1"), key("a", "2"), key("a", "3")]);
+
+    let page1 = s
+        .list(
+            P,
+            ListOptions {
+                limit: Some(2),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page1.items.len(), 2);
+    assert_eq!(page1.remaining, 3);
+    let page2 = s
+        .list(
+            P,
+            ListOptions {
+                limit: Some(2),
+                start_after: Some(page1.items[1].key.clone()),
+                revision: Some(page1.revision),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page2.items[0].key, key("a", "3"));
+    assert_eq!(page2.remaining, 1);
+    assert_eq!(page2.revision, page1.revision);
+}
+
+async fn list_at_past_revision_is_consistent(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let a = s.create(&key("ns", "a"), b("a1")).await.unwrap();
+    let bb = s.create(&key("ns", "b"), b("b1")).await.unwrap();
+    s.create(&key("ns", "c"), b("c1")).await.unwrap();
+    let page1 = s
+        .list(
+            P,
+            ListOptions {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let snapshot_rev = page1.revision;
+    // Writes between pages: modify a, delete b, add d, modify c.
+    s.update(&key("ns", "a"), b("a2"), a.mod_revision)
+        .await
+        .unwrap();
+    s.delete(&key("ns", "b"), Some(bb.mod_revision))
+        .await
+        .unwrap();
+    s.create(&key("ns", "d"), b("d1")).await.unwrap();
+    let c = s.get(&key("ns", "c")).await.unwrap().unwrap();
+    s.update(&key("ns", "c"), b("c2"), c.mod_revision)
+        .await
+        .unwrap();
+    let rest = s
+        .list(
+            P,
+            ListOptions {
+                revision: Some(snapshot_rev),
+                start_after: Some(page1.items[0].key.clone()),
+                limit: None,
+            },
+        )
+        .await
+        .unwrap();
+    let seen: Vec<_> = rest
+        .items
+        .iter()
+        .map(|kv| (kv.key.clone(), kv.value.clone(), kv.mod_revision))
+        .collect();
+    assert_eq!(
+        seen,
+        [(key("ns", "b"), b("b1"), 3), (key("ns", "c"), b("c1"), 4)]
+    );
+    assert_eq!(rest.revision, snapshot_rev);
+    let whole_old = s
+        .list(
+            P,
+            ListOptions {
+                revision: Some(2),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(whole_old.items.len(), 1);
+    assert_eq!(whole_old.items[0].value, b("a1"));
+    let now = s.list(P, ListOptions::default()).await.unwrap();
+    let values: Vec<_> = now.items.iter().map(|kv| kv.value.clone()).collect();
+    assert_eq!(values, [b("a2"), b("c2"), b("d1")]);
+}
+
+async fn watch_replays_then_follows(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let a = s.create(&key("ns", "a"), b("a1")).await.unwrap();
+    s.create("/registry/wardle.example.com/fischers/f", b("f"))
+        .await
+        .unwrap();
+    let a2 = s
+        .update(&key("ns", "a"), b("a2"), a.mod_revision)
+        .await
+        .unwrap();
+    let mut w = s.watch(P, a.mod_revision - 1).await.unwrap();
+    let mut from_mid = s.watch(P, a.mod_revision).await.unwrap();
+    // Replay: ADDED then MODIFIED (the fischer is outside the prefix).
+    let ev = next_event(&mut w).await;
+    assert_eq!(
+        (ev.kind, ev.revision(), ev.kv.value.clone()),
+        (EventType::Added, 2, b("a1"))
+    );
+    let ev = next_event(&mut w).await;
+    assert_eq!(ev.kind, EventType::Modified);
+    assert_eq!(ev.prev.as_ref().unwrap().value, b("a1"));
+    assert_eq!(ev.revision(), a2.kv.mod_revision);
+    let ev = next_event(&mut from_mid).await;
+    assert_eq!(
+        ev.revision(),
+        a2.kv.mod_revision,
+        "replay starts after the given revision"
+    );
+    // Live.
+    let del = s.delete(&key("ns", "a"), None).await.unwrap();
+    let ev = next_event(&mut w).await;
+    assert_eq!(ev.kind, EventType::Deleted);
+    assert_eq!(ev.revision(), del.revision);
+    assert_eq!(ev.prev.as_ref().unwrap().value, b("a2"));
+    assert_eq!(ev.object_value(), &b("a2"));
+    s.create(&key("other", "x"), b("x")).await.unwrap();
+    let ev = next_event(&mut w).await;
+    assert_eq!(
+        (ev.kind, ev.key()),
+        (EventType::Added, key("other", "x").as_str())
+    );
+    // A namespaced watch sees only its namespace.
+    let mut ns_watch = s.watch(&format!("{P}ns/"), 0).await.unwrap();
+    let kinds: Vec<_> = [
+        next_event(&mut ns_watch).await.kind,
+        next_event(&mut ns_watch).await.kind,
+        next_event(&mut ns_watch).await.kind,
+    ]
+    .into();
+    assert_eq!(
+        kinds,
+        [EventType::Added, EventType::Modified, EventType::Deleted]
+    );
+    s.create(&key("ns", "z"), b("z")).await.unwrap();
+    let ev = next_event(&mut ns_watch).await;
+    assert_eq!(ev.key(), key("ns", "z"));
+    // A watch from a future revision waits for it.
+    let cur = s.current_revision().await.unwrap();
+    let mut future = s.watch(P, cur + 1).await.unwrap();
+    s.create(&key("ns", "f1"), b("1")).await.unwrap();
+    s.create(&key("ns", "f2"), b("2")).await.unwrap();
+    let ev = next_event(&mut future).await;
+    assert_eq!(ev.revision(), cur + 2);
+}
+
+async fn gone_after_compaction(new: fn(u64, usize) -> Backend) {
+    let s = new(3, 64).store;
+    let mut kv = s.create(&key("ns", "a"), b("0")).await.unwrap();
+    for i in 1..10 {
+        kv = s
+            .update(&key("ns", "a"), b(&i.to_string()), kv.mod_revision)
+            .await
+            .unwrap()
+            .kv;
+    }
+    let current = s.current_revision().await.unwrap();
+    assert_eq!(current, 11);
+    let compacted = s.compacted_revision().await.unwrap();
+    assert_eq!(compacted, current - 3);
+    let err = s.watch(P, compacted - 1).await.unwrap_err();
+    assert_eq!(
+        err,
+        StorageError::Gone {
+            requested: compacted - 1,
+            compacted
+        }
+    );
+    assert_eq!(err.to_string(), "too old resource version: 7 (8)");
+    let err = s
+        .list(
+            P,
+            ListOptions {
+                revision: Some(2),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StorageError::Gone { .. }), "{err:?}");
+    // The retained window still works.
+    let mut w = s.watch(P, compacted).await.unwrap();
+    let ev = next_event(&mut w).await;
+    assert_eq!(ev.revision(), compacted + 1);
+    let old = s
+        .list(
+            P,
+            ListOptions {
+                revision: Some(compacted),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(old.items[0].value, b("6"));
+}
+
+async fn future_revision_is_refused(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 64).store;
+    let err = s
+        .list(
+            P,
+            ListOptions {
+                revision: Some(5),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StorageError::FutureRevision {
+            requested: 5,
+            current: 1
+        }
+    );
+}
+
+async fn lagging_watcher_is_ended(new: fn(u64, usize) -> Backend) {
+    let s = new(100, 4).store;
+    let mut w = s.watch(P, 1).await.unwrap();
+    for i in 0..10 {
+        s.create(&key("ns", &i.to_string()), b("x")).await.unwrap();
+    }
+    let mut got_err = false;
+    while let Some(item) = tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .unwrap()
+    {
+        if let Err(e) = item {
+            assert!(matches!(e, StorageError::WatchLagged { .. }), "{e:?}");
+            got_err = true;
+        }
+    }
+    assert!(got_err, "a lagging watcher ends with an error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = EmbeddedOptions {
+        history: 100,
+        watch_buffer: 16,
+    };
+    {
+        let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();
+        let kv = s.create(&key("ns", "a"), b("a1")).await.unwrap();
+        s.update(&key("ns", "a"), b("a2"), kv.mod_revision)
+            .await
+            .unwrap();
+        s.create(&key("ns", "b"), b("b1")).await.unwrap();
+        s.delete(&key("ns", "b"), None).await.unwrap();
+    }
+    let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();
+    assert_eq!(s.current_revision().await.unwrap(), 5);
+    let a = s.get(&key("ns", "a")).await.unwrap().unwrap();
+    assert_eq!(
+        (a.value.clone(), a.create_revision, a.mod_revision),
+        (b("a2"), 2, 3)
+    );
+    assert_eq!(s.get(&key("ns", "b")).await.unwrap(), None);
+    // History survives too.
+    let mut w = s.watch(P, 1).await.unwrap();
+    let kinds: Vec<_> = [
+        next_event(&mut w).await.kind,
+        next_event(&mut w).await.kind,
+        next_event(&mut w).await.kind,
+        next_event(&mut w).await.kind,
+    ]
+    .into();
+    assert_eq!(
+        kinds,
+        [
+            EventType::Added,
+            EventType::Modified,
+            EventType::Added,
+            EventType::Deleted
+        ]
+    );
+    let next = s.create(&key("ns", "c"), b("c")).await.unwrap();
+    assert_eq!(next.mod_revision, 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_get_distinct_revisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStore::open_dir(dir.path(), EmbeddedOptions::default()).unwrap();
+    let mut w = s.watch(P, 1).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            s.create(&key("ns", &i.to_string()), b("x"))
+                .await
+                .unwrap()
+                .mod_revision
+        }));
+    }
+    let mut revs = Vec::new();
+    for t in tasks {
+        revs.push(t.await.unwrap());
+    }
+    revs.sort_unstable();
+    assert_eq!(revs, (2..22).collect::<Vec<_>>());
+    for want in 2..22 {
+        assert_eq!(
+            next_event(&mut w).await.revision(),
+            want,
+            "in revision order"
+        );
+    }
+}
