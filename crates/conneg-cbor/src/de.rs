@@ -852,16 +852,33 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let not_utf8 = || {
+            Error::new(
+                ErrorKind::InvalidUtf8,
+                "map key is not valid UTF-8 and cannot be decoded as text",
+            )
+        };
         match self.borrowed {
             Some(b) => match std::str::from_utf8(b) {
                 Ok(s) => visitor.visit_borrowed_str(s),
-                Err(_) => visitor.visit_borrowed_bytes(b),
+                Err(_) => Err(not_utf8()),
             },
             None => match std::str::from_utf8(self.bytes) {
                 Ok(s) => visitor.visit_str(s),
-                Err(_) => visitor.visit_bytes(self.bytes),
+                Err(_) => Err(not_utf8()),
             },
         }
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.borrowed {
+            Some(b) => visitor.visit_borrowed_bytes(b),
+            None => visitor.visit_bytes(self.bytes),
+        }
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.deserialize_bytes(visitor)
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -891,7 +908,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
 

@@ -1,0 +1,376 @@
+//! One test per decoding rule of the profile.
+
+use conneg_cbor::{DecodeOptions, ErrorKind, UnknownFields};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+
+fn unhex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn value(h: &str) -> Value {
+    conneg_cbor::from_slice(&unhex(h)).unwrap_or_else(|e| panic!("{h}: {e:?}"))
+}
+
+fn kind<'a, T: Deserialize<'a>>(b: &'a [u8]) -> ErrorKind {
+    match conneg_cbor::from_slice::<T>(b) {
+        Ok(_) => panic!("accepted {b:02x?}"),
+        Err(e) => e.kind(),
+    }
+}
+
+/// The error kind for a Value decode and for a skip (IgnoredAny), which must agree.
+fn both(h: &str) -> ErrorKind {
+    let b = unhex(h);
+    let k = kind::<Value>(&b);
+    assert_eq!(kind::<IgnoredAny>(&b), k, "scan disagrees on {h}");
+    k
+}
+
+#[test]
+fn prefix_is_optional_and_55799_is_stripped_anywhere() {
+    assert_eq!(value("d9d9f7 01"), json!(1));
+    assert_eq!(value("01"), json!(1));
+    assert_eq!(
+        value("d9d9f7 d9d9f7 82 d9d9f7 01 a1 d9d9f7 4161 d9d9f7 02"),
+        json!([1, {"a": 2}])
+    );
+}
+
+#[test]
+fn duplicate_keys_into_value_map_and_struct() {
+    let dup = unhex("a2 4161 01 4161 02");
+    assert_eq!(kind::<Value>(&dup), ErrorKind::DuplicateKey);
+    assert_eq!(kind::<HashMap<String, u8>>(&dup), ErrorKind::DuplicateKey);
+    assert_eq!(kind::<BTreeMap<String, u8>>(&dup), ErrorKind::DuplicateKey);
+    assert_eq!(kind::<IgnoredAny>(&dup), ErrorKind::DuplicateKey);
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct S {
+        a: u8,
+    }
+    assert_eq!(kind::<S>(&dup), ErrorKind::DuplicateKey);
+    let e = conneg_cbor::from_slice::<S>(&dup).unwrap_err();
+    assert_eq!(e.to_string(), r#"duplicate map key "a""#);
+    // Keys that would be ignored are still checked.
+    let dup_unknown = unhex("a3 4161 01 4162 01 4162 02");
+    let lax = DecodeOptions::new().unknown_fields(UnknownFields::Ignore);
+    assert_eq!(
+        lax.from_slice::<S>(&dup_unknown).unwrap_err().kind(),
+        ErrorKind::DuplicateKey
+    );
+    assert_eq!(
+        lax.from_slice_with_warnings::<S>(&dup_unknown)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::DuplicateKey
+    );
+}
+
+#[test]
+fn byte_and_text_keys_with_same_bytes_are_duplicates() {
+    assert_eq!(both("a2 4161 01 6161 02"), ErrorKind::DuplicateKey);
+    // Indefinite-length keys are compared after joining their chunks.
+    assert_eq!(
+        both("a2 426162 01 7f 6161 6162 ff 02"),
+        ErrorKind::DuplicateKey
+    );
+    assert_eq!(
+        value("a2 426162 01 7f 6161 6163 ff 02"),
+        json!({"ab": 1, "ac": 2})
+    );
+    // Tagged keys too.
+    assert_eq!(both("a2 4161 01 d818 6161 02"), ErrorKind::DuplicateKey);
+}
+
+#[test]
+fn duplicate_keys_in_large_maps() {
+    let mut b = vec![0xb8, 40];
+    for i in 0..40u8 {
+        b.extend_from_slice(&[0x42, b'k', b'0' + (i % 39), 0x01]);
+    }
+    // Key 39 repeats key 0 ("ka").
+    let k = kind::<Value>(&b);
+    assert_eq!(k, ErrorKind::DuplicateKey);
+    assert_eq!(kind::<IgnoredAny>(&b), ErrorKind::DuplicateKey);
+    let mut ok = vec![0xb8, 40];
+    for i in 0..40u8 {
+        ok.extend_from_slice(&[0x42, b'k', b'0' + i, 0x01]);
+    }
+    let v: Value = conneg_cbor::from_slice(&ok).unwrap();
+    assert_eq!(v.as_object().unwrap().len(), 40);
+}
+
+#[test]
+fn invalid_utf8_text_is_an_error() {
+    assert_eq!(both("62 c328"), ErrorKind::InvalidUtf8);
+    assert_eq!(both("7f 61c3 6128 ff"), ErrorKind::InvalidUtf8); // each chunk checked alone
+    assert_eq!(both("a1 62c328 01"), ErrorKind::InvalidUtf8);
+    assert_eq!(kind::<String>(&unhex("62 c328")), ErrorKind::InvalidUtf8);
+    // A byte-string key that is not UTF-8 cannot be a Value or String key.
+    let e = conneg_cbor::from_slice::<Value>(&unhex("a1 42c328 01")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidUtf8, "{e}");
+    assert_eq!(
+        kind::<HashMap<String, u8>>(&unhex("a1 42c328 01")),
+        ErrorKind::InvalidUtf8
+    );
+}
+
+#[test]
+fn byte_strings_are_accepted_as_text() {
+    assert_eq!(value("4161"), json!("a"));
+    let s: String = conneg_cbor::from_slice(&unhex("43 e6b0b4")).unwrap();
+    assert_eq!(s, "水");
+    let s: &str = conneg_cbor::from_slice(b"\x43abc").unwrap(); // borrowed
+    assert_eq!(s, "abc");
+    // A byte string that is not UTF-8 where text is needed: a clear error.
+    let e = conneg_cbor::from_slice::<String>(&unhex("42 c328")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidUtf8);
+    assert!(e.to_string().contains("byte string"), "{e}");
+    let e = conneg_cbor::from_slice::<Value>(&unhex("42 c328")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidUtf8);
+}
+
+struct RawBytes(Vec<u8>);
+impl<'de> Deserialize<'de> for RawBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RawBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<RawBytes, E> {
+                Ok(RawBytes(v.to_vec()))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
+#[test]
+fn tags_21_22_23_give_text_forms_but_raw_bytes() {
+    assert_eq!(value("d5 42 fbff"), json!("-_8"));
+    assert_eq!(value("d6 4568656c6c6f"), json!("aGVsbG8="));
+    assert_eq!(value("d7 4401020304"), json!("01020304"));
+    // The tag applies to byte strings nested inside it, not to text strings.
+    assert_eq!(value("d7 82 4101 6161"), json!(["01", "a"]));
+    let b: RawBytes = conneg_cbor::from_slice(&unhex("d6 4568656c6c6f")).unwrap();
+    assert_eq!(b.0, b"hello");
+    let b: RawBytes = conneg_cbor::from_slice(&unhex("5f 4168 4169 ff")).unwrap();
+    assert_eq!(b.0, b"hi");
+}
+
+#[test]
+fn integers_must_fit_i64() {
+    assert_eq!(value("1b7fffffffffffffff"), json!(i64::MAX));
+    assert_eq!(value("3b7fffffffffffffff"), json!(i64::MIN));
+    assert_eq!(both("1b8000000000000000"), ErrorKind::IntegerOverflow);
+    assert_eq!(both("3b8000000000000000"), ErrorKind::IntegerOverflow);
+    assert_eq!(
+        kind::<u64>(&unhex("1bffffffffffffffff")),
+        ErrorKind::IntegerOverflow
+    );
+    assert_eq!(
+        kind::<f64>(&unhex("1bffffffffffffffff")),
+        ErrorKind::IntegerOverflow
+    );
+    let small: u8 = conneg_cbor::from_slice(&[0x18, 200]).unwrap();
+    assert_eq!(small, 200);
+    assert_eq!(kind::<u8>(&[0x19, 1, 0]), ErrorKind::Message);
+}
+
+#[test]
+fn floats_any_width_but_not_nan_or_infinity() {
+    assert_eq!(value("f93e00"), json!(1.5));
+    assert!(value("f94000").is_f64()); // 2.0 stays a float
+    assert_eq!(value("fa47c35000"), json!(100000.0));
+    assert_eq!(value("fb3ff199999999999a"), json!(1.1));
+    for h in [
+        "f97c00",
+        "f97e00",
+        "fa7fc00000",
+        "fbfff0000000000000",
+        "82 01 f9fc00",
+    ] {
+        assert_eq!(both(h), ErrorKind::UnsupportedValue, "{h}");
+    }
+}
+
+#[test]
+fn bignums_are_errors_anywhere() {
+    assert_eq!(both("c2 4101"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("81 c3 4101"), ErrorKind::UnsupportedValue);
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct S {
+        a: u8,
+    }
+    let b = unhex("a2 4161 01 4178 81 c2 4101");
+    let lax = DecodeOptions::new().unknown_fields(UnknownFields::Ignore);
+    assert_eq!(
+        lax.from_slice::<S>(&b).unwrap_err().kind(),
+        ErrorKind::UnsupportedValue
+    );
+}
+
+#[test]
+fn only_false_true_null_simple_values() {
+    assert_eq!(value("83 f4 f5 f6"), json!([false, true, null]));
+    for h in ["f7", "f0", "e0", "f3", "f820", "f8ff"] {
+        assert_eq!(both(h), ErrorKind::UnsupportedValue, "{h}");
+    }
+    for h in ["f818", "f81f", "f800"] {
+        assert_eq!(both(h), ErrorKind::Syntax, "{h}");
+    }
+    assert_eq!(kind::<Option<u8>>(&[0xf7]), ErrorKind::UnsupportedValue);
+}
+
+#[test]
+fn time_tags() {
+    assert_eq!(value("c1 01"), json!("1970-01-01T00:00:01Z"));
+    assert_eq!(
+        value("c1 fb41d452d9ec200000"),
+        json!("2013-03-21T20:04:00.5Z")
+    );
+    assert_eq!(
+        value("c0 74323031332d30332d32315432303a30343a30305a"),
+        json!("2013-03-21T20:04:00Z")
+    );
+    assert_eq!(value("c0 4161"), json!("a"));
+    let s: String = conneg_cbor::from_slice(&unhex("c1 01")).unwrap();
+    assert_eq!(s, "1970-01-01T00:00:01Z");
+    assert_eq!(both("c0 01"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("c1 4161"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("c1 f97c00"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("c1 1b0000003afff44180"), ErrorKind::UnsupportedValue); // year 10000
+}
+
+#[test]
+fn unknown_tags_are_skipped() {
+    assert_eq!(value("c4 82 21 196ab3"), json!([-2, 27315]));
+    assert_eq!(value("d820 4161"), json!("a"));
+    assert_eq!(value("da00010000 d9ffff 01"), json!(1));
+    let n: u8 = conneg_cbor::from_slice(&unhex("c6 05")).unwrap();
+    assert_eq!(n, 5);
+}
+
+#[test]
+fn map_keys_must_be_strings() {
+    assert_eq!(both("a1 01 02"), ErrorKind::NonStringKey);
+    assert_eq!(both("a1 80 02"), ErrorKind::NonStringKey);
+    assert_eq!(both("a1 f6 02"), ErrorKind::NonStringKey);
+    assert_eq!(
+        kind::<HashMap<String, u8>>(&unhex("a1 01 02")),
+        ErrorKind::NonStringKey
+    );
+}
+
+#[test]
+fn indefinite_lengths_are_accepted() {
+    assert_eq!(
+        value("9f 01 9f ff bf 4161 02 ff ff"),
+        json!([1, [], {"a": 2}])
+    );
+    assert_eq!(value("7f 6161 6162 ff"), json!("ab"));
+    assert_eq!(value("5f ff"), json!(""));
+    let v: Vec<u8> = conneg_cbor::from_slice(&unhex("9f 01 02 ff")).unwrap();
+    assert_eq!(v, [1, 2]);
+}
+
+#[test]
+fn trailing_data_empty_and_truncated_input() {
+    assert_eq!(both("01 02"), ErrorKind::TrailingData);
+    let e = conneg_cbor::from_slice::<Value>(&[1, 2]).unwrap_err();
+    assert_eq!(e.offset(), Some(1));
+    assert_eq!(kind::<Value>(&[]), ErrorKind::Eof);
+    let e = conneg_cbor::from_slice::<Value>(&unhex("83 01 02")).unwrap_err();
+    assert!(e.is_eof());
+    assert_eq!(both("a1 4161"), ErrorKind::Eof);
+}
+
+#[test]
+fn depth_limit_counts_arrays_maps_and_tags() {
+    let opts = DecodeOptions::new().max_depth(3);
+    assert!(opts.from_slice::<Value>(&unhex("81 81 81 01")).is_ok());
+    assert!(opts.from_slice::<Value>(&unhex("81 a1 4161 81 01")).is_ok());
+    for h in [
+        "81 81 81 81 01",
+        "81 81 c6 81 01",
+        "81 a1 4161 a1 4161 81 01",
+    ] {
+        let b = unhex(h);
+        assert_eq!(
+            opts.from_slice::<Value>(&b).unwrap_err().kind(),
+            ErrorKind::DepthLimit,
+            "{h}"
+        );
+        assert_eq!(
+            opts.from_slice::<IgnoredAny>(&b).unwrap_err().kind(),
+            ErrorKind::DepthLimit,
+            "{h}"
+        );
+    }
+}
+
+#[test]
+fn length_limits() {
+    let opts = DecodeOptions::new().max_array_len(2).max_map_pairs(1);
+    assert!(opts.from_slice::<Value>(&unhex("82 01 02")).is_ok());
+    for h in [
+        "83 01 02 03",
+        "9f 01 02 03 ff",
+        "a2 4161 01 4162 02",
+        "bf 4161 01 4162 02 ff",
+    ] {
+        let b = unhex(h);
+        assert_eq!(
+            opts.from_slice::<Value>(&b).unwrap_err().kind(),
+            ErrorKind::LengthLimit,
+            "{h}"
+        );
+        assert_eq!(
+            opts.from_slice::<IgnoredAny>(&b).unwrap_err().kind(),
+            ErrorKind::LengthLimit,
+            "{h}"
+        );
+    }
+    // Kubernetes' defaults.
+    assert_eq!(both("9b ffffffffffffffff"), ErrorKind::LengthLimit);
+    assert_eq!(both("ba 00200001"), ErrorKind::LengthLimit);
+}
+
+#[test]
+fn declared_lengths_cannot_force_allocation() {
+    // Would need more bytes than the input has: Eof, not an allocation.
+    for h in [
+        "9a 7fffffff 01",
+        "5a ffffffff 00",
+        "7b 7fffffffffffffff 00",
+        "ba 001fffff 4161 01",
+    ] {
+        assert_eq!(both(h), ErrorKind::Eof, "{h}");
+        let b = unhex(h);
+        assert!(conneg_cbor::from_slice::<Vec<u8>>(&b).is_err());
+        assert!(conneg_cbor::from_slice::<String>(&b).is_err());
+        assert!(conneg_cbor::from_slice::<HashMap<String, u8>>(&b).is_err());
+    }
+}
+
+#[test]
+fn borrowed_strings_from_definite_items() {
+    #[derive(Deserialize)]
+    struct B<'a> {
+        #[serde(borrow)]
+        name: &'a str,
+    }
+    let b = unhex("a1 446e616d65 43616263");
+    let v: B<'_> = conneg_cbor::from_slice(&b).unwrap();
+    assert_eq!(v.name, "abc");
+}

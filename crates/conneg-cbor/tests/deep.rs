@@ -1,0 +1,86 @@
+//! Deep nesting (Kubernetes allows 10000 levels) must not overflow a small (2 MiB) thread stack,
+//! decoding into `serde_json::Value` or skipping with `IgnoredAny`.
+
+use conneg_cbor::ErrorKind;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+fn nested_arrays(depth: usize) -> Vec<u8> {
+    let mut b = vec![0x81; depth - 1];
+    b.push(0x80);
+    b
+}
+
+fn nested_maps(depth: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(depth * 3);
+    for _ in 0..depth - 1 {
+        b.extend_from_slice(&[0xa1, 0x41, b'a']);
+    }
+    b.push(0xa0);
+    b
+}
+
+fn nested_indefinite(depth: usize) -> Vec<u8> {
+    let mut b = vec![0x9f; depth];
+    b.extend(std::iter::repeat_n(0xff, depth));
+    b
+}
+
+fn on_small_stack<F: FnOnce() + Send + 'static>(f: F) {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn ten_thousand_levels_on_a_2_mib_stack() {
+    on_small_stack(|| {
+        for input in [
+            nested_arrays(10_000),
+            nested_maps(10_000),
+            nested_indefinite(10_000),
+        ] {
+            conneg_cbor::from_slice::<IgnoredAny>(&input).unwrap();
+            let v: Value = conneg_cbor::from_slice(&input).unwrap();
+            // Dropping a 10000-deep Value recurses in serde_json; do it without blowing the stack.
+            let mut stack = vec![v];
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Array(a) => stack.extend(a),
+                    Value::Object(o) => stack.extend(o.into_iter().map(|(_, v)| v)),
+                    _ => {}
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn one_level_more_is_a_depth_error_not_a_crash() {
+    on_small_stack(|| {
+        for input in [
+            nested_arrays(10_001),
+            nested_maps(10_001),
+            nested_indefinite(10_001),
+        ] {
+            for e in [
+                conneg_cbor::from_slice::<IgnoredAny>(&input).unwrap_err(),
+                conneg_cbor::from_slice::<Value>(&input).unwrap_err(),
+            ] {
+                assert_eq!(e.kind(), ErrorKind::DepthLimit);
+            }
+        }
+        // Even with the limit lifted, a million levels do not overflow the stack.
+        let input = nested_arrays(1_000_000);
+        let opts = conneg_cbor::DecodeOptions::new().max_depth(usize::MAX);
+        opts.from_slice::<IgnoredAny>(&input).unwrap();
+        // Tags count as levels too.
+        let mut tags = vec![0xc6; 10_001];
+        tags.push(0x01);
+        let e = conneg_cbor::from_slice::<Value>(&tags).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DepthLimit);
+    });
+}
