@@ -6,8 +6,10 @@
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`error::ApiError`], the plain form of a failure `Status`.
 //! - [`storage`]: the revisioned key-value store (memory, embedded redb) and the codec.
+//! - [`config`]: the storage command-line flags and how they open a store.
 
 pub mod api;
+pub mod config;
 pub mod error;
 pub mod meta;
 pub mod selector;

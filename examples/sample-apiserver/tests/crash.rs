@@ -1,0 +1,118 @@
+//! Durability: a writer process killed with SIGKILL loses no acknowledged write.
+//!
+//! The test binary runs itself as the child (`child_writer`, a no-op unless the environment
+//! variable below is set), reads its acknowledgements from stdout, kills it mid-stream and
+//! reopens the store.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use sample_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
+
+const CHILD_DIR_ENV: &str = "SAMPLE_APISERVER_CRASH_CHILD_DIR";
+const COUNTER: &str = "/registry/wardle.example.com/fischers/counter";
+
+fn key(i: u64) -> String {
+    format!("/registry/wardle.example.com/flunders/ns/f{i}")
+}
+
+/// The child: writes forever, printing `ACK <kind> <n> <revision>` after each acknowledged
+/// write. Does nothing in a normal test run.
+#[test]
+fn child_writer() {
+    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let s = EmbeddedStore::open_dir(&dir, EmbeddedOptions::default()).unwrap();
+        let mut counter = s.create(COUNTER, Bytes::from_static(b"0")).await.unwrap();
+        println!("ACK counter 0 {}", counter.mod_revision);
+        for i in 1u64.. {
+            let kv = s
+                .create(&key(i), Bytes::from(format!("value {i}")))
+                .await
+                .unwrap();
+            println!("ACK create {i} {}", kv.mod_revision);
+            counter = s
+                .update(COUNTER, Bytes::from(i.to_string()), counter.mod_revision)
+                .await
+                .unwrap()
+                .kv;
+            println!("ACK counter {i} {}", counter.mod_revision);
+        }
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DIR_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut creates: Vec<(u64, i64)> = Vec::new();
+    let mut last_counter: Option<(u64, i64)> = None;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if let ["ACK", kind, n, rev] = parts[..] {
+            let (n, rev): (u64, i64) = (n.parse().unwrap(), rev.parse().unwrap());
+            match kind {
+                "create" => creates.push((n, rev)),
+                "counter" => last_counter = Some((n, rev)),
+                _ => panic!("unexpected line {line}"),
+            }
+        }
+        if creates.len() >= 40 || Instant::now() > deadline {
+            break;
+        }
+    }
+    // SIGKILL while it is still writing.
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(
+        creates.len() >= 40,
+        "child acknowledged only {} writes",
+        creates.len()
+    );
+
+    let s = EmbeddedStore::open_dir(dir.path(), EmbeddedOptions::default()).unwrap();
+    for (n, rev) in &creates {
+        let kv = s
+            .get(&key(*n))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("lost f{n}"));
+        assert_eq!(kv.mod_revision, *rev);
+        assert_eq!(kv.value, Bytes::from(format!("value {n}")));
+    }
+    let (n, rev) = last_counter.unwrap();
+    let counter = s.get(COUNTER).await.unwrap().unwrap();
+    assert!(counter.mod_revision >= rev, "counter went back in time");
+    let stored: u64 = std::str::from_utf8(&counter.value)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(stored >= n);
+    // The store is consistent and writable after the crash.
+    let current = s.current_revision().await.unwrap();
+    assert!(current >= creates.last().unwrap().1);
+    let kv = s
+        .create(&key(1_000_000), Bytes::from_static(b"after"))
+        .await
+        .unwrap();
+    assert_eq!(kv.mod_revision, current + 1);
+}
