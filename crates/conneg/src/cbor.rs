@@ -67,7 +67,6 @@ fn unknown_field_text(err: &conneg_cbor::Error) -> String {
 }
 
 /// Decodes any CBOR item into a JSON value (for apply patches).
-#[allow(dead_code)] // Used by the PATCH extractor.
 pub(crate) fn to_json_value(body: &[u8]) -> Result<serde_json::Value, String> {
     conneg_cbor::from_slice(body).map_err(|e| e.to_string())
 }

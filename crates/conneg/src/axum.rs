@@ -1,0 +1,165 @@
+//! axum integration (feature `axum`): extractors and responses that use the negotiated codecs.
+//!
+//! * [`Negotiated`] is an extractor: the layer's decision for this request.
+//! * [`Conneg<T>`] is an extractor that decodes the body into any `T: DeserializeOwned` with the
+//!   request codec (rejections are `Status` 400, 413 or 415 in the negotiated format), and a
+//!   response that encodes any `T: Serialize` with the response codec — the ergonomics of
+//!   `axum::Json`.
+//! * [`Patch`] is an extractor for PATCH bodies, tagged with their [`PatchType`](crate::PatchType).
+//! * [`Status`] and [`Rejection`] are responses.
+//!
+//! # Two ways to respond
+//!
+//! `IntoResponse` cannot see the request (axum#2295), so a response value does not know the
+//! negotiated codec. conneg offers both answers to that:
+//!
+//! * **`negotiated.response(StatusCode::OK, &value)`** — the handler takes the [`Negotiated`]
+//!   extractor and encodes right away. No type erasure, no extra allocation: the fast path, and
+//!   the one to use in hot handlers.
+//! * **`Conneg(value)`** (or `(StatusCode::CREATED, Conneg(value))`) — the value is moved into
+//!   one boxed closure in the response extensions and the layer's response future encodes it
+//!   with the negotiated codec. The encoding itself is monomorphic (no erased serde); the cost
+//!   is one small allocation. Without [`NegotiateLayer`](crate::NegotiateLayer) such a response
+//!   is a 500 `Status` explaining that the layer is missing. (Consequence: the layer reads a
+//!   500 left on a `Conneg` response as "no status set" and sends 200; to fail, return a
+//!   [`Status`] instead.)
+//!
+//! A [`Status`] returned from a handler has a compact JSON body, which the layer re-encodes
+//! when the client negotiated CBOR (or pretty JSON).
+//!
+//! ```
+//! use axum::{Router, routing::{get, post}, http::StatusCode};
+//! use conneg::{NegotiateLayer, Negotiated, Status, axum::Conneg};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Item { name: String }
+//!
+//! async fn create(Conneg(item): Conneg<Item>) -> Result<(StatusCode, Conneg<Item>), Status> {
+//!     if item.name.is_empty() {
+//!         return Err(Status::bad_request("name is required"));
+//!     }
+//!     Ok((StatusCode::CREATED, Conneg(item)))
+//! }
+//!
+//! async fn get_item(negotiated: Negotiated) -> axum::response::Response {
+//!     use axum::response::IntoResponse;
+//!     negotiated.response(StatusCode::OK, &Item { name: "a".into() }).into_response()
+//! }
+//!
+//! let app: Router = Router::new()
+//!     .route("/items", post(create))
+//!     .route("/items/a", get(get_item))
+//!     .layer(NegotiateLayer::new());
+//! # let _ = app;
+//! ```
+
+use std::sync::OnceLock;
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::negotiate::Deferred;
+use crate::negotiated::{Negotiated, Patch, read_body};
+use crate::negotiator::{Negotiator, Rejection};
+use crate::status::Status;
+
+/// The negotiation for this request: the layer's, or (without the layer) one made here with
+/// the default rules.
+fn negotiated(parts: &Parts) -> Result<Negotiated, Rejection> {
+    if let Some(n) = parts.extensions.get::<Negotiated>() {
+        return Ok(n.clone());
+    }
+    static DEFAULT: OnceLock<Negotiator> = OnceLock::new();
+    DEFAULT.get_or_init(Negotiator::new).negotiate_parts(parts)
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Negotiated {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        negotiated(parts)
+    }
+}
+
+impl IntoResponse for Rejection {
+    fn into_response(self) -> Response {
+        Rejection::into_response(self).into_response()
+    }
+}
+
+impl IntoResponse for Status {
+    /// Compact JSON, plus the `Status` in the response extensions so that the layer re-encodes
+    /// it in the negotiated format.
+    fn into_response(self) -> Response {
+        let mut response = self.to_response(&crate::Codec::Json, false).into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// A body decoded with, or a value to be encoded with, the negotiated codec.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conneg<T>(pub T);
+
+impl<T, S> FromRequest<S> for Conneg<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        let negotiated = negotiated(&parts).map_err(IntoResponse::into_response)?;
+        match negotiated.decode_body::<T, _>(body).await {
+            Ok(decoded) => Ok(Conneg(decoded.value)),
+            Err(status) => Err(negotiated.error_response(&status).into_response()),
+        }
+    }
+}
+
+impl<T> IntoResponse for Conneg<T>
+where
+    T: Serialize + Send + 'static,
+{
+    fn into_response(self) -> Response {
+        let value = self.0;
+        let deferred = Deferred::new(Box::new(move |n: &Negotiated| n.encode(&value)));
+        // The placeholder the client sees if NegotiateLayer is missing; its 500 status is
+        // `Deferred::PLACEHOLDER`.
+        let mut response = Status::internal_error(
+            "conneg: a Conneg<T> response needs NegotiateLayer to choose its format",
+        )
+        .into_response();
+        response.extensions_mut().remove::<Status>();
+        response.extensions_mut().insert(deferred);
+        response
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for Patch {
+    type Rejection = Response;
+
+    /// Reads a PATCH body (up to the body limit). A request that is not a patch (no patch type
+    /// negotiated) gets 415.
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        let negotiated = negotiated(&parts).map_err(IntoResponse::into_response)?;
+        let Some(kind) = negotiated.patch_type() else {
+            let types = crate::registry::join_media_types(
+                crate::PatchType::all().iter().map(|p| p.media_type()),
+            );
+            return Err(negotiated
+                .error_response(&Status::unsupported_media_type(&types))
+                .into_response());
+        };
+        match read_body(body, negotiated.body_limit()).await {
+            Ok(body) => Ok(Patch { kind, body }),
+            Err(status) => Err(negotiated.error_response(&status).into_response()),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, VARY};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http_body_util::Full;
+use pin_project_lite::pin_project;
+
+use super::NegotiateBody;
+use crate::codec::{Codec, EncodeError};
+use crate::negotiated::{Negotiated, append_warnings};
+use crate::status::Status;
+
+type Encode = Box<dyn FnOnce(&Negotiated) -> Result<Bytes, EncodeError> + Send>;
+
+/// A response value whose encoding waits for the negotiated codec: the handler's response
+/// carries it in its extensions, and [`ResponseFuture`] runs it. One boxed closure per response;
+/// the encoding inside it is monomorphic (no erased serde).
+///
+/// The response it rides on is a 500 placeholder (what the client sees if the layer is
+/// missing). A status still equal to [`Deferred::PLACEHOLDER`] when the layer sees it means
+/// "not set by the handler" and becomes 200; any other status (from `(StatusCode::CREATED,
+/// Conneg(v))`) is kept.
+#[derive(Clone)]
+pub(crate) struct Deferred {
+    encode: Arc<Mutex<Option<Encode>>>,
+}
+
+impl Deferred {
+    pub(crate) const PLACEHOLDER: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
+
+    #[cfg_attr(not(feature = "axum"), allow(dead_code))]
+    pub(crate) fn new(encode: Encode) -> Self {
+        Deferred {
+            encode: Arc::new(Mutex::new(Some(encode))),
+        }
+    }
+
+    fn take(&self) -> Option<Encode> {
+        self.encode.lock().ok()?.take()
+    }
+}
+
+impl fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Deferred").finish_non_exhaustive()
+    }
+}
+
+pin_project! {
+    /// The response future of [`Negotiate`](super::Negotiate).
+    pub struct ResponseFuture<F> {
+        #[pin]
+        kind: Kind<F>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<F> {
+        Inner {
+            #[pin]
+            future: F,
+            negotiated: Option<Negotiated>,
+        },
+        Reject {
+            response: Option<Response<Full<Bytes>>>,
+        },
+    }
+}
+
+impl<F> ResponseFuture<F> {
+    pub(crate) fn inner(future: F, negotiated: Negotiated) -> Self {
+        ResponseFuture {
+            kind: Kind::Inner {
+                future,
+                negotiated: Some(negotiated),
+            },
+        }
+    }
+
+    pub(crate) fn reject(response: Response<Full<Bytes>>) -> Self {
+        ResponseFuture {
+            kind: Kind::Reject {
+                response: Some(response),
+            },
+        }
+    }
+}
+
+impl<F: fmt::Debug> fmt::Debug for ResponseFuture<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}
+
+impl<F, B, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+    B: http_body::Body<Data = Bytes>,
+{
+    type Output = Result<Response<NegotiateBody<B>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().kind.project() {
+            KindProj::Inner { future, negotiated } => {
+                let response = ready!(future.poll(cx))?;
+                let negotiated = negotiated
+                    .take()
+                    .expect("ResponseFuture polled after completion");
+                Poll::Ready(Ok(finish(response, &negotiated)))
+            }
+            KindProj::Reject { response } => {
+                let response = response
+                    .take()
+                    .expect("ResponseFuture polled after completion");
+                let mut response = response.map(NegotiateBody::from_full);
+                add_vary_accept(response.headers_mut());
+                Poll::Ready(Ok(response))
+            }
+        }
+    }
+}
+
+fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<NegotiateBody<B>> {
+    let (mut parts, body) = response.into_parts();
+    let mut encoded = None;
+    if let Some(deferred) = parts.extensions.remove::<Deferred>() {
+        match deferred.take().map(|encode| encode(negotiated)) {
+            Some(Ok(bytes)) => {
+                if parts.status == Deferred::PLACEHOLDER {
+                    parts.status = StatusCode::OK;
+                }
+                parts
+                    .headers
+                    .insert(CONTENT_TYPE, negotiated.content_type());
+                encoded = Some(bytes);
+            }
+            Some(Err(err)) => {
+                encoded = Some(set_status(&mut parts, &Status::from(err), negotiated))
+            }
+            None => {}
+        }
+    } else if let Some(status) = parts.extensions.get::<Status>() {
+        // The body is compact JSON already; re-encode only when the client negotiated
+        // something else.
+        if !matches!(negotiated.response_codec(), Codec::Json) || negotiated.is_pretty() {
+            let status = status.clone();
+            encoded = Some(set_status(&mut parts, &status, negotiated));
+        }
+    }
+    let warnings = negotiated.take_warnings();
+    append_warnings(&mut parts.headers, &warnings);
+    add_vary_accept(&mut parts.headers);
+    let body = match encoded {
+        Some(bytes) => {
+            parts.headers.remove(CONTENT_LENGTH);
+            NegotiateBody::full(bytes)
+        }
+        None => NegotiateBody::inner(body),
+    };
+    Response::from_parts(parts, body)
+}
+
+fn set_status(
+    parts: &mut http::response::Parts,
+    status: &Status,
+    negotiated: &Negotiated,
+) -> Bytes {
+    parts.status = status.code();
+    parts
+        .headers
+        .insert(CONTENT_TYPE, negotiated.content_type());
+    status.encode(negotiated.response_codec(), negotiated.is_pretty())
+}
+
+/// Appends `Vary: Accept` unless a `Vary` value already lists `Accept` or `*`.
+pub(crate) fn add_vary_accept(headers: &mut HeaderMap) {
+    let present = headers.get_all(VARY).iter().any(|v| {
+        v.to_str().is_ok_and(|s| {
+            s.split(',')
+                .map(str::trim)
+                .any(|t| t == "*" || t.eq_ignore_ascii_case(ACCEPT.as_str()))
+        })
+    });
+    if !present {
+        headers.append(VARY, HeaderValue::from_static("Accept"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vary_is_appended_once() {
+        let mut h = HeaderMap::new();
+        add_vary_accept(&mut h);
+        add_vary_accept(&mut h);
+        assert_eq!(h.get_all(VARY).iter().count(), 1);
+
+        let mut h = HeaderMap::new();
+        h.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+        add_vary_accept(&mut h);
+        let all: Vec<_> = h.get_all(VARY).iter().collect();
+        assert_eq!(all, ["Accept-Encoding", "Accept"]);
+
+        let mut h = HeaderMap::new();
+        h.insert(VARY, HeaderValue::from_static("origin, ACCEPT"));
+        add_vary_accept(&mut h);
+        assert_eq!(h.get_all(VARY).iter().count(), 1);
+    }
+}

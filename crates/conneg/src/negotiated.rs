@@ -1,0 +1,396 @@
+//! [`Negotiated`]: the decision for one request, stored in its extensions by the layer, and the
+//! helpers that act on it (decode the body, encode the response).
+//!
+//! Without axum, a handler reads it from `request.extensions()` and calls
+//! [`decode_body`](Negotiated::decode_body) and [`response`](Negotiated::response):
+//!
+//! ```
+//! use conneg::{Codec, Negotiated, Negotiator};
+//! use http::{HeaderMap, Method, StatusCode, Uri};
+//! use http_body_util::{BodyExt, Full};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let negotiated = Negotiator::new()
+//!     .negotiate(&Method::POST, &Uri::from_static("/items"), &HeaderMap::new(), true)
+//!     .unwrap();
+//! let body = Full::new(bytes::Bytes::from_static(br#"{"name":"a"}"#));
+//! let item: serde_json::Value = negotiated.decode_body(body).await.unwrap().value;
+//! let response = negotiated.response(StatusCode::CREATED, &item);
+//! assert_eq!(response.headers()["content-type"], "application/json");
+//! let bytes = response.into_body().collect().await.unwrap().to_bytes();
+//! assert_eq!(bytes, r#"{"name":"a"}"#);
+//! # });
+//! ```
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::cbor;
+use crate::codec::{BoxError, Codec, Decoded, EncodeError};
+use crate::field_validation::{FieldValidation, warning_header_value};
+use crate::params::{Conversion, MediaTypeParams};
+use crate::patch::PatchType;
+use crate::status::Status;
+
+/// The format of a request body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RequestFormat {
+    /// An ordinary body in this codec.
+    Codec(Codec),
+    /// A PATCH document.
+    Patch(PatchType),
+}
+
+/// Collects `fieldValidation=Warn` warnings from the decode helpers so the layer can turn them
+/// into `Warning` headers. Only allocated for requests that have a body and use `Warn`.
+#[derive(Clone, Debug, Default)]
+struct WarningSink(Arc<Mutex<Vec<String>>>);
+
+/// The negotiated formats of one request.
+#[derive(Clone, Debug)]
+pub struct Negotiated {
+    response: Codec,
+    params: MediaTypeParams,
+    pretty: bool,
+    request: Option<RequestFormat>,
+    body_limit: usize,
+    field_validation: FieldValidation,
+    warnings: Option<WarningSink>,
+}
+
+impl Negotiated {
+    pub(crate) fn new(
+        response: Codec,
+        params: MediaTypeParams,
+        pretty: bool,
+        request: Option<RequestFormat>,
+        body_limit: usize,
+        field_validation: FieldValidation,
+    ) -> Self {
+        let warnings = (request.is_some() && field_validation == FieldValidation::Warn)
+            .then(WarningSink::default);
+        Negotiated {
+            response,
+            params,
+            pretty,
+            request,
+            body_limit,
+            field_validation,
+            warnings,
+        }
+    }
+
+    /// The codec the response must be encoded with.
+    pub fn response_codec(&self) -> &Codec {
+        &self.response
+    }
+
+    /// The Kubernetes media-type parameters of the winning `Accept` clause.
+    pub fn params(&self) -> &MediaTypeParams {
+        &self.params
+    }
+
+    /// The conversion asked for (`as=Table;...`), already checked against the route's.
+    pub fn conversion(&self) -> Option<&Conversion> {
+        self.params.conversion.as_ref()
+    }
+
+    /// Whether the client asked for the stream form (`stream=watch` or `application/cbor-seq`).
+    /// Watch handlers stream regardless; this tells list handlers what was asked.
+    pub fn is_stream(&self) -> bool {
+        self.params.stream
+    }
+
+    /// Whether JSON output should be indented (`pretty=1` in `Accept`, or `?pretty=true`).
+    pub fn is_pretty(&self) -> bool {
+        self.pretty && matches!(self.response, Codec::Json)
+    }
+
+    /// The response `Content-Type` for one object (bare media type, as Kubernetes sends it).
+    pub fn content_type(&self) -> HeaderValue {
+        self.response.content_type()
+    }
+
+    /// The response `Content-Type` for a stream (`application/cbor-seq`,
+    /// `application/json;stream=watch`), if the codec has a stream form.
+    pub fn stream_content_type(&self) -> Option<HeaderValue> {
+        self.response.stream_content_type()
+    }
+
+    /// The request body format; `None` when the request has no body.
+    pub fn request_format(&self) -> Option<&RequestFormat> {
+        self.request.as_ref()
+    }
+
+    /// The request body codec, for a non-PATCH body.
+    pub fn request_codec(&self) -> Option<&Codec> {
+        match &self.request {
+            Some(RequestFormat::Codec(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The patch type of a PATCH body.
+    pub fn patch_type(&self) -> Option<PatchType> {
+        match &self.request {
+            Some(RequestFormat::Patch(p)) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// The request body limit in bytes.
+    pub fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// The effective field validation (query parameter or the route's default).
+    pub fn field_validation(&self) -> FieldValidation {
+        self.field_validation
+    }
+
+    /// Encodes `value` with the response codec. (`?` turns the error into a 500 `Status`.)
+    pub fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Bytes, EncodeError> {
+        let mut out = Vec::with_capacity(256);
+        if self.is_pretty() {
+            self.response.encode_pretty(value, &mut out)?;
+        } else {
+            self.response.encode(value, &mut out)?;
+        }
+        Ok(Bytes::from(out))
+    }
+
+    /// A response with `status`, `Content-Type` and `value` encoded with the response codec.
+    /// An encoding failure (a server bug) becomes a 500 `Status`.
+    pub fn response<T: Serialize + ?Sized>(
+        &self,
+        status: StatusCode,
+        value: &T,
+    ) -> Response<Full<Bytes>> {
+        match self.encode(value) {
+            Ok(body) => {
+                let mut response = Response::new(Full::new(body));
+                *response.status_mut() = status;
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, self.content_type());
+                response
+            }
+            Err(err) => self.error_response(&Status::from(err)),
+        }
+    }
+
+    /// A response carrying `status` encoded with the response codec.
+    pub fn error_response(&self, status: &Status) -> Response<Full<Bytes>> {
+        status.to_response(&self.response, self.is_pretty())
+    }
+
+    /// Decodes a whole request body with the request codec (JSON if the request had none),
+    /// applying the field validation. `Warn` warnings are returned and also recorded for the
+    /// layer, which adds them as `Warning` headers.
+    pub fn decode<T: DeserializeOwned>(&self, body: &[u8]) -> Result<Decoded<T>, Status> {
+        let codec = match &self.request {
+            Some(RequestFormat::Codec(c)) => c,
+            Some(RequestFormat::Patch(p)) if p.is_cbor() => &Codec::Cbor,
+            _ => &Codec::Json,
+        };
+        let decoded = codec.decode::<T>(body, self.field_validation)?;
+        if !decoded.warnings.is_empty() {
+            if let Some(sink) = &self.warnings {
+                if let Ok(mut w) = sink.0.lock() {
+                    w.extend(decoded.warnings.iter().cloned());
+                }
+            }
+        }
+        Ok(decoded)
+    }
+
+    /// Reads `body` (at most [`body_limit`](Self::body_limit) bytes: 413 beyond) and decodes it.
+    pub async fn decode_body<T, B>(&self, body: B) -> Result<Decoded<T>, Status>
+    where
+        T: DeserializeOwned,
+        B: http_body::Body,
+        B::Error: Into<BoxError>,
+    {
+        let bytes = read_body(body, self.body_limit).await?;
+        self.decode(&bytes)
+    }
+
+    /// Takes the warnings recorded by [`decode`](Self::decode) (used by the layer).
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        match &self.warnings {
+            Some(sink) => sink
+                .0
+                .lock()
+                .map(|mut w| std::mem::take(&mut *w))
+                .unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Appends one `Warning: 299 - "..."` header per warning.
+pub fn append_warnings(headers: &mut HeaderMap, warnings: &[String]) {
+    for w in warnings {
+        headers.append(http::header::WARNING, warning_header_value(w));
+    }
+}
+
+/// Reads a whole body, failing with 413 `RequestEntityTooLarge` as soon as it exceeds `limit`
+/// (nothing beyond the limit is buffered) and with 400 if the body errors.
+pub async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Status>
+where
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<LengthLimitError>() => Err(Status::request_entity_too_large(limit)),
+        Err(err) => Err(Status::bad_request(format!(
+            "unable to read the request body: {err}"
+        ))),
+    }
+}
+
+/// A PATCH body tagged with its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Patch {
+    /// The patch type from `Content-Type`.
+    pub kind: PatchType,
+    /// The body as received.
+    pub body: Bytes,
+}
+
+impl Patch {
+    /// The patch as a JSON value: CBOR patches are decoded (strictly: duplicate keys, bad UTF-8
+    /// and NaN are errors), JSON patches are parsed. `application/apply-patch+yaml` is accepted
+    /// when it is JSON (the YAML that client-go sends); other YAML needs a YAML decoder and
+    /// gets 400. Failures are 400 `BadRequest`, as in Kubernetes.
+    pub fn to_json_value(&self) -> Result<serde_json::Value, Status> {
+        if self.kind.is_cbor() {
+            return cbor::to_json_value(&self.body)
+                .map_err(|e| Status::bad_request(format!("error decoding patch: {e}")));
+        }
+        serde_json::from_slice(&self.body).map_err(|e| match self.kind {
+            PatchType::ApplyYaml => Status::bad_request(format!(
+                "error decoding YAML patch (only its JSON subset is supported): {e}"
+            )),
+            _ => Status::bad_request(format!("invalid JSON patch: {e}")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Negotiator;
+    use http::{Method, Uri};
+
+    #[tokio::test]
+    async fn read_body_enforces_limit() {
+        let body = Full::new(Bytes::from(vec![b' '; 11]));
+        let err = read_body(body, 10).await.unwrap_err();
+        assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE);
+        let ok = read_body(Full::new(Bytes::from_static(b"0123456789")), 10)
+            .await
+            .unwrap();
+        assert_eq!(ok.len(), 10);
+    }
+
+    #[test]
+    fn decode_records_warnings_for_the_layer() {
+        let n = Negotiator::new()
+            .negotiate(
+                &Method::POST,
+                &Uri::from_static("/x"),
+                &HeaderMap::new(),
+                true,
+            )
+            .unwrap();
+        #[derive(serde::Deserialize)]
+        struct A {
+            #[allow(dead_code)]
+            a: u8,
+        }
+        let d = n.decode::<A>(br#"{"a":1,"b":2}"#).unwrap();
+        assert_eq!(d.warnings, [r#"unknown field "b""#]);
+        assert_eq!(n.take_warnings(), d.warnings);
+        assert!(n.take_warnings().is_empty());
+    }
+
+    #[test]
+    fn decode_errors_are_400() {
+        let n = Negotiator::new()
+            .negotiate(
+                &Method::POST,
+                &Uri::from_static("/x"),
+                &HeaderMap::new(),
+                true,
+            )
+            .unwrap();
+        let err = n.decode::<serde_json::Value>(b"{").unwrap_err();
+        assert_eq!(err.code(), StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn patches_to_json() {
+        let cbor = Patch {
+            kind: PatchType::ApplyCbor,
+            body: Bytes::from_static(&[0xa1, 0x61, b'a', 0x01]),
+        };
+        assert_eq!(cbor.to_json_value().unwrap(), serde_json::json!({"a": 1}));
+        let bad = Patch {
+            kind: PatchType::ApplyCbor,
+            body: Bytes::from_static(&[0xff, 0xff]),
+        };
+        assert_eq!(
+            bad.to_json_value().unwrap_err().code(),
+            StatusCode::BAD_REQUEST
+        );
+        let merge = Patch {
+            kind: PatchType::MergePatch,
+            body: Bytes::from_static(b"{\"a\":null}"),
+        };
+        assert_eq!(
+            merge.to_json_value().unwrap(),
+            serde_json::json!({"a": null})
+        );
+        let bad = Patch {
+            kind: PatchType::JsonPatch,
+            body: Bytes::from_static(b"["),
+        };
+        assert!(
+            bad.to_json_value()
+                .unwrap_err()
+                .message
+                .starts_with("invalid JSON patch")
+        );
+    }
+
+    #[test]
+    fn pretty_only_for_json() {
+        let uri = Uri::from_static("/x?pretty=1");
+        let mut h = HeaderMap::new();
+        h.insert(
+            http::header::ACCEPT,
+            HeaderValue::from_static("application/cbor"),
+        );
+        let n = Negotiator::new()
+            .negotiate(&Method::GET, &uri, &h, false)
+            .unwrap();
+        assert!(!n.is_pretty());
+        let n = Negotiator::new()
+            .negotiate(&Method::GET, &uri, &HeaderMap::new(), false)
+            .unwrap();
+        assert!(n.is_pretty());
+        assert_eq!(
+            n.encode(&serde_json::json!({"a": 1})).unwrap(),
+            "{\n  \"a\": 1\n}"
+        );
+    }
+}

@@ -1,0 +1,557 @@
+//! [`Negotiator`]: a route's negotiation rules, and the decision it makes for one request.
+//!
+//! The Tower layer ([`NegotiateLayer`](crate::NegotiateLayer)) is a thin wrapper around a
+//! `Negotiator`; use the `Negotiator` directly when there is no Tower stack (a hand-written
+//! hyper service, a test).
+//!
+//! Order of checks: `fieldValidation` (400), then `Content-Type` (415), then `Accept` (406), for
+//! every method. Kubernetes checks the body type first on PATCH and, through go-restful, on every
+//! built-in route; doing it first everywhere keeps one rule, and the 415 is still encoded in the
+//! negotiated format when `Accept` allows one.
+//!
+//! ```
+//! use conneg::{Codec, Negotiator, PatchType};
+//! use http::{HeaderMap, HeaderValue, Method, Uri, header};
+//!
+//! let negotiator = Negotiator::new().patch_types([PatchType::MergePatch, PatchType::ApplyCbor]);
+//! let mut headers = HeaderMap::new();
+//! headers.insert(header::ACCEPT, HeaderValue::from_static("application/cbor, */*"));
+//! headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+//!
+//! let uri = Uri::from_static("/apis/x");
+//! let n = negotiator.negotiate(&Method::POST, &uri, &headers, true).unwrap();
+//! assert_eq!(n.response_codec(), &Codec::Cbor);
+//! assert_eq!(n.request_codec(), Some(&Codec::Json));
+//!
+//! // A JSON body is not a patch: 415, encoded as CBOR because the client accepts CBOR.
+//! let rejection = negotiator.negotiate(&Method::PATCH, &uri, &headers, true).unwrap_err();
+//! let response = rejection.into_response();
+//! assert_eq!(response.status(), 415);
+//! assert_eq!(response.headers()["accept-patch"], "application/merge-patch+json, application/apply-patch+cbor");
+//! assert_eq!(response.headers()["content-type"], "application/cbor");
+//! ```
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, Uri};
+use http_body_util::Full;
+
+use crate::accept::Accept;
+use crate::codec::Codec;
+use crate::content_type::{ContentType, request_content_type};
+use crate::field_validation::{FieldValidation, query_param};
+use crate::negotiated::{Negotiated, RequestFormat};
+use crate::params::{AllowedConversion, Conversion};
+use crate::patch::PatchType;
+use crate::registry::{Codecs, join_media_types, select};
+use crate::status::Status;
+
+/// `Accept-Patch` (RFC 5789 §3.1).
+pub const ACCEPT_PATCH: HeaderName = HeaderName::from_static("accept-patch");
+
+/// Kubernetes' default request body limit: 3 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 3 * 1024 * 1024;
+
+/// What a route offers and accepts. Cheap to clone; build once per route.
+#[derive(Clone, Debug)]
+pub struct Negotiator {
+    codecs: Codecs,
+    request_codecs: Option<Vec<Codec>>,
+    patch_types: Vec<PatchType>,
+    conversions: Vec<AllowedConversion>,
+    body_limit: usize,
+    streaming: bool,
+    field_validation: FieldValidation,
+}
+
+impl Default for Negotiator {
+    fn default() -> Self {
+        Negotiator {
+            codecs: Codecs::new(),
+            request_codecs: None,
+            patch_types: PatchType::all().to_vec(),
+            conversions: Vec::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            streaming: false,
+            field_validation: FieldValidation::default(),
+        }
+    }
+}
+
+impl Negotiator {
+    /// JSON then CBOR both ways, every patch type on PATCH, no conversions, 3 MiB bodies,
+    /// `fieldValidation` defaulting to `Warn`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The response codecs, in the server's order of preference (the first one answers a
+    /// request without `Accept`).
+    pub fn codecs(mut self, codecs: Codecs) -> Self {
+        self.codecs = codecs;
+        self
+    }
+
+    /// Adds a codec (for example a [`CustomCodec`](crate::CustomCodec)) at the end of the
+    /// preference order, for responses and, unless restricted, request bodies.
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codecs = self.codecs.with(codec);
+        self
+    }
+
+    /// Restricts request bodies (POST, PUT, ...) to these codecs; by default every response
+    /// codec is accepted.
+    pub fn accept_request_types(mut self, codecs: impl IntoIterator<Item = Codec>) -> Self {
+        self.request_codecs = Some(codecs.into_iter().collect());
+        self
+    }
+
+    /// The patch types a PATCH request may use (default: all of [`PatchType::all`]). An empty
+    /// list makes PATCH bodies follow the ordinary request codecs instead.
+    pub fn patch_types(mut self, types: impl IntoIterator<Item = PatchType>) -> Self {
+        self.patch_types = types.into_iter().collect();
+        self
+    }
+
+    /// Lets clients ask for `conversion` (e.g. `as=Table;g=meta.k8s.io;v=v1`) in the given
+    /// codecs. Your handler reads [`Negotiated::conversion`] and produces that shape.
+    pub fn conversion(
+        mut self,
+        conversion: Conversion,
+        codecs: impl IntoIterator<Item = Codec>,
+    ) -> Self {
+        self.conversions.push(AllowedConversion {
+            conversion,
+            codecs: codecs.into_iter().collect(),
+        });
+        self
+    }
+
+    /// The maximum request body size (default 3 MiB); larger bodies get 413.
+    pub fn body_limit(mut self, limit: usize) -> Self {
+        self.body_limit = limit;
+        self
+    }
+
+    /// Marks the route as able to stream (list/watch): `application/cbor-seq` in `Accept` then
+    /// selects CBOR with [`MediaTypeParams::stream`](crate::MediaTypeParams) set.
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// The field validation used when the request has no `fieldValidation` query parameter
+    /// (default `Warn`, as Kubernetes; `Ignore` is the fastest).
+    pub fn field_validation(mut self, validation: FieldValidation) -> Self {
+        self.field_validation = validation;
+        self
+    }
+
+    /// The response codecs.
+    pub fn response_codecs(&self) -> &Codecs {
+        &self.codecs
+    }
+
+    /// The codecs accepted for request bodies.
+    pub fn request_codecs(&self) -> &[Codec] {
+        self.request_codecs
+            .as_deref()
+            .unwrap_or(self.codecs.as_slice())
+    }
+
+    /// The body limit in bytes.
+    pub fn limit(&self) -> usize {
+        self.body_limit
+    }
+
+    fn is_patch_route(&self, method: &Method) -> bool {
+        method == Method::PATCH && !self.patch_types.is_empty()
+    }
+
+    /// The media types listed in a 406.
+    fn available(&self) -> String {
+        let singles = self.codecs.as_slice().iter().map(Codec::media_type);
+        if self.streaming {
+            join_media_types(
+                singles.chain(
+                    self.codecs
+                        .as_slice()
+                        .iter()
+                        .filter_map(Codec::stream_media_type),
+                ),
+            )
+        } else {
+            join_media_types(singles)
+        }
+    }
+
+    /// Decides the request and response formats for one request.
+    ///
+    /// `has_body` says whether the request carries a body (for a Tower service, use
+    /// `!body.is_end_stream()` or the size hint; [`request_has_body`] reads the headers). A
+    /// request without a body gets no request format and is never rejected for its
+    /// `Content-Type`, except PATCH, which needs a patch type.
+    pub fn negotiate(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        has_body: bool,
+    ) -> Result<Negotiated, Rejection> {
+        let selection = select(
+            &Accept::from_headers(headers),
+            self.codecs.as_slice(),
+            &self.conversions,
+            self.streaming,
+        );
+        let query = uri.query();
+        let pretty = selection.as_ref().is_some_and(|s| s.params.pretty)
+            || query_param(query, "pretty").is_some_and(parse_bool);
+
+        let field_validation = match FieldValidation::from_query(query) {
+            Ok(v) => v.unwrap_or(self.field_validation),
+            Err(message) => {
+                let (codec, pretty) = match &selection {
+                    Some(s) => (s.codec.clone(), pretty),
+                    None => (Codec::Json, true),
+                };
+                return Err(Rejection::new(Status::bad_request(message), codec, pretty));
+            }
+        };
+
+        let is_patch = self.is_patch_route(method);
+        let request = if has_body || is_patch {
+            Some(self.request_format(headers, is_patch))
+        } else {
+            None
+        };
+
+        let request = match request {
+            Some(Err(())) => {
+                let accepted = if is_patch {
+                    join_media_types(self.patch_types.iter().map(|p| p.media_type()))
+                } else {
+                    join_media_types(self.request_codecs().iter().map(Codec::media_type))
+                };
+                let (codec, pretty) = match &selection {
+                    Some(s) => (s.codec.clone(), pretty),
+                    None => (Codec::Json, true),
+                };
+                let mut rejection =
+                    Rejection::new(Status::unsupported_media_type(&accepted), codec, pretty);
+                if let Ok(value) = HeaderValue::from_str(&accepted) {
+                    if is_patch {
+                        rejection.0.headers.insert(ACCEPT_PATCH, value.clone());
+                    }
+                    rejection.0.headers.insert(ACCEPT, value);
+                }
+                tracing::debug!(content_type = ?headers.get(CONTENT_TYPE), %accepted, "conneg: 415 unsupported request media type");
+                return Err(rejection);
+            }
+            Some(Ok(format)) => Some(format),
+            None => None,
+        };
+
+        let Some(selection) = selection else {
+            let available = self.available();
+            tracing::debug!(accept = ?headers.get(ACCEPT), %available, "conneg: 406 nothing acceptable");
+            // Nothing the client accepts: Kubernetes writes this Status as indented JSON.
+            return Err(Rejection::new(
+                Status::not_acceptable(&available),
+                Codec::Json,
+                true,
+            ));
+        };
+
+        if let Some(len) = content_length(headers) {
+            if len > self.body_limit as u64 {
+                tracing::debug!(
+                    len,
+                    limit = self.body_limit,
+                    "conneg: 413 declared body too large"
+                );
+                return Err(Rejection::new(
+                    Status::request_entity_too_large(self.body_limit),
+                    selection.codec,
+                    pretty,
+                ));
+            }
+        }
+
+        tracing::trace!(
+            response = %selection.codec,
+            q = %selection.q,
+            conversion = ?selection.params.conversion,
+            stream = selection.params.stream,
+            request = ?request,
+            "conneg: negotiated"
+        );
+        Ok(Negotiated::new(
+            selection.codec,
+            selection.params,
+            pretty,
+            request,
+            self.body_limit,
+            field_validation,
+        ))
+    }
+
+    /// Like [`negotiate`](Self::negotiate) on request parts, deciding `has_body` from the
+    /// headers ([`request_has_body`]).
+    pub fn negotiate_parts(&self, parts: &http::request::Parts) -> Result<Negotiated, Rejection> {
+        self.negotiate(
+            &parts.method,
+            &parts.uri,
+            &parts.headers,
+            request_has_body(&parts.headers),
+        )
+    }
+
+    fn request_format(&self, headers: &HeaderMap, is_patch: bool) -> Result<RequestFormat, ()> {
+        match request_content_type(headers) {
+            ContentType::Present(range) if is_patch => PatchType::from_media_range(&range)
+                .filter(|p| self.patch_types.contains(p))
+                .map(RequestFormat::Patch)
+                .ok_or(()),
+            ContentType::Present(range) => self
+                .request_codecs()
+                .iter()
+                .find(|c| c.is(&range))
+                .cloned()
+                .map(RequestFormat::Codec)
+                .ok_or(()),
+            // Kubernetes: a body without a type is JSON (its first serializer), but a patch
+            // must say which kind of patch it is.
+            ContentType::Missing if !is_patch => self
+                .request_codecs()
+                .iter()
+                .find(|c| matches!(c, Codec::Json))
+                .cloned()
+                .map(RequestFormat::Codec)
+                .ok_or(()),
+            ContentType::Missing | ContentType::Invalid => Err(()),
+        }
+    }
+}
+
+fn parse_bool(v: &str) -> bool {
+    matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether the headers announce a body: a non-zero `Content-Length` or any
+/// `Transfer-Encoding`.
+pub fn request_has_body(headers: &HeaderMap) -> bool {
+    content_length(headers).is_some_and(|n| n > 0) || headers.contains_key(TRANSFER_ENCODING)
+}
+
+/// A request negotiation refused: the `Status` to send, how to encode it, and the extra headers
+/// (`Accept`, `Accept-Patch`) that go with it.
+#[derive(Clone, Debug)]
+pub struct Rejection(Box<RejectionInner>);
+
+#[derive(Clone, Debug)]
+struct RejectionInner {
+    status: Status,
+    codec: Codec,
+    pretty: bool,
+    headers: HeaderMap,
+}
+
+impl Rejection {
+    pub(crate) fn new(status: Status, codec: Codec, pretty: bool) -> Self {
+        Rejection(Box::new(RejectionInner {
+            status,
+            codec,
+            pretty,
+            headers: HeaderMap::new(),
+        }))
+    }
+
+    /// The `Status` that will be sent.
+    pub fn status(&self) -> &Status {
+        &self.0.status
+    }
+
+    /// The codec the `Status` is encoded with.
+    pub fn codec(&self) -> &Codec {
+        &self.0.codec
+    }
+
+    /// The extra response headers (`Accept`, `Accept-Patch` on 415).
+    pub fn headers(&self) -> &HeaderMap {
+        &self.0.headers
+    }
+
+    /// The HTTP response.
+    pub fn into_response(self) -> Response<Full<Bytes>> {
+        let inner = *self.0;
+        let mut response = inner.status.to_response(&inner.codec, inner.pretty);
+        response.headers_mut().extend(inner.headers);
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::StatusCode;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(HeaderName::from_static(k), HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    fn run(
+        n: &Negotiator,
+        method: Method,
+        h: &[(&'static str, &'static str)],
+        body: bool,
+    ) -> Result<Negotiated, Rejection> {
+        n.negotiate(&method, &Uri::from_static("/x"), &headers(h), body)
+    }
+
+    #[test]
+    fn missing_content_type_is_json_but_not_for_patch() {
+        let n = Negotiator::new();
+        let ok = run(&n, Method::POST, &[], true).unwrap();
+        assert_eq!(ok.request_codec(), Some(&Codec::Json));
+        let err = run(&n, Method::PATCH, &[], true).unwrap_err();
+        assert_eq!(err.status().code(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+
+    #[test]
+    fn no_body_no_request_format() {
+        let n = Negotiator::new();
+        let ok = run(&n, Method::GET, &[("content-type", "nonsense")], false).unwrap();
+        assert_eq!(ok.request_format(), None);
+    }
+
+    #[test]
+    fn unsupported_request_type_lists_accepted_types() {
+        let n = Negotiator::new().accept_request_types([Codec::Json]);
+        let err = run(
+            &n,
+            Method::PUT,
+            &[("content-type", "application/cbor")],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(err.headers()[ACCEPT], "application/json");
+        assert_eq!(
+            err.status().message,
+            "the body of the request was in an unknown format - accepted media types include: application/json"
+        );
+        assert!(err.headers().get(ACCEPT_PATCH).is_none());
+    }
+
+    #[test]
+    fn patch_types() {
+        let n = Negotiator::new().patch_types(PatchType::custom_resource().iter().copied());
+        let ok = run(
+            &n,
+            Method::PATCH,
+            &[("content-type", "application/apply-patch+cbor")],
+            true,
+        )
+        .unwrap();
+        assert_eq!(ok.patch_type(), Some(PatchType::ApplyCbor));
+        let err = run(
+            &n,
+            Method::PATCH,
+            &[("content-type", "application/strategic-merge-patch+json")],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.headers()[ACCEPT_PATCH],
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/apply-patch+cbor"
+        );
+        // With no patch types, PATCH takes ordinary bodies.
+        let n = Negotiator::new().patch_types([]);
+        assert_eq!(
+            run(
+                &n,
+                Method::PATCH,
+                &[("content-type", "application/json")],
+                true
+            )
+            .unwrap()
+            .request_codec(),
+            Some(&Codec::Json)
+        );
+    }
+
+    #[test]
+    fn content_type_checked_before_accept() {
+        let n = Negotiator::new();
+        let err = run(
+            &n,
+            Method::POST,
+            &[("accept", "text/html"), ("content-type", "text/plain")],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(err.status().code(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        // Nothing acceptable, so the 415 is indented JSON.
+        assert_eq!(err.codec(), &Codec::Json);
+        let err = run(
+            &n,
+            Method::POST,
+            &[
+                ("accept", "text/html"),
+                ("content-type", "application/json"),
+            ],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(err.status().code(), StatusCode::NOT_ACCEPTABLE);
+        assert_eq!(
+            err.status().message,
+            "only the following media types are accepted: application/json, application/cbor"
+        );
+    }
+
+    #[test]
+    fn streaming_routes_list_stream_types() {
+        let n = Negotiator::new().streaming(true);
+        let err = run(&n, Method::GET, &[("accept", "text/html")], false).unwrap_err();
+        assert!(err.status().message.ends_with("application/json, application/cbor, application/json;stream=watch, application/cbor-seq"));
+    }
+
+    #[test]
+    fn declared_length_over_limit_is_413() {
+        let n = Negotiator::new().body_limit(10);
+        let err = run(&n, Method::POST, &[("content-length", "11")], true).unwrap_err();
+        assert_eq!(err.status().code(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(run(&n, Method::POST, &[("content-length", "10")], true).is_ok());
+    }
+
+    #[test]
+    fn query_parameters() {
+        let n = Negotiator::new();
+        let uri = Uri::from_static("/x?pretty=true&fieldValidation=Strict");
+        let ok = n
+            .negotiate(&Method::POST, &uri, &HeaderMap::new(), true)
+            .unwrap();
+        assert!(ok.is_pretty());
+        assert_eq!(ok.field_validation(), FieldValidation::Strict);
+        let uri = Uri::from_static("/x?fieldValidation=Nope");
+        let err = n
+            .negotiate(&Method::POST, &uri, &HeaderMap::new(), true)
+            .unwrap_err();
+        assert_eq!(err.status().code(), StatusCode::BAD_REQUEST);
+    }
+}
