@@ -28,6 +28,13 @@ pub(crate) fn is_zero_i64(v: &i64) -> bool {
 /// `apiVersion` and `kind`, inlined at the top of every object (`metav1.TypeMeta`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeMeta {
+    /// The kind, e.g. `Flunder`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
     /// `group/version` (or `v1` for the core group); empty when unknown.
     #[serde(
         rename = "apiVersion",
@@ -36,13 +43,6 @@ pub struct TypeMeta {
         skip_serializing_if = "String::is_empty"
     )]
     pub api_version: String,
-    /// The kind, e.g. `Flunder`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
 }
 
 /// A point in time with second precision, written as RFC 3339 in UTC (`metav1.Time`).

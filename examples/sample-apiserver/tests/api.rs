@@ -376,3 +376,13 @@ fn ban_flunder_admission() {
     assert!(plugin.admit(Operation::Create, "fine", &fischers).is_ok());
     assert!(plugin.admit(Operation::Create, "banned", &[]).is_ok());
 }
+
+#[test]
+fn json_field_order_matches_go() {
+    // encoding/json writes struct fields in declaration order: kind before apiVersion.
+    let f = beta("other", "", Some("Flunder"));
+    assert_eq!(
+        serde_json::to_string(&f).unwrap(),
+        r#"{"kind":"Flunder","apiVersion":"wardle.example.com/v1beta1","metadata":{"name":"f","namespace":"default"},"spec":{"flunderReference":"other","referenceType":"Flunder"},"status":{}}"#
+    );
+}

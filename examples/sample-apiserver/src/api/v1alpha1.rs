@@ -39,13 +39,6 @@ pub struct FlunderStatus {}
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `Flunder`.
     #[serde(
         default,
@@ -53,6 +46,13 @@ pub struct Flunder {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
@@ -68,13 +68,6 @@ pub struct Flunder {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FlunderList {
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `FlunderList`.
     #[serde(
         default,
@@ -82,6 +75,13 @@ pub struct FlunderList {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// List metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ListMeta,
@@ -94,13 +94,6 @@ pub struct FlunderList {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Fischer {
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `Fischer`.
     #[serde(
         default,
@@ -108,6 +101,13 @@ pub struct Fischer {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
@@ -124,13 +124,6 @@ pub struct Fischer {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FischerList {
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `FischerList`.
     #[serde(
         default,
@@ -138,6 +131,13 @@ pub struct FischerList {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1alpha1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// List metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ListMeta,

@@ -51,13 +51,6 @@ pub struct FlunderStatus {}
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
-    /// `wardle.example.com/v1beta1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `Flunder`.
     #[serde(
         default,
@@ -65,6 +58,13 @@ pub struct Flunder {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1beta1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
@@ -80,13 +80,6 @@ pub struct Flunder {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FlunderList {
-    /// `wardle.example.com/v1beta1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
     /// `FlunderList`.
     #[serde(
         default,
@@ -94,6 +87,13 @@ pub struct FlunderList {
         skip_serializing_if = "String::is_empty"
     )]
     pub kind: String,
+    /// `wardle.example.com/v1beta1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// List metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ListMeta,
