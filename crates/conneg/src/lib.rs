@@ -1,4 +1,109 @@
-//! Content negotiation for API servers.
+//! Content negotiation for API servers: `Accept` and `Content-Type` parsing, JSON and CBOR
+//! (Kubernetes' KEP-4222 profile) codecs, a Tower layer that answers 406/415/413 itself, axum
+//! extractors and responses, and Kubernetes `Status` errors.
+//!
+//! # How a request flows
+//!
+//! 1. **Socket → layer.** [`NegotiateLayer`] (a Tower layer; [`negotiate`]) sees the request
+//!    first. Before calling the inner service it picks the response codec from every `Accept`
+//!    line ([`registry`] has the rules: highest `q`; a type the client *named* beats a wildcard
+//!    match; ties go to the server's order; no `Accept` means the server's first codec) and the
+//!    request codec from `Content-Type` ([`content_type`]; missing means JSON, except on PATCH,
+//!    which takes the [`PatchType`]s). If either is impossible it answers at once — 415 with
+//!    `Accept`/`Accept-Patch`, 406 with the available list, 413 for a declared oversize body —
+//!    as a Kubernetes [`Status`] in the negotiated format, and the inner service never runs.
+//! 2. **Layer → extractor.** Otherwise it stores the decision, a [`Negotiated`], in the request
+//!    extensions. With axum, the [`Negotiated`] extractor hands it to the handler, and
+//!    `conneg::axum::Conneg<T>` reads the body (at most the body limit, default 3 MiB: 413
+//!    beyond) and decodes it with the request codec into any `T: DeserializeOwned` (400 for
+//!    anything that does not decode; [`FieldValidation`] decides what unknown fields do).
+//!    Without axum, [`decode_body`] does the same from the extensions.
+//! 3. **Handler → response.** The handler encodes with the negotiated codec, either right away
+//!    (`negotiated.response(StatusCode::OK, &value)`, no type erasure) or by returning
+//!    `Conneg(value)`, which the layer encodes on the way out. The layer adds `Vary: Accept`
+//!    and one `Warning` header per unknown field under `fieldValidation=Warn`; a [`Status`]
+//!    returned as an error is re-encoded as CBOR for clients that asked for CBOR.
+//!
+//! Kubernetes' media-type parameters reach the handler through [`Negotiated::params`]:
+//! `as=Table;g=meta.k8s.io;v=v1` (only if the route declared the [`Conversion`], and only in the
+//! codecs it named), `stream=watch`, `pretty`, `profile`. Codecs have stream forms for watch
+//! ([`Codec::stream_media_type`], [`Codec::encode_stream_item`]).
+//!
+//! # With axum
+//!
+//! ```
+//! use axum::{Router, http::StatusCode, routing::{get, patch}};
+//! use conneg::{Codec, Conversion, NegotiateLayer, Negotiated, Patch, PatchType, Status, axum::Conneg};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Flunder { name: String }
+//!
+//! async fn create(Conneg(f): Conneg<Flunder>) -> Result<(StatusCode, Conneg<Flunder>), Status> {
+//!     if f.name == "taken" {
+//!         return Err(Status::already_exists("wardle.example.com", "flunders", &f.name));
+//!     }
+//!     Ok((StatusCode::CREATED, Conneg(f)))
+//! }
+//!
+//! async fn list(negotiated: Negotiated) -> axum::response::Response {
+//!     use axum::response::IntoResponse;
+//!     if negotiated.conversion().is_some() {
+//!         // build a meta.k8s.io/v1 Table instead
+//!     }
+//!     negotiated.response(StatusCode::OK, &[Flunder { name: "a".into() }]).into_response()
+//! }
+//!
+//! async fn apply(patch: Patch) -> Result<Conneg<serde_json::Value>, Status> {
+//!     Ok(Conneg(patch.to_json_value()?))
+//! }
+//!
+//! let app: Router = Router::new()
+//!     .route("/flunders", get(list).post(create))
+//!     .route("/flunders/{name}", patch(apply))
+//!     .layer(NegotiateLayer::new().conversion(Conversion::table(), [Codec::Json]));
+//! # let _ = app;
+//! ```
+//!
+//! # With plain Tower / hyper
+//!
+//! ```
+//! use bytes::Bytes;
+//! use conneg::{NegotiateLayer, Negotiated, decode_body, encode_response};
+//! use http::{Request, StatusCode};
+//! use http_body_util::{BodyExt, Full};
+//! use tower::{ServiceBuilder, ServiceExt, service_fn};
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let svc = ServiceBuilder::new().layer(NegotiateLayer::new()).service(service_fn(
+//!     |req: Request<Full<Bytes>>| async move {
+//!         let negotiated = Negotiated::from_extensions(req.extensions()).unwrap().clone();
+//!         let response = match decode_body::<serde_json::Value, _>(&negotiated, req.into_body()).await {
+//!             Ok(decoded) => encode_response(&negotiated, StatusCode::CREATED, &decoded.value),
+//!             Err(status) => negotiated.error_response(&status),
+//!         };
+//!         Ok::<_, std::convert::Infallible>(response)
+//!     },
+//! ));
+//!
+//! let req = Request::post("/items")
+//!     .header("content-type", "application/json")
+//!     .header("accept", "application/json;q=0.9,application/cbor;q=1")
+//!     .body(Full::new(Bytes::from_static(br#"{"name":"a"}"#)))
+//!     .unwrap();
+//! let res = svc.oneshot(req).await.unwrap();
+//! assert_eq!(res.status(), StatusCode::CREATED);
+//! assert_eq!(res.headers()["content-type"], "application/cbor");
+//! # });
+//! ```
+//!
+//! # Cost
+//!
+//! Parsing `Accept` and `Content-Type` walks the header bytes and allocates nothing; selection
+//! re-walks the header once per server codec (two or three). A GET allocates nothing for
+//! negotiation; a request with a body under `fieldValidation=Warn` allocates one small shared
+//! slot for warnings. JSON and CBOR encode straight into the response buffer and decode straight
+//! from the request bytes.
 #![deny(missing_docs, unreachable_pub, unsafe_code)]
 // `Status` (a Kubernetes object of ~300 bytes) is the error type of paths that are already
 // error paths and allocate; the hot paths (negotiate, encode) return small errors.
@@ -23,7 +128,9 @@ pub mod status;
 pub use codec::{Codec, CustomCodec, Decoded};
 pub use field_validation::FieldValidation;
 pub use negotiate::NegotiateLayer;
-pub use negotiated::{Negotiated, Patch, RequestFormat, append_warnings, read_body};
+pub use negotiated::{
+    Negotiated, Patch, RequestFormat, append_warnings, decode_body, encode_response, read_body,
+};
 pub use negotiator::{Negotiator, Rejection};
 pub use params::{Conversion, MediaTypeParams};
 pub use patch::PatchType;

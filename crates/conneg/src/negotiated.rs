@@ -47,6 +47,15 @@ pub enum RequestFormat {
     Patch(PatchType),
 }
 
+impl std::fmt::Display for RequestFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestFormat::Codec(c) => f.write_str(c.media_type()),
+            RequestFormat::Patch(p) => f.write_str(p.media_type()),
+        }
+    }
+}
+
 /// Collects `fieldValidation=Warn` warnings from the decode helpers so the layer can turn them
 /// into `Warning` headers. Only allocated for requests that have a body and use `Warn`.
 #[derive(Clone, Debug, Default)]
@@ -84,6 +93,11 @@ impl Negotiated {
             field_validation,
             warnings,
         }
+    }
+
+    /// The decision the layer stored in a request's extensions.
+    pub fn from_extensions(extensions: &http::Extensions) -> Option<&Negotiated> {
+        extensions.get()
     }
 
     /// The codec the response must be encoded with.
@@ -232,6 +246,27 @@ impl Negotiated {
             None => Vec::new(),
         }
     }
+}
+
+/// Reads and decodes a request body with the negotiated request codec, without axum: the
+/// same as [`Negotiated::decode_body`].
+pub async fn decode_body<T, B>(negotiated: &Negotiated, body: B) -> Result<Decoded<T>, Status>
+where
+    T: DeserializeOwned,
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    negotiated.decode_body(body).await
+}
+
+/// Encodes a response with the negotiated response codec, without axum: the same as
+/// [`Negotiated::response`].
+pub fn encode_response<T: Serialize + ?Sized>(
+    negotiated: &Negotiated,
+    status: StatusCode,
+    value: &T,
+) -> Response<Full<Bytes>> {
+    negotiated.response(status, value)
 }
 
 /// Appends one `Warning: 299 - "..."` header per warning.

@@ -66,6 +66,7 @@ pin_project! {
             #[pin]
             future: F,
             negotiated: Option<Negotiated>,
+            span: tracing::Span,
         },
         Reject {
             response: Option<Response<Full<Bytes>>>,
@@ -74,11 +75,12 @@ pin_project! {
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn inner(future: F, negotiated: Negotiated) -> Self {
+    pub(crate) fn inner(future: F, negotiated: Negotiated, span: tracing::Span) -> Self {
         ResponseFuture {
             kind: Kind::Inner {
                 future,
                 negotiated: Some(negotiated),
+                span,
             },
         }
     }
@@ -107,7 +109,12 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
-            KindProj::Inner { future, negotiated } => {
+            KindProj::Inner {
+                future,
+                negotiated,
+                span,
+            } => {
+                let _entered = span.enter();
                 let response = ready!(future.poll(cx))?;
                 let negotiated = negotiated
                     .take()

@@ -71,8 +71,25 @@ where
             .negotiate(req.method(), req.uri(), req.headers(), has_body)
         {
             Ok(negotiated) => {
+                // Costs a callsite check when debug spans are off.
+                let span = tracing::debug_span!(
+                    "conneg",
+                    response = %negotiated.response_codec(),
+                    request = tracing::field::Empty,
+                    conversion = tracing::field::Empty,
+                    stream = negotiated.is_stream(),
+                );
+                if !span.is_disabled() {
+                    if let Some(format) = negotiated.request_format() {
+                        span.record("request", tracing::field::display(format));
+                    }
+                    if let Some(conversion) = negotiated.conversion() {
+                        span.record("conversion", tracing::field::display(conversion));
+                    }
+                }
                 req.extensions_mut().insert(negotiated.clone());
-                ResponseFuture::inner(self.inner.call(req), negotiated)
+                let future = span.in_scope(|| self.inner.call(req));
+                ResponseFuture::inner(future, negotiated, span)
             }
             Err(rejection) => ResponseFuture::reject(rejection.into_response()),
         }
