@@ -12,5 +12,6 @@ pub mod api;
 pub mod config;
 pub mod error;
 pub mod meta;
+pub mod names;
 pub mod selector;
 pub mod storage;

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use crate::error::go_quote;
 use crate::meta::ObjectMeta;
+use crate::names;
 
 /// A selector that failed to parse; the HTTP layer answers 400 BadRequest with its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,61 +156,31 @@ fn lex(s: &str) -> Result<Vec<Tok>, SelectorError> {
     Ok(out)
 }
 
-fn is_alnum(c: char) -> bool {
-    c.is_ascii_alphanumeric()
-}
-
-/// Kubernetes' label-value / qualified-name-part syntax: `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
-fn is_name_part(s: &str, max: usize) -> bool {
-    !s.is_empty()
-        && s.len() <= max
-        && s.starts_with(is_alnum)
-        && s.ends_with(is_alnum)
-        && s.chars()
-            .all(|c| is_alnum(c) || matches!(c, '-' | '_' | '.'))
-}
-
-fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            !l.is_empty()
-                && l.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && l.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && l.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        })
+fn invalid_requirement(value: &str, msgs: &[String]) -> SelectorError {
+    SelectorError(format!(
+        "unable to parse requirement: <nil>: Invalid value: {}: {}",
+        go_quote(value),
+        msgs.join("; ")
+    ))
 }
 
 /// Validate a label key (`[prefix/]name`, a qualified name).
 pub fn validate_label_key(key: &str) -> Result<(), SelectorError> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix {
-        if !is_dns1123_subdomain(p) {
-            return err(format!(
-                "invalid label key {key:?}: prefix part must be a DNS-1123 subdomain"
-            ));
-        }
+    let msgs = names::qualified_name_errors(key);
+    if msgs.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid_requirement(key, &msgs))
     }
-    if !is_name_part(name, 63) {
-        return err(format!(
-            "invalid label key {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
-        ));
-    }
-    Ok(())
 }
 
 /// Validate a label value (empty, or up to 63 name characters).
 pub fn validate_label_value(value: &str) -> Result<(), SelectorError> {
-    if value.is_empty() || is_name_part(value, 63) {
+    let msgs = names::label_value_errors(value);
+    if msgs.is_empty() {
         Ok(())
     } else {
-        err(format!(
-            "invalid label value: {value:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)"
-        ))
+        Err(invalid_requirement(value, &msgs))
     }
 }
 

@@ -2,10 +2,11 @@
 
 use sample_apiserver::api::admission::{BanFlunder, Operation};
 use sample_apiserver::api::validation::{
-    FieldErrorType, validate_flunder, validate_flunder_create,
+    BadValue, FieldErrorType, resource_version_required, validate_flunder, validate_flunder_create,
+    validate_object_meta, validate_object_meta_update,
 };
 use sample_apiserver::api::{
-    ReferenceType, Versioned, VersionedList, convert, internal, v1alpha1, v1beta1,
+    FLUNDERS, ReferenceType, Versioned, VersionedList, convert, internal, v1alpha1, v1beta1,
 };
 use sample_apiserver::meta::ObjectMeta;
 use serde_json::json;
@@ -295,7 +296,10 @@ fn validation_rules() {
                 assert_eq!(e.error_type, FieldErrorType::Invalid);
                 (
                     e.field.as_str(),
-                    e.bad_value.as_ref().unwrap().as_str().unwrap(),
+                    match &e.bad_value {
+                        BadValue::String(s) => s.as_str(),
+                        other => panic!("{other:?}"),
+                    },
                     e.detail.as_str(),
                 )
             })
@@ -384,5 +388,75 @@ fn json_field_order_matches_go() {
     assert_eq!(
         serde_json::to_string(&f).unwrap(),
         r#"{"kind":"Flunder","apiVersion":"wardle.example.com/v1beta1","metadata":{"name":"f","namespace":"default"},"spec":{"flunderReference":"other","referenceType":"Flunder"},"status":{}}"#
+    );
+}
+
+#[test]
+fn object_meta_validation() {
+    let ok = meta("good-name");
+    assert!(validate_object_meta(&ok, true).is_empty());
+    let msgs = |m: &ObjectMeta, namespaced| -> Vec<String> {
+        validate_object_meta(m, namespaced)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let mut m = meta("a/b");
+    m.namespace = "Bad_NS".into();
+    m.labels.insert("ok".into(), "-bad".into());
+    assert_eq!(
+        msgs(&m, true),
+        [
+            r#"metadata.name: Invalid value: "a/b": may not contain '/'"#.to_owned(),
+            r#"metadata.namespace: Invalid value: "Bad_NS": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"#.to_owned(),
+            r#"metadata.labels: Invalid value: "-bad": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#.to_owned(),
+        ]
+    );
+    assert_eq!(
+        msgs(&ObjectMeta::default(), true),
+        [
+            "metadata.name: Required value: name or generateName is required",
+            "metadata.namespace: Required value",
+        ]
+    );
+    assert_eq!(
+        msgs(&meta("f"), false),
+        ["metadata.namespace: Forbidden: not allowed on this type"]
+    );
+    let mut big = meta("x");
+    big.annotations.insert("a".into(), "v".repeat(256 * 1024));
+    assert_eq!(
+        msgs(&big, true),
+        ["metadata.annotations: Too long: may not be more than 262144 bytes"]
+    );
+}
+
+#[test]
+fn object_meta_update_validation() {
+    let mut old = meta("a");
+    old.uid = "u1".into();
+    old.generation = 2;
+    let mut new = old.clone();
+    new.resource_version = "5".into();
+    assert!(validate_object_meta_update(&new, &old).is_empty());
+    new.uid = "u2".into();
+    new.generation = 1;
+    new.resource_version.clear();
+    let got: Vec<String> = validate_object_meta_update(&new, &old)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            r#"metadata.resourceVersion: Invalid value: "": must be specified for an update"#,
+            "metadata.generation: Invalid value: 1: must not be decremented",
+            r#"metadata.uid: Invalid value: "u2": field is immutable"#,
+        ]
+    );
+    let e = resource_version_required(&FLUNDERS, "a");
+    assert_eq!(
+        e.message,
+        r#"flunders.wardle.example.com "a" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"#
     );
 }

@@ -111,3 +111,14 @@ fn field_selector() {
     assert!(both.matches(&m2));
     assert!(!both.matches(&m));
 }
+
+#[test]
+fn label_selector_errors_name_the_value() {
+    let e = LabelSelector::parse("-a=b").unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            r#"unable to parse requirement: <nil>: Invalid value: "-a": name part must consist of"#
+        ),
+        "{e}"
+    );
+}

@@ -6,6 +6,9 @@ use std::fmt;
 
 use crate::error::{ApiError, go_quote};
 
+use crate::meta::ObjectMeta;
+use crate::names;
+
 use super::{FLUNDERS, ReferenceType, internal};
 
 /// `field.ErrorType`: the cause type (`reason` in a Status cause) and its message prefix.
@@ -59,6 +62,36 @@ impl FieldErrorType {
     }
 }
 
+/// The offending value of a field error, printed as Go's `field.Error` prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BadValue {
+    /// No value (Go `nil`): printed `null`.
+    Null,
+    /// A string: printed quoted (`%q`).
+    String(String),
+    /// A signed integer: printed in decimal.
+    Int(i64),
+    /// An unsigned integer: printed as Go's `%#v` does, in hex (`0x0`).
+    Uint(u64),
+    /// A boolean.
+    Bool(bool),
+    /// Anything else: printed as JSON.
+    Other(serde_json::Value),
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadValue::Null => f.write_str("null"),
+            BadValue::String(s) => f.write_str(&go_quote(s)),
+            BadValue::Int(n) => write!(f, "{n}"),
+            BadValue::Uint(n) => write!(f, "{n:#x}"),
+            BadValue::Bool(b) => write!(f, "{b}"),
+            BadValue::Other(v) => write!(f, "{v}"),
+        }
+    }
+}
+
 /// One field error (`field.Error`): path, type, offending value, detail.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldError {
@@ -66,8 +99,8 @@ pub struct FieldError {
     pub field: String,
     /// Error type; [`FieldErrorType::as_reason`] is the Status cause `reason`.
     pub error_type: FieldErrorType,
-    /// The offending value (`None` is Go's nil, printed `null`).
-    pub bad_value: Option<serde_json::Value>,
+    /// The offending value (not printed for Required, Forbidden, TooLong, Internal).
+    pub bad_value: BadValue,
     /// Detail, e.g. `cannot be set with flunderReference at the same time`.
     pub detail: String,
 }
@@ -75,10 +108,15 @@ pub struct FieldError {
 impl FieldError {
     /// `field.Invalid(path, value, detail)` with a string value.
     pub fn invalid(field: &str, value: &str, detail: &str) -> Self {
+        Self::invalid_value(field, BadValue::String(value.to_owned()), detail)
+    }
+
+    /// `field.Invalid(path, value, detail)` with any value.
+    pub fn invalid_value(field: &str, value: BadValue, detail: &str) -> Self {
         Self {
             field: field.to_owned(),
             error_type: FieldErrorType::Invalid,
-            bad_value: Some(serde_json::Value::String(value.to_owned())),
+            bad_value: value,
             detail: detail.to_owned(),
         }
     }
@@ -88,8 +126,28 @@ impl FieldError {
         Self {
             field: field.to_owned(),
             error_type: FieldErrorType::Required,
-            bad_value: None,
+            bad_value: BadValue::String(String::new()),
             detail: detail.to_owned(),
+        }
+    }
+
+    /// `field.Forbidden(path, detail)`.
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::Forbidden,
+            bad_value: BadValue::String(String::new()),
+            detail: detail.to_owned(),
+        }
+    }
+
+    /// `field.TooLong(path, "", max)` for byte sizes.
+    pub fn too_long_bytes(field: &str, max: usize) -> Self {
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::TooLong,
+            bad_value: BadValue::String(String::new()),
+            detail: format!("may not be more than {max} bytes"),
         }
     }
 
@@ -101,16 +159,7 @@ impl FieldError {
             | FieldErrorType::Forbidden
             | FieldErrorType::TooLong
             | FieldErrorType::Internal => self.error_type.as_message().to_owned(),
-            t => {
-                let value = match &self.bad_value {
-                    None | Some(serde_json::Value::Null) => "null".to_owned(),
-                    Some(serde_json::Value::String(s)) => go_quote(s),
-                    Some(serde_json::Value::Number(n)) => n.to_string(),
-                    Some(serde_json::Value::Bool(b)) => b.to_string(),
-                    Some(other) => other.to_string(),
-                };
-                format!("{}: {value}", t.as_message())
-            }
+            t => format!("{}: {}", t.as_message(), self.bad_value),
         };
         if !self.detail.is_empty() {
             s.push_str(": ");
@@ -196,4 +245,156 @@ pub fn validate_flunder_create(flunder: &internal::Flunder) -> Result<(), ApiErr
             &errs,
         ))
     }
+}
+
+/// Kubernetes' limit on the total size of annotations (keys plus values).
+pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+fn push_msgs(errs: &mut Vec<FieldError>, field: &str, value: &str, msgs: Vec<String>) {
+    errs.extend(msgs.iter().map(|m| FieldError::invalid(field, value, m)));
+}
+
+/// `ValidateObjectMetaAccessor(meta, namespaced, ValidatePathSegmentName, "metadata")`: the
+/// generic checks Kubernetes' registry runs on create after the strategy's validation
+/// (`generateName` already expanded into `name`).
+pub fn validate_object_meta(meta: &ObjectMeta, namespaced: bool) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if !meta.generate_name.is_empty() {
+        push_msgs(
+            &mut errs,
+            "metadata.generateName",
+            &meta.generate_name,
+            names::path_segment_name_errors(&meta.generate_name, true),
+        );
+    }
+    if meta.name.is_empty() {
+        errs.push(FieldError::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
+    } else {
+        push_msgs(
+            &mut errs,
+            "metadata.name",
+            &meta.name,
+            names::path_segment_name_errors(&meta.name, false),
+        );
+    }
+    if namespaced {
+        if meta.namespace.is_empty() {
+            errs.push(FieldError::required("metadata.namespace", ""));
+        } else {
+            push_msgs(
+                &mut errs,
+                "metadata.namespace",
+                &meta.namespace,
+                names::dns1123_label_errors(&meta.namespace),
+            );
+        }
+    } else if !meta.namespace.is_empty() {
+        errs.push(FieldError::forbidden(
+            "metadata.namespace",
+            "not allowed on this type",
+        ));
+    }
+    if meta.generation < 0 {
+        errs.push(FieldError::invalid_value(
+            "metadata.generation",
+            BadValue::Int(meta.generation),
+            "must be greater than or equal to 0",
+        ));
+    }
+    validate_labels_annotations_finalizers(meta, &mut errs);
+    errs
+}
+
+fn validate_labels_annotations_finalizers(meta: &ObjectMeta, errs: &mut Vec<FieldError>) {
+    for (k, v) in &meta.labels {
+        push_msgs(errs, "metadata.labels", k, names::qualified_name_errors(k));
+        push_msgs(errs, "metadata.labels", v, names::label_value_errors(v));
+    }
+    let mut total = 0usize;
+    for (k, v) in &meta.annotations {
+        push_msgs(
+            errs,
+            "metadata.annotations",
+            k,
+            names::qualified_name_errors(&k.to_lowercase()),
+        );
+        total += k.len() + v.len();
+    }
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errs.push(FieldError::too_long_bytes(
+            "metadata.annotations",
+            TOTAL_ANNOTATION_SIZE_LIMIT,
+        ));
+    }
+    for f in &meta.finalizers {
+        push_msgs(
+            errs,
+            "metadata.finalizers",
+            f,
+            names::qualified_name_errors(f),
+        );
+    }
+}
+
+/// `ValidateObjectMetaAccessorUpdate`: immutable identity fields, no generation decrement,
+/// a `resourceVersion` present, plus the label/annotation/finalizer syntax of the new object.
+pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if new.resource_version.is_empty() {
+        errs.push(FieldError::invalid(
+            "metadata.resourceVersion",
+            "",
+            "must be specified for an update",
+        ));
+    }
+    if new.generation < old.generation {
+        errs.push(FieldError::invalid_value(
+            "metadata.generation",
+            BadValue::Int(new.generation),
+            "must not be decremented",
+        ));
+    }
+    let immutable = |errs: &mut Vec<FieldError>, field: &str, new: &str, old: &str| {
+        if new != old {
+            errs.push(FieldError::invalid(field, new, "field is immutable"));
+        }
+    };
+    immutable(&mut errs, "metadata.name", &new.name, &old.name);
+    immutable(
+        &mut errs,
+        "metadata.namespace",
+        &new.namespace,
+        &old.namespace,
+    );
+    immutable(&mut errs, "metadata.uid", &new.uid, &old.uid);
+    if new.creation_timestamp != old.creation_timestamp {
+        let value = new
+            .creation_timestamp
+            .map_or(BadValue::Null, |t| BadValue::String(t.to_string()));
+        errs.push(FieldError::invalid_value(
+            "metadata.creationTimestamp",
+            value,
+            "field is immutable",
+        ));
+    }
+    validate_labels_annotations_finalizers(new, &mut errs);
+    errs
+}
+
+/// The error the generic registry returns for an update without `resourceVersion` when the
+/// strategy does not allow unconditional updates (wardle's don't): note the resource in the
+/// kind position and Go's `%#v` of a `uint64` zero, as Kubernetes prints them.
+pub fn resource_version_required(resource: &super::ResourceInfo, name: &str) -> ApiError {
+    ApiError::invalid(
+        &resource.group_resource(),
+        name,
+        &[FieldError::invalid_value(
+            "metadata.resourceVersion",
+            BadValue::Uint(0),
+            "must be specified for an update",
+        )],
+    )
 }
