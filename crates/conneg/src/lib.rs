@@ -100,9 +100,10 @@
 //! # Cost
 //!
 //! Parsing `Accept` and `Content-Type` walks the header bytes and allocates nothing; selection
-//! re-walks the header once per server codec (two or three). A GET allocates nothing for
-//! negotiation; a request with a body under `fieldValidation=Warn` allocates one small shared
-//! slot for warnings. JSON and CBOR encode straight into the response buffer and decode straight
+//! re-walks the header once per server codec (two or three). The decision itself allocates
+//! nothing for typical headers (storing it in the request extensions costs the usual extension
+//! allocation); a request with a body under `fieldValidation=Warn` adds one small shared slot
+//! for warnings. JSON and CBOR encode straight into the response buffer and decode straight
 //! from the request bytes.
 #![deny(missing_docs, unreachable_pub, unsafe_code)]
 // `Status` (a Kubernetes object of ~300 bytes) is the error type of paths that are already

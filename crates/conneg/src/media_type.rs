@@ -128,6 +128,11 @@ impl<'a> MediaRange<'a> {
         }
     }
 
+    /// The same media type as a [`mime::Mime`] (for code built on the `mime` crate). Allocates.
+    pub fn to_mime(&self) -> Option<mime::Mime> {
+        self.to_string().parse().ok()
+    }
+
     /// Whether the range is `*/*` or `type/*`.
     pub fn is_wildcard(&self) -> bool {
         self.type_ == "*" || self.subtype == "*"
@@ -487,6 +492,9 @@ mod tests {
         );
         assert_eq!(r.specificity(), Specificity::Params);
         assert_eq!(r.to_string(), "text/plain;charset=utf-8;format=\"flowed\"");
+        let m = r.to_mime().unwrap();
+        assert_eq!(m.essence_str(), "text/plain");
+        assert_eq!(m.get_param(mime::CHARSET).unwrap(), "utf-8");
     }
 
     #[test]

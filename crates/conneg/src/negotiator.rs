@@ -4,8 +4,8 @@
 //! `Negotiator`; use the `Negotiator` directly when there is no Tower stack (a hand-written
 //! hyper service, a test).
 //!
-//! Order of checks: `fieldValidation` (400), then `Content-Type` (415), then `Accept` (406), for
-//! every method. Kubernetes checks the body type first on PATCH and, through go-restful, on every
+//! Order of checks: `fieldValidation` (400), then `Content-Type` (415), then `Accept` (406), then
+//! a declared `Content-Length` over the limit (413), for every method. Kubernetes checks the body type first on PATCH and, through go-restful, on every
 //! built-in route; doing it first everywhere keeps one rule, and the 415 is still encoded in the
 //! negotiated format when `Accept` allows one.
 //!
