@@ -80,6 +80,7 @@ both_backends!(
     gone_after_compaction,
     future_revision_is_refused,
     lagging_watcher_is_ended,
+    paging_with_continue_tokens,
 );
 
 async fn next_event(
@@ -225,7 +226,7 @@ async fn list_prefix_and_pages(new: fn(u64, usize) -> Backend) {
             P,
             ListOptions {
                 limit: Some(2),
-                start_after: Some(page1.items[1].key.clone()),
+                start_key: page1.next_start_key(),
                 revision: Some(page1.revision),
             },
         )
@@ -269,7 +270,7 @@ async fn list_at_past_revision_is_consistent(new: fn(u64, usize) -> Backend) {
             P,
             ListOptions {
                 revision: Some(snapshot_rev),
-                start_after: Some(page1.items[0].key.clone()),
+                start_key: page1.next_start_key(),
                 limit: None,
             },
         )
@@ -532,4 +533,38 @@ async fn concurrent_writers_get_distinct_revisions() {
             "in revision order"
         );
     }
+}
+
+async fn paging_with_continue_tokens(new: fn(u64, usize) -> Backend) {
+    use sample_apiserver::storage::continue_token;
+    let s = new(100, 64).store;
+    for i in 0..7 {
+        s.create(&key("ns", &format!("o{i}")), b("v"))
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut opts = ListOptions {
+        limit: Some(3),
+        ..Default::default()
+    };
+    let mut first_rev = None;
+    loop {
+        let page = s.list(P, opts.clone()).await.unwrap();
+        first_rev.get_or_insert(page.revision);
+        assert_eq!(Some(page.revision), first_rev, "all pages at one revision");
+        seen.extend(page.items.iter().map(|kv| kv.key.clone()));
+        // A write between pages must not show up.
+        s.create(&key("ns", &format!("late{}", seen.len())), b("v"))
+            .await
+            .unwrap();
+        let Some(token) = continue_token::for_next_page(&page, P).unwrap() else {
+            break;
+        };
+        let (start, rev) = continue_token::decode(&token, P).unwrap();
+        opts.start_key = Some(start);
+        opts.revision = Some(rev);
+    }
+    let want: Vec<_> = (0..7).map(|i| key("ns", &format!("o{i}"))).collect();
+    assert_eq!(seen, want);
 }

@@ -405,7 +405,7 @@ impl Storage for EmbeddedStore {
             let mut items = Vec::new();
             let mut remaining = 0u64;
             if revision == current {
-                let lower = lower_bound(&prefix, options.start_after.as_deref());
+                let lower = lower_bound(&prefix, options.start_key.as_deref());
                 for entry in kv
                     .range::<&str>((lower, Bound::Unbounded))
                     .map_err(backend)?
@@ -441,7 +441,7 @@ impl Storage for EmbeddedStore {
                     newer.push(decode_event(v.value())?);
                 }
                 rewind(&mut snapshot, &prefix, newer.iter());
-                let lower = lower_bound(&prefix, options.start_after.as_deref());
+                let lower = lower_bound(&prefix, options.start_key.as_deref());
                 for (_, kv) in snapshot.range::<str, _>((lower, Bound::Unbounded)) {
                     if items.len() < limit {
                         items.push(kv.clone());

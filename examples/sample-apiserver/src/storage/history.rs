@@ -8,10 +8,10 @@ use tokio::sync::broadcast;
 
 use super::{Event, EventType, KeyValue, Revision, StorageError, WatchStream};
 
-/// The lower bound of a prefix scan that starts after `start_after`.
-pub(crate) fn lower_bound<'a>(prefix: &'a str, start_after: Option<&'a str>) -> Bound<&'a str> {
-    match start_after {
-        Some(after) if after >= prefix => Bound::Excluded(after),
+/// The lower bound of a prefix scan that starts at `start_key` (inclusive).
+pub(crate) fn lower_bound<'a>(prefix: &'a str, start_key: Option<&'a str>) -> Bound<&'a str> {
+    match start_key {
+        Some(start) if start >= prefix => Bound::Included(start),
         _ => Bound::Included(prefix),
     }
 }

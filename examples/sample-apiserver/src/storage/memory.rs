@@ -117,7 +117,7 @@ impl Storage for MemoryStore {
         let state = self.lock();
         let revision = options.revision.unwrap_or(state.revision);
         check_read_revision(revision, state.revision, state.compacted)?;
-        let lower = lower_bound(prefix, options.start_after.as_deref());
+        let lower = lower_bound(prefix, options.start_key.as_deref());
         let (items, remaining) = if revision == state.revision {
             let iter = state
                 .kvs

@@ -16,6 +16,7 @@
 //! Keys are laid out as Kubernetes does ([`keys`]).
 
 pub mod codec;
+pub mod continue_token;
 pub mod embedded;
 pub mod keys;
 pub mod memory;
@@ -121,8 +122,9 @@ pub struct ListOptions {
     /// Read at this revision (`None`: the current one). Pass the revision of the first page
     /// when fetching the next, for a consistent snapshot.
     pub revision: Option<Revision>,
-    /// Start after this key (exclusive), for the next page.
-    pub start_after: Option<String>,
+    /// Start at this key (inclusive), as etcd and Kubernetes' continue tokens do; for the
+    /// next page pass [`ListResult::next_start_key`] (the last key plus `"\0"`).
+    pub start_key: Option<String>,
     /// Return at most this many items (`None` or 0: all).
     pub limit: Option<usize>,
 }
@@ -142,6 +144,15 @@ impl ListResult {
     /// Whether there are more items after this page.
     pub fn more(&self) -> bool {
         self.remaining > 0
+    }
+
+    /// Where the next page starts (the last key plus `"\0"`, its immediate successor), when
+    /// there is one.
+    pub fn next_start_key(&self) -> Option<String> {
+        if !self.more() {
+            return None;
+        }
+        self.items.last().map(|kv| format!("{}\0", kv.key))
     }
 }
 
