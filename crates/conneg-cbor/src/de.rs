@@ -434,6 +434,7 @@ impl<'de> Deserializer<'de> {
             keys: mk,
             fields,
             key: None,
+            seen: 0,
         };
         let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_map(&mut access));
         let MapAccess {
@@ -696,6 +697,8 @@ struct MapAccess<'a, 'de> {
     keys: MapKeys,
     fields: Option<&'static [&'static str]>,
     key: Option<KeyRef>,
+    /// Known fields seen so far (struct mode, first 64 fields).
+    seen: u64,
 }
 
 impl<'de> MapAccess<'_, 'de> {
@@ -747,16 +750,55 @@ impl<'de> MapAccess<'_, 'de> {
                 return Ok(None);
             }
             let kstart = self.de.pos;
-            let key = self.de.read_key()?;
-            if !self.de.keys.insert(&mut self.keys, self.de.input, key) {
-                return Err(scan::dup_key(
-                    kstart,
-                    self.de.keys.resolve(self.de.input, key),
-                ));
+            let input: &'de [u8] = self.de.input;
+            // Fast path: a short definite-length byte or text string key.
+            let mut key_str: Option<&'de str> = None;
+            let key = match input.get(kstart) {
+                Some(&b @ (0x40..=0x57 | 0x60..=0x77))
+                    if kstart + 1 + (b & 0x1f) as usize <= input.len() =>
+                {
+                    let (s, e) = (kstart + 1, kstart + 1 + (b & 0x1f) as usize);
+                    match std::str::from_utf8(&input[s..e]) {
+                        Ok(k) => {
+                            key_str = Some(k);
+                            self.de.pos = e;
+                            KeyRef {
+                                start: s,
+                                end: e,
+                                arena: false,
+                            }
+                        }
+                        // Text that is not UTF-8 fails in the general path; bytes are fine.
+                        Err(_) => self.de.read_key()?,
+                    }
+                }
+                _ => self.de.read_key()?,
+            };
+            let kb = self.de.keys.resolve(input, key);
+            let known = match self.fields {
+                Some(fields) => fields.iter().position(|f| {
+                    // Length and first byte before a memcmp call: most candidates differ there.
+                    let f = f.as_bytes();
+                    f.len() == kb.len() && f.first() == kb.first() && f == kb
+                }),
+                None => None,
+            };
+            let fresh = match known {
+                // Known fields of small structs: a bit per field.
+                Some(i) if i < 64 => {
+                    let bit = 1u64 << i;
+                    let fresh = self.seen & bit == 0;
+                    self.seen |= bit;
+                    fresh
+                }
+                _ => self.de.keys.insert(&mut self.keys, input, key),
+            };
+            if !fresh {
+                return Err(scan::dup_key(kstart, self.de.keys.resolve(input, key)));
             }
-            if let Some(fields) = self.fields {
-                let kb = self.de.keys.resolve(self.de.input, key);
-                if !fields.iter().any(|f| f.as_bytes() == kb) {
+            if self.fields.is_some() && known.is_none() {
+                let kb = self.de.keys.resolve(input, key);
+                {
                     let err = Error::at(
                         ErrorKind::UnknownField,
                         kstart,
@@ -782,6 +824,12 @@ impl<'de> MapAccess<'_, 'de> {
                     self.pair_done();
                     continue;
                 }
+            }
+            if let Some(k) = key_str {
+                self.key = Some(key);
+                return seed
+                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k))
+                    .map(Some);
             }
             self.key = Some(key);
             let input: &'de [u8] = self.de.input;

@@ -63,7 +63,9 @@ impl<'a> Serializer<'a> {
             StringEncoding::Bytes => MAJOR_BYTES,
             StringEncoding::Text => MAJOR_TEXT,
         };
-        write_head(self.out, major, s.len() as u64);
+        let n = s.len();
+        self.out.reserve(9 + n);
+        write_head(self.out, major, n as u64);
         self.out.extend_from_slice(s.as_bytes());
     }
 

@@ -1,0 +1,127 @@
+//! conneg-cbor against serde_json on realistic Kubernetes objects: a Pod (~4.6 KiB of JSON), a
+//! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, each as `serde_json::Value`
+//! and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
+//! Kubernetes-style bytes, byte strings everywhere). Output sizes are printed before the runs.
+//!
+//! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
+//! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
+
+#![allow(missing_docs)]
+
+mod k8s;
+
+use conneg_cbor::EncodeOptions;
+use criterion::{BenchmarkId, Criterion, black_box, criterion_group, criterion_main};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt::Debug;
+
+struct Subject {
+    name: &'static str,
+    value: Value,
+}
+
+fn subjects() -> Vec<Subject> {
+    vec![
+        Subject {
+            name: "pod",
+            value: k8s::pod_value(),
+        },
+        Subject {
+            name: "custom_resource",
+            value: k8s::cr_value(),
+        },
+        Subject {
+            name: "pod_list_1mib",
+            value: k8s::pod_list_value(1 << 20),
+        },
+    ]
+}
+
+/// Checks that `T` mirrors `value` exactly (same JSON back, same CBOR back), so that the typed
+/// and the `Value` benchmarks measure the same data.
+fn typed<T: Serialize + DeserializeOwned + PartialEq + Debug>(value: &Value) -> T {
+    let t: T = serde_json::from_value(value.clone()).expect("typed mirror of the fixture");
+    assert_eq!(
+        &serde_json::to_value(&t).unwrap(),
+        value,
+        "typed round trip"
+    );
+    let cbor = conneg_cbor::to_vec(&t).unwrap();
+    assert_eq!(
+        cbor,
+        conneg_cbor::to_vec(value).unwrap(),
+        "typed vs Value CBOR"
+    );
+    assert_eq!(conneg_cbor::from_slice::<T>(&cbor).unwrap(), t);
+    t
+}
+
+fn bench_repr<T: Serialize + DeserializeOwned>(
+    c: &mut Criterion,
+    subject: &str,
+    repr: &str,
+    x: &T,
+) {
+    let json = serde_json::to_vec(x).unwrap();
+    let det = EncodeOptions::deterministic();
+    let fast = EncodeOptions::fast();
+    let cbor = det.to_vec(x).unwrap();
+    let mut g = c.benchmark_group(subject);
+    if json.len() > 100_000 {
+        g.sample_size(20);
+    }
+    g.bench_function(BenchmarkId::new("encode/json", repr), |b| {
+        b.iter(|| serde_json::to_vec(black_box(x)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("encode/cbor_deterministic", repr), |b| {
+        b.iter(|| det.to_vec(black_box(x)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("encode/cbor_fast", repr), |b| {
+        b.iter(|| fast.to_vec(black_box(x)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("decode/json", repr), |b| {
+        b.iter(|| serde_json::from_slice::<T>(black_box(&json)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("decode/cbor", repr), |b| {
+        b.iter(|| conneg_cbor::from_slice::<T>(black_box(&cbor)).unwrap())
+    });
+    g.finish();
+}
+
+fn print_sizes(subjects: &[Subject]) {
+    eprintln!("output sizes (bytes): object, JSON, CBOR bytes-mode, CBOR text-mode, CBOR/JSON");
+    for s in subjects {
+        let json = serde_json::to_vec(&s.value).unwrap().len();
+        let cbor = conneg_cbor::to_vec(&s.value).unwrap().len();
+        let text = EncodeOptions::deterministic()
+            .string_encoding(conneg_cbor::StringEncoding::Text)
+            .to_vec(&s.value)
+            .unwrap()
+            .len();
+        eprintln!(
+            "size {}: json={json} cbor={cbor} cbor_text={text} ratio={:.3}",
+            s.name,
+            cbor as f64 / json as f64
+        );
+    }
+}
+
+fn codec(c: &mut Criterion) {
+    let subjects = subjects();
+    print_sizes(&subjects);
+    for s in &subjects {
+        bench_repr(c, s.name, "value", &s.value);
+        match s.name {
+            "pod" => bench_repr(c, s.name, "typed", &typed::<k8s::Pod>(&s.value)),
+            "custom_resource" => {
+                bench_repr(c, s.name, "typed", &typed::<k8s::PostgresCluster>(&s.value))
+            }
+            _ => bench_repr(c, s.name, "typed", &typed::<k8s::PodList>(&s.value)),
+        }
+    }
+}
+
+criterion_group!(benches, codec);
+criterion_main!(benches);

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Prints the Markdown table for docs/benchmarks.md from criterion's estimates of the last
+`cargo bench -p conneg-cbor --bench codec` run (target/criterion/<object>/<op>_<codec>/<repr>)."""
+import json, os, sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "target", "criterion")
+
+def median_ns(obj, op, codec, repr_):
+    p = os.path.join(root, obj, f"{op}_{codec}", repr_, "new", "estimates.json")
+    with open(p) as f:
+        return json.load(f)["median"]["point_estimate"]
+
+def fmt(ns):
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns:.0f} ns"
+
+print("| object | repr | JSON encode | CBOR det. encode | CBOR fast encode | det. speed-up | fast speed-up "
+      "| JSON decode | CBOR decode | decode speed-up |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+    for r in ["value", "typed"]:
+        try:
+            je = median_ns(obj, "encode", "json", r)
+            de_ = median_ns(obj, "encode", "cbor_deterministic", r)
+            fe = median_ns(obj, "encode", "cbor_fast", r)
+            jd = median_ns(obj, "decode", "json", r)
+            cd = median_ns(obj, "decode", "cbor", r)
+        except FileNotFoundError as e:
+            print(f"<!-- missing: {e.filename} -->")
+            continue
+        print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
+              f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")

@@ -1,0 +1,278 @@
+//! Rough encode/decode timing against serde_json on Kubernetes-shaped objects:
+//! `cargo run --release -p conneg-cbor --example perf`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Pod {
+    api_version: String,
+    kind: String,
+    metadata: ObjectMeta,
+    spec: PodSpec,
+    status: PodStatus,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct ObjectMeta {
+    name: String,
+    namespace: String,
+    uid: String,
+    resource_version: String,
+    creation_timestamp: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct PodSpec {
+    containers: Vec<Container>,
+    restart_policy: String,
+    termination_grace_period_seconds: i64,
+    dns_policy: String,
+    service_account_name: String,
+    node_name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Container {
+    name: String,
+    image: String,
+    args: Vec<String>,
+    ports: Vec<Port>,
+    env: Vec<Env>,
+    resources: Resources,
+    image_pull_policy: String,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Port {
+    name: String,
+    container_port: i32,
+    protocol: String,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct Env {
+    name: String,
+    value: String,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct Resources {
+    limits: BTreeMap<String, String>,
+    requests: BTreeMap<String, String>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct PodStatus {
+    phase: String,
+    #[serde(rename = "hostIP")]
+    host_ip: String,
+    #[serde(rename = "podIP")]
+    pod_ip: String,
+    start_time: String,
+    conditions: Vec<Condition>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Condition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+    last_transition_time: String,
+}
+
+fn pod_json(i: usize) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": format!("web-{i}-7d4b9c8f6d-x2x9q"), "namespace": "default",
+            "uid": "3f8a2c1e-5b7d-4e9f-a1c3-2d4e6f8a0b1c", "resourceVersion": "123456",
+            "creationTimestamp": "2026-01-02T03:04:05Z",
+            "labels": {"app": "web", "pod-template-hash": "7d4b9c8f6d", "tier": "frontend"},
+            "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-01-02T03:00:00Z"}
+        },
+        "spec": {
+            "containers": [
+                {"name": "web", "image": "nginx:1.27", "args": ["--port", "8080", "--verbose"],
+                 "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                 "env": [{"name": "MODE", "value": "production"}, {"name": "LOG_LEVEL", "value": "info"}],
+                 "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
+                 "imagePullPolicy": "IfNotPresent"},
+                {"name": "sidecar", "image": "envoy:1.30", "args": [],
+                 "ports": [{"name": "admin", "containerPort": 9901, "protocol": "TCP"}],
+                 "env": [], "resources": {"limits": {}, "requests": {"cpu": "50m"}},
+                 "imagePullPolicy": "Always"}
+            ],
+            "restartPolicy": "Always", "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst", "serviceAccountName": "default", "nodeName": "node-1"
+        },
+        "status": {
+            "phase": "Running", "hostIP": "10.0.0.1", "podIP": "10.244.1.7",
+            "startTime": "2026-01-02T03:04:06Z",
+            "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-02T03:04:10Z"},
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-01-02T03:04:05Z"}
+            ]
+        }
+    })
+}
+
+/// The best per-iteration time over several short batches (robust to a busy machine).
+fn time<F: FnMut()>(mut f: F) -> Duration {
+    for _ in 0..3 {
+        f();
+    }
+    let mut best = Duration::MAX;
+    for _ in 0..15 {
+        let mut n = 0u32;
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(30) {
+            f();
+            n += 1;
+        }
+        best = best.min(start.elapsed() / n);
+    }
+    best
+}
+
+fn row(name: &str, cbor: Duration, json: Duration) {
+    println!(
+        "{name:<32} cbor {:>10.1?}  json {:>10.1?}  speedup {:.2}x",
+        cbor,
+        json,
+        json.as_secs_f64() / cbor.as_secs_f64()
+    );
+}
+
+fn main() {
+    let pod_v = pod_json(1);
+    let list_v = json!({
+        "apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"},
+        "items": (0..600).map(pod_json).collect::<Vec<_>>()
+    });
+    let pod_t: Pod = serde_json::from_value(pod_v.clone()).unwrap();
+    let list_t: Vec<Pod> = (0..600)
+        .map(|i| serde_json::from_value(pod_json(i)).unwrap())
+        .collect();
+    println!(
+        "pod: json {} B, cbor {} B; list: json {} B, cbor {} B",
+        serde_json::to_vec(&pod_v).unwrap().len(),
+        conneg_cbor::to_vec(&pod_v).unwrap().len(),
+        serde_json::to_vec(&list_v).unwrap().len(),
+        conneg_cbor::to_vec(&list_v).unwrap().len()
+    );
+
+    let det = conneg_cbor::EncodeOptions::deterministic();
+    let fast = conneg_cbor::EncodeOptions::fast();
+    let mut buf = Vec::new();
+    // `perf profile <what>`: loop one CBOR operation for a profiler.
+    if let Some(what) = std::env::args().nth(2) {
+        let cb_v = conneg_cbor::to_vec(&list_v).unwrap();
+        let cb_t = conneg_cbor::to_vec(&list_t).unwrap();
+        let d = Duration::from_secs(3);
+        let mut f: Box<dyn FnMut()> = match what.as_str() {
+            "enc-det-value" => Box::new(|| {
+                buf.clear();
+                det.encode_into(&mut buf, &list_v).unwrap()
+            }),
+            "enc-fast-value" => Box::new(|| {
+                buf.clear();
+                fast.encode_into(&mut buf, &list_v).unwrap()
+            }),
+            "enc-det-typed" => Box::new(|| {
+                buf.clear();
+                det.encode_into(&mut buf, &list_t).unwrap()
+            }),
+            "enc-fast-typed" => Box::new(|| {
+                buf.clear();
+                fast.encode_into(&mut buf, &list_t).unwrap()
+            }),
+            "dec-value" => Box::new(|| {
+                black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
+            }),
+            _ => Box::new(|| {
+                black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());
+            }),
+        };
+        let start = Instant::now();
+        while start.elapsed() < d {
+            f();
+        }
+        return;
+    }
+    for (name, v) in [("Value pod", &pod_v), ("Value list 1MiB", &list_v)] {
+        let j = time(|| {
+            black_box(serde_json::to_vec(black_box(v)).unwrap());
+        });
+        let c = time(|| {
+            buf.clear();
+            det.encode_into(&mut buf, black_box(v)).unwrap();
+        });
+        row(&format!("encode det  {name}"), c, j);
+        let c = time(|| {
+            buf.clear();
+            fast.encode_into(&mut buf, black_box(v)).unwrap();
+        });
+        row(&format!("encode fast {name}"), c, j);
+        let jb = serde_json::to_vec(v).unwrap();
+        let cb = conneg_cbor::to_vec(v).unwrap();
+        let j = time(|| {
+            black_box(serde_json::from_slice::<Value>(black_box(&jb)).unwrap());
+        });
+        let c = time(|| {
+            black_box(conneg_cbor::from_slice::<Value>(black_box(&cb)).unwrap());
+        });
+        row(&format!("decode      {name}"), c, j);
+    }
+    let j = time(|| {
+        black_box(serde_json::to_vec(black_box(&pod_t)).unwrap());
+    });
+    let c = time(|| {
+        buf.clear();
+        det.encode_into(&mut buf, black_box(&pod_t)).unwrap();
+    });
+    row("encode det  typed pod", c, j);
+    let c = time(|| {
+        buf.clear();
+        fast.encode_into(&mut buf, black_box(&pod_t)).unwrap();
+    });
+    row("encode fast typed pod", c, j);
+    let j = time(|| {
+        black_box(serde_json::to_vec(black_box(&list_t)).unwrap());
+    });
+    let c = time(|| {
+        buf.clear();
+        det.encode_into(&mut buf, black_box(&list_t)).unwrap();
+    });
+    row("encode det  typed list", c, j);
+    let jb = serde_json::to_vec(&pod_t).unwrap();
+    let cb = conneg_cbor::to_vec(&pod_t).unwrap();
+    let j = time(|| {
+        black_box(serde_json::from_slice::<Pod>(black_box(&jb)).unwrap());
+    });
+    let c = time(|| {
+        black_box(conneg_cbor::from_slice::<Pod>(black_box(&cb)).unwrap());
+    });
+    row("decode      typed pod", c, j);
+    let jb = serde_json::to_vec(&list_t).unwrap();
+    let cb = conneg_cbor::to_vec(&list_t).unwrap();
+    let j = time(|| {
+        black_box(serde_json::from_slice::<Vec<Pod>>(black_box(&jb)).unwrap());
+    });
+    let c = time(|| {
+        black_box(conneg_cbor::from_slice::<Vec<Pod>>(black_box(&cb)).unwrap());
+    });
+    row("decode      typed list", c, j);
+}
