@@ -93,9 +93,15 @@ pub struct Accept<'a> {
 impl<'a> Accept<'a> {
     /// Reads every `Accept` line of `headers`.
     pub fn from_headers(headers: &'a HeaderMap) -> Self {
-        Accept {
-            source: Source::Headers(headers),
-        }
+        // One lookup here; the usual single line is then re-read as text with no further
+        // header-map lookups, however many times the clauses are walked.
+        let mut lines = headers.get_all(ACCEPT).iter();
+        let source = match (lines.next(), lines.next()) {
+            (None, _) => Source::Str(""),
+            (Some(line), None) => Source::Str(line_text(line)),
+            (Some(_), Some(_)) => Source::Headers(headers),
+        };
+        Accept { source }
     }
 
     /// Reads one header value given as text.
@@ -173,8 +179,7 @@ impl<'a> Iterator for Clauses<'a> {
         loop {
             if self.current.is_empty() {
                 let line = self.lines.as_mut()?.next()?;
-                // Non-UTF-8 lines (obs-text) cannot name a media type we serve; skip them.
-                self.current = std::str::from_utf8(line.as_bytes()).unwrap_or("");
+                self.current = line_text(line);
                 continue;
             }
             let (item, rest) = split_list_item(self.current);
@@ -190,6 +195,12 @@ impl<'a> Iterator for Clauses<'a> {
             }
         }
     }
+}
+
+/// A header line as text; non-UTF-8 lines (obs-text) cannot name a media type we serve, so they
+/// read as empty.
+fn line_text(line: &HeaderValue) -> &str {
+    std::str::from_utf8(line.as_bytes()).unwrap_or("")
 }
 
 /// Splits off the first element of a comma-separated list, honouring quoted strings.

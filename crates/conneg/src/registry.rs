@@ -191,6 +191,10 @@ fn params_of(
     params
 }
 
+/// How many `Accept` clauses selection keeps on the stack; longer headers are re-parsed per
+/// codec instead (same result, no allocation either way).
+const STACK_CLAUSES: usize = 16;
+
 /// Response negotiation; see the module docs for the rules.
 pub(crate) fn select(
     accept: &Accept<'_>,
@@ -198,7 +202,17 @@ pub(crate) fn select(
     conversions: &[AllowedConversion],
     streaming: bool,
 ) -> Option<Selection> {
-    if accept.is_empty() {
+    // Parse the header once into a stack buffer: typical headers have 1-6 clauses.
+    let mut buf = [None::<AcceptClause<'_>>; STACK_CLAUSES];
+    let mut len = 0;
+    for clause in accept.clauses() {
+        if len == STACK_CLAUSES {
+            return select_in(|| accept.clauses(), codecs, conversions, streaming);
+        }
+        buf[len] = Some(clause);
+        len += 1;
+    }
+    if len == 0 {
         let codec = codecs.first()?.clone();
         return Some(Selection {
             codec,
@@ -206,11 +220,29 @@ pub(crate) fn select(
             params: MediaTypeParams::default(),
         });
     }
+    let parsed = &buf[..len];
+    select_in(
+        || parsed.iter().flatten().copied(),
+        codecs,
+        conversions,
+        streaming,
+    )
+}
+
+fn select_in<'a, I>(
+    clauses: impl Fn() -> I,
+    codecs: &[Codec],
+    conversions: &[AllowedConversion],
+    streaming: bool,
+) -> Option<Selection>
+where
+    I: Iterator<Item = AcceptClause<'a>>,
+{
     // (codec index, q, explicit, clause, via stream type)
-    let mut winner: Option<(usize, QValue, bool, AcceptClause<'_>, bool)> = None;
+    let mut winner: Option<(usize, QValue, bool, AcceptClause<'a>, bool)> = None;
     for (index, codec) in codecs.iter().enumerate() {
-        let mut best: Option<(Specificity, QValue, AcceptClause<'_>, bool)> = None;
-        for clause in accept.clauses() {
+        let mut best: Option<(Specificity, QValue, AcceptClause<'a>, bool)> = None;
+        for clause in clauses() {
             let Some(via_stream) = clause_matches(&clause, codec, conversions, streaming) else {
                 continue;
             };
@@ -421,6 +453,26 @@ mod tests {
         .unwrap();
         assert!(s.params.pretty);
         assert_eq!(s.params.profile.as_deref(), Some("x y"));
+    }
+
+    #[test]
+    fn long_headers_select_the_same_as_short_ones() {
+        let filler = "text/a, text/b, text/c, text/d, text/e, text/f, text/g, text/h, text/i, text/j, text/k, text/l, text/m, text/n, text/o, text/p";
+        for tail in [
+            "application/cbor",
+            "application/cbor;q=0, */*",
+            "application/json;q=0.1, application/cbor;q=0.2",
+        ] {
+            let short = pick(tail, &[Codec::Json, Codec::Cbor], &[], false);
+            let long = pick(
+                &format!("{filler}, {tail}"),
+                &[Codec::Json, Codec::Cbor],
+                &[],
+                false,
+            );
+            assert_eq!(short, long, "{tail}");
+            assert!(short.is_some());
+        }
     }
 
     #[test]
