@@ -207,16 +207,16 @@ impl Negotiator {
         let query = uri.query();
         let pretty = selection.as_ref().is_some_and(|s| s.params.pretty)
             || query_param(query, "pretty").is_some_and(parse_bool);
+        // Errors go out in the negotiated format; with nothing acceptable, as indented JSON
+        // (Kubernetes' raw-JSON fallback).
+        let reject = |status: Status| match &selection {
+            Some(s) => Rejection::new(status, s.codec.clone(), pretty),
+            None => Rejection::new(status, Codec::Json, true),
+        };
 
         let field_validation = match FieldValidation::from_query(query) {
             Ok(v) => v.unwrap_or(self.field_validation),
-            Err(message) => {
-                let (codec, pretty) = match &selection {
-                    Some(s) => (s.codec.clone(), pretty),
-                    None => (Codec::Json, true),
-                };
-                return Err(Rejection::new(Status::bad_request(message), codec, pretty));
-            }
+            Err(message) => return Err(reject(Status::bad_request(message))),
         };
 
         let is_patch = self.is_patch_route(method);
@@ -233,12 +233,7 @@ impl Negotiator {
                 } else {
                     join_media_types(self.request_codecs().iter().map(Codec::media_type))
                 };
-                let (codec, pretty) = match &selection {
-                    Some(s) => (s.codec.clone(), pretty),
-                    None => (Codec::Json, true),
-                };
-                let mut rejection =
-                    Rejection::new(Status::unsupported_media_type(&accepted), codec, pretty);
+                let mut rejection = reject(Status::unsupported_media_type(&accepted));
                 if let Ok(value) = HeaderValue::from_str(&accepted) {
                     if is_patch {
                         rejection.0.headers.insert(ACCEPT_PATCH, value.clone());
@@ -255,14 +250,8 @@ impl Negotiator {
         let Some(selection) = selection else {
             let available = self.available();
             tracing::debug!(accept = ?headers.get(ACCEPT), %available, "conneg: 406 nothing acceptable");
-            // Nothing the client accepts: Kubernetes writes this Status as indented JSON.
-            return Err(Rejection::new(
-                Status::not_acceptable(&available),
-                Codec::Json,
-                true,
-            ));
+            return Err(reject(Status::not_acceptable(&available)));
         };
-
         if let Some(len) = content_length(headers) {
             if len > self.body_limit as u64 {
                 tracing::debug!(
@@ -270,11 +259,8 @@ impl Negotiator {
                     limit = self.body_limit,
                     "conneg: 413 declared body too large"
                 );
-                return Err(Rejection::new(
-                    Status::request_entity_too_large(self.body_limit),
-                    selection.codec,
-                    pretty,
-                ));
+                let status = Status::request_entity_too_large(self.body_limit);
+                return Err(Rejection::new(status, selection.codec, pretty));
             }
         }
 

@@ -28,7 +28,7 @@
 
 use crate::accept::{Accept, AcceptClause, QValue};
 use crate::codec::Codec;
-use crate::media_type::{MediaRange, Specificity};
+use crate::media_type::{MediaRange, ParamValue, Specificity};
 use crate::params::{AllowedConversion, MediaTypeParams};
 
 /// An ordered list of codecs; the order is the server's preference.
@@ -111,6 +111,57 @@ pub struct Selection {
     pub params: MediaTypeParams,
 }
 
+/// The Kubernetes parameters of one `Accept` clause (others, such as `charset`, are ignored).
+#[derive(Default)]
+struct ClauseParams<'a> {
+    kind: Option<ParamValue<'a>>,
+    group: Option<ParamValue<'a>>,
+    version: Option<ParamValue<'a>>,
+    stream: Option<ParamValue<'a>>,
+    pretty: Option<ParamValue<'a>>,
+    profile: Option<ParamValue<'a>>,
+}
+
+impl<'a> ClauseParams<'a> {
+    fn read(range: &MediaRange<'a>) -> Self {
+        let mut p = ClauseParams::default();
+        for (name, value) in range.params() {
+            let is = |n: &str| name.eq_ignore_ascii_case(n);
+            let slot = if is("as") {
+                &mut p.kind
+            } else if is("g") {
+                &mut p.group
+            } else if is("v") {
+                &mut p.version
+            } else if is("stream") {
+                &mut p.stream
+            } else if is("pretty") {
+                &mut p.pretty
+            } else if is("profile") {
+                &mut p.profile
+            } else {
+                continue;
+            };
+            slot.get_or_insert(value);
+        }
+        p
+    }
+
+    fn asks_conversion(&self) -> bool {
+        self.kind.is_some() || self.group.is_some() || self.version.is_some()
+    }
+
+    fn conversion<'c>(
+        &self,
+        conversions: &'c [AllowedConversion],
+    ) -> impl Iterator<Item = &'c AllowedConversion> {
+        let (kind, group, version) = (self.kind, self.group, self.version);
+        conversions
+            .iter()
+            .filter(move |a| a.conversion.matches(kind, group, version))
+    }
+}
+
 /// Whether `clause` matches `codec` on this route; on success, whether it matched through the
 /// stream media type (`application/cbor-seq`).
 fn clause_matches(
@@ -128,27 +179,22 @@ fn clause_matches(
     if !via_stream_type && !range.matches_essence(codec.media_type()) {
         return None;
     }
-    let (mut kind, mut group, mut version) = (None, None, None);
-    for (name, value) in range.params() {
-        if name.eq_ignore_ascii_case("as") {
-            kind = Some(value);
-        } else if name.eq_ignore_ascii_case("g") {
-            group = Some(value);
-        } else if name.eq_ignore_ascii_case("v") {
-            version = Some(value);
-        } else if name.eq_ignore_ascii_case("stream")
-            && !(value == "watch" && codec.stream_media_type().is_some())
-        {
-            return None;
-        }
+    if !range.has_params() {
+        return Some(via_stream_type);
     }
-    if kind.is_some() || group.is_some() || version.is_some() {
-        let allowed = conversions.iter().any(|a| {
-            a.conversion.matches(kind, group, version) && a.codecs.iter().any(|c| c.same_as(codec))
-        });
-        if !allowed {
-            return None;
-        }
+    let params = ClauseParams::read(range);
+    if params
+        .stream
+        .is_some_and(|v| !(v == "watch" && codec.stream_media_type().is_some()))
+    {
+        return None;
+    }
+    if params.asks_conversion()
+        && !params
+            .conversion(conversions)
+            .any(|a| a.codecs.iter().any(|c| c.same_as(codec)))
+    {
+        return None;
     }
     Some(via_stream_type)
 }
@@ -158,37 +204,25 @@ fn params_of(
     conversions: &[AllowedConversion],
     via_stream_type: bool,
 ) -> MediaTypeParams {
-    let range = &clause.range;
-    let mut params = MediaTypeParams {
-        stream: via_stream_type,
-        ..MediaTypeParams::default()
-    };
-    if !range.has_params() {
-        return params;
+    if !clause.range.has_params() {
+        return MediaTypeParams {
+            stream: via_stream_type,
+            ..MediaTypeParams::default()
+        };
     }
-    let (mut kind, mut group, mut version) = (None, None, None);
-    for (name, value) in range.params() {
-        if name.eq_ignore_ascii_case("as") {
-            kind = Some(value);
-        } else if name.eq_ignore_ascii_case("g") {
-            group = Some(value);
-        } else if name.eq_ignore_ascii_case("v") {
-            version = Some(value);
-        } else if name.eq_ignore_ascii_case("stream") {
-            params.stream = true;
-        } else if name.eq_ignore_ascii_case("pretty") {
-            params.pretty = value == "1" || value == "true";
-        } else if name.eq_ignore_ascii_case("profile") {
-            params.profile = Some(value.unquoted().into());
-        }
+    let p = ClauseParams::read(&clause.range);
+    MediaTypeParams {
+        conversion: if p.asks_conversion() {
+            p.conversion(conversions)
+                .next()
+                .map(|a| a.conversion.clone())
+        } else {
+            None
+        },
+        stream: via_stream_type || p.stream.is_some(),
+        pretty: p.pretty.is_some_and(|v| v == "1" || v == "true"),
+        profile: p.profile.map(|v| v.unquoted().into()),
     }
-    if kind.is_some() || group.is_some() || version.is_some() {
-        params.conversion = conversions
-            .iter()
-            .find(|a| a.conversion.matches(kind, group, version))
-            .map(|a| a.conversion.clone());
-    }
-    params
 }
 
 /// How many `Accept` clauses selection keeps on the stack; longer headers are re-parsed per
