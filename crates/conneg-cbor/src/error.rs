@@ -108,6 +108,25 @@ impl Error {
         &self.inner.msg
     }
 
+    /// A copy of this error (without an I/O source), for errors that must be reported again.
+    pub(crate) fn duplicate(&self) -> Self {
+        Error {
+            inner: Box::new(Inner {
+                kind: self.inner.kind,
+                msg: self.inner.msg.clone(),
+                path: self.inner.path.clone(),
+                offset: self.inner.offset,
+                io: None,
+            }),
+        }
+    }
+
+    pub(crate) fn shift_offset(&mut self, by: usize) {
+        if let Some(o) = &mut self.inner.offset {
+            *o += by;
+        }
+    }
+
     pub(crate) fn has_path(&self) -> bool {
         self.inner.path.is_some()
     }

@@ -59,6 +59,7 @@ mod head;
 mod keys;
 mod options;
 mod scan;
+mod seq;
 mod ser;
 mod strenc;
 mod time;
@@ -66,6 +67,7 @@ mod time;
 pub use de::Deserializer;
 pub use error::{Error, ErrorKind, Result};
 pub use options::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
+pub use seq::{SeqDecoder, SeqEncoder};
 pub use ser::{Compound, Serializer};
 
 use serde::Serialize;

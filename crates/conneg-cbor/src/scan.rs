@@ -22,6 +22,8 @@ pub(crate) enum Frame {
         /// Elements still expected; `None` for indefinite length.
         left: Option<u64>,
         count: u64,
+        /// A map walked as a flat list of keys and values (well-formedness mode).
+        map: bool,
     },
     Map {
         left: Option<u64>,
@@ -48,8 +50,23 @@ pub(crate) fn scan(
     keys: &mut KeyTracker,
     sc: &mut Scanner,
 ) -> Result<usize> {
+    scan_with(input, start, depth, opts, keys, sc, true)
+}
+
+/// Like [`scan`], but with `profile` false only well-formedness (RFC 8949 §5.3.1 / Appendix F)
+/// is checked, plus the depth and length limits: any key types, any simple values and tags,
+/// integers of any size, NaN, duplicate keys and invalid UTF-8 all pass.
+pub(crate) fn scan_with(
+    input: &[u8],
+    start: usize,
+    depth: usize,
+    opts: &DecodeOptions,
+    keys: &mut KeyTracker,
+    sc: &mut Scanner,
+    profile: bool,
+) -> Result<usize> {
     sc.stack.clear();
-    let r = scan_inner(input, start, depth, opts, keys, &mut sc.stack);
+    let r = scan_inner(input, start, depth, opts, keys, &mut sc.stack, profile);
     // On error, release any map key ranges still open.
     while let Some(f) = sc.stack.pop() {
         if let Frame::Map { keys: mk, .. } = f {
@@ -66,6 +83,7 @@ fn scan_inner(
     opts: &DecodeOptions,
     keys: &mut KeyTracker,
     stack: &mut Vec<Frame>,
+    profile: bool,
 ) -> Result<usize> {
     loop {
         // At the start of an item (or of a break, in an indefinite container).
@@ -103,8 +121,19 @@ fn scan_inner(
                 *want_key = false;
                 continue;
             }
-            Some(Frame::Array { left: None, count }) => {
+            Some(Frame::Array {
+                left: None,
+                count,
+                map,
+            }) => {
                 if input.get(pos) == Some(&BREAK) {
+                    if *map && *count % 2 == 1 {
+                        return Err(Error::at(
+                            ErrorKind::Syntax,
+                            pos,
+                            "break (0xff) where a map value is expected",
+                        ));
+                    }
                     pos += 1;
                     stack.pop();
                     if complete(stack, keys) {
@@ -113,8 +142,17 @@ fn scan_inner(
                     continue;
                 }
                 *count += 1;
-                if *count > opts.max_array_len {
-                    return Err(array_too_long(pos, opts.max_array_len));
+                let (limit, pairs) = if *map {
+                    (opts.max_map_pairs, count.div_ceil(2))
+                } else {
+                    (opts.max_array_len, *count)
+                };
+                if pairs > limit {
+                    return Err(if *map {
+                        map_too_long(pos, limit)
+                    } else {
+                        array_too_long(pos, limit)
+                    });
                 }
             }
             _ => {}
@@ -122,15 +160,19 @@ fn scan_inner(
         let depth = depth0 + stack.len();
         let start = pos;
         let h = read_head(input, &mut pos)?;
-        if let Some(Frame::Tag(t)) = stack.last() {
-            check_tag_content(*t, &h, start)?;
+        if profile {
+            if let Some(Frame::Tag(t)) = stack.last() {
+                check_tag_content(*t, &h, start)?;
+            }
         }
         match h.major {
             MAJOR_UNSIGNED | MAJOR_NEGATIVE => {
-                check_int(&h, start)?;
+                if profile {
+                    check_int(&h, start)?;
+                }
             }
             MAJOR_BYTES | MAJOR_TEXT => {
-                string_body(input, &mut pos, &h, start, None)?;
+                string_body_with(input, &mut pos, &h, start, None, profile)?;
             }
             MAJOR_ARRAY => {
                 enter(depth, opts, start)?;
@@ -138,6 +180,7 @@ fn scan_inner(
                     stack.push(Frame::Array {
                         left: None,
                         count: 0,
+                        map: false,
                     });
                     continue;
                 }
@@ -148,6 +191,7 @@ fn scan_inner(
                     stack.push(Frame::Array {
                         left: Some(h.arg),
                         count: 0,
+                        map: false,
                     });
                     continue;
                 }
@@ -156,6 +200,18 @@ fn scan_inner(
                 enter(depth, opts, start)?;
                 if !h.indefinite() && h.arg > opts.max_map_pairs {
                     return Err(map_too_long(start, opts.max_map_pairs));
+                }
+                if !profile && (h.indefinite() || h.arg > 0) {
+                    stack.push(Frame::Array {
+                        left: if h.indefinite() {
+                            None
+                        } else {
+                            Some(h.arg.saturating_mul(2))
+                        },
+                        count: 0,
+                        map: true,
+                    });
+                    continue;
                 }
                 if h.indefinite() || h.arg > 0 {
                     stack.push(Frame::Map {
@@ -169,11 +225,14 @@ fn scan_inner(
             }
             MAJOR_TAG => {
                 enter(depth, opts, start)?;
-                check_tag(h.arg, start)?;
+                if profile {
+                    check_tag(h.arg, start)?;
+                }
                 stack.push(Frame::Tag(h.arg));
                 continue;
             }
-            _ => simple(&h, start)?,
+            _ if profile => simple(&h, start)?,
+            _ => well_formed_simple(&h, start)?,
         }
         if complete(stack, keys) {
             return Ok(pos);
@@ -316,6 +375,26 @@ pub(crate) fn simple(h: &Head, start: usize) -> Result<()> {
     }
 }
 
+/// Checks a major type 7 head for well-formedness only.
+#[inline]
+fn well_formed_simple(h: &Head, start: usize) -> Result<()> {
+    if h.info == 31 {
+        return Err(Error::at(
+            ErrorKind::Syntax,
+            start,
+            "break (0xff) outside an indefinite-length item",
+        ));
+    }
+    if h.info == 24 && h.arg < 32 {
+        return Err(Error::at(
+            ErrorKind::Syntax,
+            start,
+            format!("invalid two-byte encoding of simple value {}", h.arg),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads the body of a string whose head `h` (major 2 or 3) was just read. A definite string's
 /// content range is returned; an indefinite one is checked chunk by chunk, its content appended
 /// to `sink` when given, and `None` is returned. Text is UTF-8-checked (each chunk separately).
@@ -325,11 +404,23 @@ pub(crate) fn string_body(
     pos: &mut usize,
     h: &Head,
     start: usize,
+    sink: Option<&mut Vec<u8>>,
+) -> Result<Option<(usize, usize)>> {
+    string_body_with(input, pos, h, start, sink, true)
+}
+
+#[inline]
+fn string_body_with(
+    input: &[u8],
+    pos: &mut usize,
+    h: &Head,
+    start: usize,
     mut sink: Option<&mut Vec<u8>>,
+    check_utf8: bool,
 ) -> Result<Option<(usize, usize)>> {
     if !h.indefinite() {
         let (s, e) = definite(input, *pos, h.arg, start)?;
-        if h.major == MAJOR_TEXT {
+        if check_utf8 && h.major == MAJOR_TEXT {
             utf8(&input[s..e], start)?;
         }
         *pos = e;
@@ -354,7 +445,7 @@ pub(crate) fn string_body(
             ));
         }
         let (s, e) = definite(input, *pos, c.arg, cstart)?;
-        if h.major == MAJOR_TEXT {
+        if check_utf8 && h.major == MAJOR_TEXT {
             utf8(&input[s..e], cstart)?;
         }
         if let Some(sink) = sink.as_deref_mut() {
@@ -480,6 +571,45 @@ mod tests {
         assert_eq!(k(&[0x5f, 0x61, b'a', 0xff]), ErrorKind::Syntax);
         assert_eq!(k(&[0xbf, 0x41, b'a', 0xff]), ErrorKind::Syntax);
         assert_eq!(k(&[0x62, 0xc3, 0x28]), ErrorKind::InvalidUtf8);
+    }
+
+    #[test]
+    fn well_formedness_only() {
+        let wf = |b: &[u8]| {
+            let mut keys = KeyTracker::default();
+            let mut sc = Scanner::default();
+            scan_with(
+                b,
+                0,
+                0,
+                &DecodeOptions::default(),
+                &mut keys,
+                &mut sc,
+                false,
+            )
+        };
+        // Profile violations that are still well-formed pass.
+        for b in [
+            &[0xa2, 0x41, b'a', 1, 0x41, b'a', 2][..],
+            &[0xa1, 0x01, 0x01],
+            &[0xa1, 0x81, 0x01, 0x01],
+            &[0xf7],
+            &[0xc2, 0x41, 0x01],
+            &[0x1b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            &[0x62, 0xc3, 0x28],
+            &[0xf9, 0x7e, 0x00],
+            &[0xbf, 0x01, 0x02, 0xff],
+        ] {
+            assert_eq!(wf(b).unwrap(), b.len(), "{b:02x?}");
+        }
+        for b in [
+            &[0xbf, 0x01, 0xff][..],
+            &[0xf8, 0x18],
+            &[0xff],
+            &[0x5f, 0x01, 0xff],
+        ] {
+            assert_eq!(wf(b).unwrap_err().kind(), ErrorKind::Syntax, "{b:02x?}");
+        }
     }
 
     #[test]
