@@ -8,9 +8,19 @@
 //! through to the client's next clause.
 //!
 //! ```
-//! use conneg::{Conversion, MediaTypeParams};
+//! use conneg::{Codec, Conversion, Negotiator};
+//! use http::{HeaderMap, HeaderValue, Method, Uri, header::ACCEPT};
 //!
-//! assert_eq!(MediaTypeParams::default().conversion, None);
+//! // This route can print Tables, in JSON only (as Kubernetes).
+//! let route = Negotiator::new().conversion(Conversion::table(), [Codec::Json]);
+//! let mut headers = HeaderMap::new();
+//! headers.insert(ACCEPT, HeaderValue::from_static("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"));
+//! let n = route.negotiate(&Method::GET, &Uri::from_static("/flunders"), &headers, false).unwrap();
+//! assert_eq!(n.conversion(), Some(&Conversion::table()));
+//!
+//! // A route without the conversion serves the plain object (the client's second choice).
+//! let n = Negotiator::new().negotiate(&Method::GET, &Uri::from_static("/flunders"), &headers, false).unwrap();
+//! assert_eq!(n.conversion(), None);
 //! assert_eq!(Conversion::table().kind, "Table");
 //! assert_eq!(Conversion::table().to_string(), "Table.v1.meta.k8s.io");
 //! ```
