@@ -1,3 +1,217 @@
-//! The `conneg` command.
+//! The `conneg` command: look at CBOR from servers, storage or watch streams.
+//!
+//! * `conneg decode [--seq] [FILE|-]`: strict-profile CBOR in, compact JSON out.
+//! * `conneg encode [--deterministic] [--text-strings] [--seq] [FILE|-]`: JSON in, self-described
+//!   CBOR out.
+//! * `conneg diag [--seq] [FILE|-]`: RFC 8949 §8 diagnostic notation.
+//!
+//! Output is written only once the whole input has been processed: on any error stdout stays
+//! empty, stderr gets one line `error: ...` and the exit status is 1 (2 for usage errors).
 
-fn main() {}
+mod diag;
+
+use clap::{Args, Parser, Subcommand};
+use conneg_cbor::{EncodeOptions, StringEncoding};
+use serde::Deserialize;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "conneg",
+    version,
+    about = "Decode, encode and inspect Kubernetes-profile CBOR (KEP-4222)",
+    long_about = "Decode, encode and inspect CBOR as Kubernetes writes it (KEP-4222): \
+                  self-described (d9 d9 f7), strings as byte strings, RFC 8742 sequences for \
+                  watch streams. Decoding applies the strict profile: duplicate keys, NaN, \
+                  Infinity, undefined, bignums and integers outside int64 are errors."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Strict-profile CBOR in, compact JSON out (one line per item).
+    ///
+    /// Byte strings print as JSON strings (Kubernetes writes every string as a byte string);
+    /// integers print as integers and floats always with a decimal point or an exponent.
+    Decode {
+        /// The input is an RFC 8742 CBOR sequence (e.g. a watch stream): print one JSON value
+        /// per item, per line.
+        #[arg(long)]
+        seq: bool,
+        #[command(flatten)]
+        input: Input,
+    },
+    /// JSON in, self-described CBOR out (fast mode unless --deterministic: no sorting).
+    Encode {
+        /// Sort map entries by encoded key (RFC 8949 §4.2.1), as for storage.
+        #[arg(long)]
+        deterministic: bool,
+        /// Write strings and keys as text strings (major type 3) instead of byte strings.
+        #[arg(long)]
+        text_strings: bool,
+        /// The input is a stream of whitespace-separated JSON values: write a CBOR sequence,
+        /// each item with its own d9 d9 f7 prefix.
+        #[arg(long)]
+        seq: bool,
+        #[command(flatten)]
+        input: Input,
+    },
+    /// RFC 8949 §8 diagnostic notation, e.g. 55799({h'6e616d65': h'61'}).
+    ///
+    /// Shows any well-formed CBOR, including what the strict profile rejects, so that you can
+    /// see why `decode` fails.
+    Diag {
+        /// The input is a CBOR sequence: one line per item.
+        #[arg(long)]
+        seq: bool,
+        #[command(flatten)]
+        input: Input,
+    },
+}
+
+#[derive(Args)]
+struct Input {
+    /// Input file; `-` or nothing for stdin.
+    #[arg(value_name = "FILE|-")]
+    file: Option<PathBuf>,
+}
+
+impl Input {
+    fn read(&self) -> Result<Vec<u8>, String> {
+        let mut buf = Vec::new();
+        match &self.file {
+            Some(p) if p.as_os_str() != "-" => {
+                buf = std::fs::read(p)
+                    .map_err(|e| format!("cannot read {}: {}", p.display(), io_msg(&e)))?;
+            }
+            _ => {
+                std::io::stdin()
+                    .lock()
+                    .read_to_end(&mut buf)
+                    .map_err(|e| format!("cannot read stdin: {}", io_msg(&e)))?;
+            }
+        }
+        Ok(buf)
+    }
+}
+
+/// An I/O error message without Rust's " (os error 2)" suffix.
+fn io_msg(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.cmd) {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout.write_all(&out).and_then(|()| stdout.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`conneg decode x | head`) is not worth a message.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => fail(&format!("cannot write output: {}", io_msg(&e))),
+            }
+        }
+        Err(msg) => fail(&msg),
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    // One line, whatever the message holds.
+    let line = msg.replace(['\n', '\r'], " ");
+    eprintln!("error: {line}");
+    ExitCode::FAILURE
+}
+
+fn run(cmd: Cmd) -> Result<Vec<u8>, String> {
+    match cmd {
+        Cmd::Decode { seq, input } => decode(&input.read()?, seq),
+        Cmd::Encode {
+            deterministic,
+            text_strings,
+            seq,
+            input,
+        } => {
+            let mut opts = if deterministic {
+                EncodeOptions::deterministic()
+            } else {
+                EncodeOptions::fast()
+            };
+            if text_strings {
+                opts = opts.string_encoding(StringEncoding::Text);
+            }
+            encode(&input.read()?, opts, seq)
+        }
+        Cmd::Diag { seq, input } => diag::render(&input.read()?, seq)
+            .map(String::into_bytes)
+            .map_err(|m| format!("{} at byte offset {}", m.msg, m.offset)),
+    }
+}
+
+/// Describes a decode error for the user: the codec's message (with its path), and for a
+/// sequence which item failed.
+fn decode_error(e: &conneg_cbor::Error, item: Option<usize>) -> String {
+    let mut s = e.to_string();
+    if let Some(i) = item {
+        s = format!("item {i}: {s}");
+    }
+    // Where in the input, for errors a path does not locate well (malformed or cut-off input).
+    let positional = matches!(
+        e.kind(),
+        conneg_cbor::ErrorKind::Syntax | conneg_cbor::ErrorKind::Eof
+    );
+    if positional && !s.contains("offset") && e.message() != "empty input" {
+        if let Some(off) = e.offset() {
+            s.push_str(&format!(" (byte offset {off})"));
+        }
+    }
+    s
+}
+
+fn decode(input: &[u8], seq: bool) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(input.len() * 2);
+    if !seq {
+        let v: Value = conneg_cbor::from_slice(input).map_err(|e| decode_error(&e, None))?;
+        serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+        out.push(b'\n');
+        return Ok(out);
+    }
+    let mut de = conneg_cbor::Deserializer::from_slice(input);
+    let mut item = 0;
+    while de.position() < input.len() {
+        let v = Value::deserialize(&mut de).map_err(|e| decode_error(&e, Some(item)))?;
+        serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+        out.push(b'\n');
+        item += 1;
+    }
+    Ok(out)
+}
+
+fn encode(input: &[u8], opts: EncodeOptions, seq: bool) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(input.len());
+    if !seq {
+        let v: Value =
+            serde_json::from_slice(input).map_err(|e| format!("invalid JSON input: {e}"))?;
+        opts.encode_into(&mut out, &v).map_err(|e| e.to_string())?;
+        return Ok(out);
+    }
+    for (i, v) in serde_json::Deserializer::from_slice(input)
+        .into_iter::<Value>()
+        .enumerate()
+    {
+        let v = v.map_err(|e| format!("invalid JSON input: item {i}: {e}"))?;
+        opts.encode_into(&mut out, &v)
+            .map_err(|e| format!("item {i}: {e}"))?;
+    }
+    Ok(out)
+}
