@@ -32,6 +32,7 @@
 //! # With axum
 //!
 //! ```
+//! # #[cfg(feature = "axum")] {
 //! use axum::{Router, http::StatusCode, routing::{get, patch}};
 //! use conneg::{Codec, Conversion, NegotiateLayer, Negotiated, Patch, PatchType, Status, axum::Conneg};
 //! use serde::{Deserialize, Serialize};
@@ -63,6 +64,7 @@
 //!     .route("/flunders/{name}", patch(apply))
 //!     .layer(NegotiateLayer::new().conversion(Conversion::table(), [Codec::Json]));
 //! # let _ = app;
+//! # }
 //! ```
 //!
 //! # With plain Tower / hyper
