@@ -1,0 +1,1 @@
+//! Nothing here: this package only holds cross-crate tests (see Cargo.toml).
