@@ -303,3 +303,70 @@ async fn table_conversion_reaches_the_handler() {
         StatusCode::NOT_ACCEPTABLE
     );
 }
+
+/// A user codec: JSON behind a `TEST:` prefix.
+struct Prefixed;
+
+impl conneg::CustomCodec for Prefixed {
+    fn media_type(&self) -> &str {
+        "application/x-prefixed"
+    }
+    fn encode(
+        &self,
+        value: &serde_json::Value,
+        out: &mut Vec<u8>,
+    ) -> Result<(), conneg::codec::BoxError> {
+        out.extend_from_slice(b"TEST:");
+        serde_json::to_writer(out, value)?;
+        Ok(())
+    }
+    fn decode(&self, body: &[u8]) -> Result<serde_json::Value, conneg::codec::BoxError> {
+        let rest = body.strip_prefix(b"TEST:").ok_or("missing prefix")?;
+        Ok(serde_json::from_slice(rest)?)
+    }
+}
+
+#[tokio::test]
+async fn custom_codecs_plug_in_both_ways() {
+    let layer = NegotiateLayer::new().codec(Codec::custom(Prefixed));
+    let (parts, body) = call(
+        layer.clone(),
+        request("GET", &[("accept", "application/x-prefixed")], b""),
+    )
+    .await;
+    assert_eq!(parts.headers[CONTENT_TYPE], "application/x-prefixed");
+    assert_eq!(body, r#"TEST:{"name":"get"}"#);
+
+    let (parts, body) = call(
+        layer.clone(),
+        request(
+            "POST",
+            &[("content-type", "application/x-prefixed")],
+            b"TEST:{\"name\":\"p\"}",
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::CREATED);
+    assert_eq!(body, r#"{"name":"p"}"#);
+
+    // Errors are encoded with it too, and it is listed as accepted.
+    let (parts, body) = call(
+        layer,
+        request(
+            "POST",
+            &[
+                ("content-type", "text/plain"),
+                ("accept", "application/x-prefixed"),
+            ],
+            b"x",
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(
+        parts.headers[ACCEPT],
+        "application/json, application/cbor, application/x-prefixed"
+    );
+    let status: Status = serde_json::from_slice(body.strip_prefix(b"TEST:").unwrap()).unwrap();
+    assert_eq!(status.code, 415);
+}

@@ -120,3 +120,70 @@ fn selection_parts_timing() {
         start.elapsed().as_nanos() as f64 / f64::from(n)
     );
 }
+
+#[test]
+#[ignore = "timing, run in release with --nocapture"]
+fn decode_field_validation_timing() {
+    use conneg::{Codec, FieldValidation};
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Meta {
+        name: String,
+        namespace: String,
+        uid: String,
+        resource_version: String,
+        labels: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(Serialize, Deserialize)]
+    struct Spec {
+        reference: String,
+        replicas: u32,
+        ports: Vec<u16>,
+    }
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Flunder {
+        api_version: String,
+        kind: String,
+        metadata: Meta,
+        spec: Spec,
+    }
+    let value = Flunder {
+        api_version: "wardle.example.com/v1alpha1".into(),
+        kind: "Flunder".into(),
+        metadata: Meta {
+            name: "my-flunder".into(),
+            namespace: "default".into(),
+            uid: "5f7e2d2a-2c55-4f7d-9a57-3b0f1e4c9d21".into(),
+            resource_version: "12345".into(),
+            labels: [
+                ("app".to_owned(), "demo".to_owned()),
+                ("tier".to_owned(), "backend".to_owned()),
+            ]
+            .into(),
+        },
+        spec: Spec {
+            reference: "my-fischer".into(),
+            replicas: 3,
+            ports: vec![80, 443],
+        },
+    };
+    for codec in [Codec::Json, Codec::Cbor] {
+        let bytes = codec.to_bytes(&value).unwrap();
+        for fv in [
+            FieldValidation::Ignore,
+            FieldValidation::Warn,
+            FieldValidation::Strict,
+        ] {
+            let n = 50_000u32;
+            let start = Instant::now();
+            for _ in 0..n {
+                black_box(codec.decode::<Flunder>(black_box(&bytes), fv).unwrap());
+            }
+            let ns = start.elapsed().as_nanos() as f64 / f64::from(n);
+            println!("decode {codec} {fv:?}: {ns:.0} ns ({} bytes)", bytes.len());
+        }
+    }
+}

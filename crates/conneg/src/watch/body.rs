@@ -1,0 +1,349 @@
+//! [`WatchResponse`] and [`WatchBody`]: a stream of events as a streaming HTTP body.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderValue, Response, StatusCode};
+use http_body::{Frame, SizeHint};
+use serde::Serialize;
+use tokio::time::{Instant, Sleep};
+
+use super::event::WatchEvent;
+use super::hub::{WatchHub, Watcher};
+use crate::codec::Codec;
+use crate::media_type::{APPLICATION_CBOR_SEQ, APPLICATION_JSON};
+use crate::negotiated::Negotiated;
+use crate::status::Status;
+
+type ByteStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
+type Heartbeat = Box<dyn FnMut() -> Option<Bytes> + Send>;
+
+/// The `Content-Type` of a watch response in `codec`: `application/cbor-seq` for CBOR (what
+/// Kubernetes sends to a client that asked for `application/cbor`), plain `application/json`
+/// for JSON (Kubernetes' choice, whatever the client asked), a custom codec's stream media
+/// type, or `None` if the codec cannot stream.
+pub fn watch_content_type(codec: &Codec) -> Option<HeaderValue> {
+    match codec {
+        Codec::Cbor => Some(HeaderValue::from_static(APPLICATION_CBOR_SEQ)),
+        Codec::Json => Some(HeaderValue::from_static(APPLICATION_JSON)),
+        other => other.stream_content_type(),
+    }
+}
+
+/// Builds the response of a watch request: status 200, the stream `Content-Type`, and a
+/// [`WatchBody`] that writes each event as its own body frame the moment it is produced.
+///
+/// ```
+/// use std::time::Duration;
+/// use conneg::Codec;
+/// use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let hub = WatchHub::<serde_json::Value>::new();
+/// // In a handler: `WatchResponse::new(&negotiated)`; here the codec is fixed.
+/// let response = WatchResponse::with_codec(Codec::Cbor)
+///     .timeout(Duration::from_secs(300))
+///     .subscribe(&hub);
+/// assert_eq!(response.headers()["content-type"], "application/cbor-seq");
+/// assert_eq!(hub.watcher_count(), 1);
+/// drop(response); // the client went away: the watcher leaves the hub
+/// assert_eq!(hub.watcher_count(), 0);
+/// # });
+/// ```
+pub struct WatchResponse {
+    codec: Codec,
+    timeout: Option<Duration>,
+    heartbeat: Option<(Duration, Heartbeat)>,
+}
+
+impl fmt::Debug for WatchResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchResponse")
+            .field("codec", &self.codec)
+            .field("timeout", &self.timeout)
+            .field("heartbeat", &self.heartbeat.as_ref().map(|h| h.0))
+            .finish()
+    }
+}
+
+impl WatchResponse {
+    /// A watch response in the request's negotiated codec. A client that sent
+    /// `Accept: application/cbor` (client-go), or `application/cbor-seq` on a route whose layer
+    /// is [`streaming`](crate::NegotiateLayer::streaming), gets a CBOR Sequence.
+    pub fn new(negotiated: &Negotiated) -> Self {
+        Self::with_codec(negotiated.response_codec().clone())
+    }
+
+    /// A watch response in `codec`.
+    pub fn with_codec(codec: Codec) -> Self {
+        WatchResponse {
+            codec,
+            timeout: None,
+            heartbeat: None,
+        }
+    }
+
+    /// The codec events are encoded with.
+    pub fn codec(&self) -> &Codec {
+        &self.codec
+    }
+
+    /// Ends the stream cleanly after `timeout` (Kubernetes' `timeoutSeconds`), counted from the
+    /// first time the server polls the body.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Like [`timeout`](Self::timeout), from a `timeoutSeconds` query value; `None` and `0`
+    /// mean no timeout.
+    pub fn timeout_seconds(self, seconds: Option<u64>) -> Self {
+        match seconds {
+            Some(s) if s > 0 => self.timeout(Duration::from_secs(s)),
+            _ => self,
+        }
+    }
+
+    /// Sends the event `make` returns (usually a `BOOKMARK` with the current
+    /// `resourceVersion`) whenever `every` passes without any other event. Kubernetes only
+    /// sends bookmarks to clients that asked with `allowWatchBookmarks=true`.
+    pub fn heartbeat<T: Serialize>(
+        mut self,
+        every: Duration,
+        mut make: impl FnMut() -> WatchEvent<T> + Send + 'static,
+    ) -> Self {
+        let codec = self.codec.clone();
+        let encode = move || make().to_bytes(&codec).ok();
+        self.heartbeat = Some((every, Box::new(encode)));
+        self
+    }
+
+    /// Streams typed events, encoding each with the response codec as it arrives. An event
+    /// that fails to encode becomes an `ERROR` event with a 500 `Status`, and the stream ends.
+    ///
+    /// The body polls `events` only when the connection can take more, so backpressure reaches
+    /// the stream; a stream fed by a channel should use a bounded one. For many watchers of
+    /// the same events, use a [`WatchHub`] and [`subscribe`](Self::subscribe) instead: it
+    /// encodes each event once per codec.
+    pub fn events<S, T>(self, events: S) -> Response<WatchBody>
+    where
+        S: Stream<Item = WatchEvent<T>> + Send + 'static,
+        T: Serialize,
+    {
+        let codec = self.codec.clone();
+        self.encoded(EncodeEvents {
+            events: Box::pin(events),
+            codec,
+            done: false,
+        })
+    }
+
+    /// Streams events already encoded in this response's codec's stream form (one item per
+    /// `Bytes`), such as a [`Watcher`].
+    pub fn encoded<S>(self, events: S) -> Response<WatchBody>
+    where
+        S: Stream<Item = Bytes> + Send + 'static,
+    {
+        let Some(content_type) = watch_content_type(&self.codec) else {
+            return not_acceptable(&self.codec);
+        };
+        let body = WatchBody {
+            events: Some(Box::pin(events)),
+            first: None,
+            timeout: self.timeout.map(|d| Timer::new(d)),
+            heartbeat: self
+                .heartbeat
+                .map(|(every, make)| (Timer::new(every), every, make)),
+        };
+        let mut response = Response::new(body);
+        response.headers_mut().insert(CONTENT_TYPE, content_type);
+        response
+            .headers_mut()
+            .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+        response
+    }
+
+    /// Subscribes to `hub` in this response's codec and streams what it publishes from now on.
+    pub fn subscribe<T: Send + 'static>(self, hub: &WatchHub<T>) -> Response<WatchBody> {
+        match hub.subscribe(&self.codec) {
+            Ok(watcher) => self.watcher(watcher),
+            Err(_) => not_acceptable(&self.codec),
+        }
+    }
+
+    /// Streams an existing hub subscription (its codec must be this response's codec).
+    pub fn watcher<T: Send + 'static>(self, watcher: Watcher<T>) -> Response<WatchBody> {
+        debug_assert!(watcher.codec().same_as(&self.codec));
+        self.encoded(watcher)
+    }
+}
+
+fn not_acceptable(codec: &Codec) -> Response<WatchBody> {
+    let status = Status::not_acceptable("application/json, application/cbor-seq");
+    let body = status.encode(codec, false);
+    let mut response = Response::new(WatchBody {
+        events: None,
+        first: Some(body),
+        timeout: None,
+        heartbeat: None,
+    });
+    *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, codec.content_type());
+    response
+}
+
+/// Encodes typed events on the way out.
+struct EncodeEvents<T> {
+    events: Pin<Box<dyn Stream<Item = WatchEvent<T>> + Send>>,
+    codec: Codec,
+    done: bool,
+}
+
+impl<T: Serialize> Stream for EncodeEvents<T> {
+    type Item = Bytes;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let this = &mut *self;
+        match this.events.as_mut().poll_next(cx) {
+            Poll::Ready(Some(event)) => Poll::Ready(Some(match event.to_bytes(&this.codec) {
+                Ok(bytes) => bytes,
+                Err(err) => {
+                    tracing::error!(%err, codec = %this.codec, "watch event failed to encode");
+                    this.done = true;
+                    WatchEvent::<()>::Error(Status::internal_error(err))
+                        .to_bytes(&this.codec)
+                        .unwrap_or_default()
+                }
+            })),
+            Poll::Ready(None) => {
+                this.done = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// A deadline, armed the first time it is polled (a tokio timer needs the runtime).
+struct Timer {
+    after: Duration,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Timer {
+    fn new(after: Duration) -> Self {
+        Timer { after, sleep: None }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let after = self.after;
+        self.sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(after)))
+            .as_mut()
+            .poll(cx)
+    }
+
+    fn reset(&mut self, after: Duration) {
+        match &mut self.sleep {
+            Some(sleep) => sleep.as_mut().reset(Instant::now() + after),
+            None => self.after = after,
+        }
+    }
+}
+
+/// The body of a watch response: one frame per event, written as soon as the event exists.
+///
+/// Dropping it (hyper does when the client disconnects) drops the event stream, and with it
+/// the hub subscription. It ends cleanly when the events end, when the hub ends the watch, or
+/// at the timeout. It needs a tokio runtime with timers when a timeout or heartbeat is set.
+pub struct WatchBody {
+    events: Option<ByteStream>,
+    first: Option<Bytes>,
+    timeout: Option<Timer>,
+    heartbeat: Option<(Timer, Duration, Heartbeat)>,
+}
+
+impl fmt::Debug for WatchBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchBody")
+            .field("ended", &self.events.is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchBody {
+    fn finish(&mut self) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.events = None;
+        self.timeout = None;
+        self.heartbeat = None;
+        Poll::Ready(None)
+    }
+}
+
+impl http_body::Body for WatchBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = &mut *self;
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        let Some(events) = this.events.as_mut() else {
+            return Poll::Ready(None);
+        };
+        if let Some(timeout) = &mut this.timeout {
+            if timeout.poll(cx).is_ready() {
+                return this.finish();
+            }
+        }
+        match events.as_mut().poll_next(cx) {
+            Poll::Ready(Some(bytes)) => {
+                if let Some((timer, every, _)) = &mut this.heartbeat {
+                    timer.reset(*every);
+                }
+                Poll::Ready(Some(Ok(Frame::data(bytes))))
+            }
+            Poll::Ready(None) => this.finish(),
+            Poll::Pending => {
+                if let Some((timer, every, make)) = &mut this.heartbeat {
+                    if timer.poll(cx).is_ready() {
+                        timer.reset(*every);
+                        // Register the new deadline's waker.
+                        let _ = timer.poll(cx);
+                        if let Some(bytes) = make() {
+                            return Poll::Ready(Some(Ok(Frame::data(bytes))));
+                        }
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.events.is_none() && self.first.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match (&self.events, &self.first) {
+            (None, Some(b)) => SizeHint::with_exact(b.len() as u64),
+            (None, None) => SizeHint::with_exact(0),
+            _ => SizeHint::default(),
+        }
+    }
+}
