@@ -63,6 +63,7 @@ mod seq;
 mod ser;
 mod strenc;
 mod time;
+pub mod transcode;
 
 pub use de::Deserializer;
 pub use error::{Error, ErrorKind, Result};

@@ -81,6 +81,18 @@ proptest! {
     }
 
     #[test]
+    fn transcoding_matches_value_round_trips(v in value()) {
+        let json = serde_json::to_vec(&v).unwrap();
+        let parsed: Value = serde_json::from_slice(&json).unwrap();
+        let cbor = conneg_cbor::transcode::json_to_cbor(&json).unwrap();
+        prop_assert_eq!(&cbor, &conneg_cbor::to_vec(&parsed).unwrap());
+        // Keys come out in CBOR's order (shorter first), so compare as values.
+        let back = conneg_cbor::transcode::cbor_to_json(&cbor).unwrap();
+        let back: Value = serde_json::from_slice(&back).unwrap();
+        prop_assert!(same(&back, &parsed));
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..64)) {
         let v = conneg_cbor::from_slice::<Value>(&b);
         let s = conneg_cbor::from_slice::<serde::de::IgnoredAny>(&b);
