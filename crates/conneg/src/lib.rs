@@ -132,6 +132,7 @@ pub mod watch;
 
 pub use codec::{Codec, CustomCodec, Decoded};
 pub use field_validation::FieldValidation;
+pub use list::{ListBody, StreamingList};
 pub use negotiate::NegotiateLayer;
 pub use negotiated::{
     Negotiated, Patch, RequestFormat, append_warnings, decode_body, encode_response, read_body,
@@ -141,5 +142,4 @@ pub use params::{Conversion, MediaTypeParams};
 pub use patch::PatchType;
 pub use registry::Codecs;
 pub use status::{Status, StatusCause, StatusDetails, StatusReason};
-pub use list::{ListBody, StreamingList};
 pub use watch::{WatchEvent, WatchHub, WatchResponse, WatchStream};

@@ -134,7 +134,7 @@ impl WatchResponse {
     pub fn events<S, T>(self, events: S) -> Response<WatchBody>
     where
         S: Stream<Item = WatchEvent<T>> + Send + 'static,
-        T: Serialize,
+        T: Serialize + 'static,
     {
         let codec = self.codec.clone();
         self.encoded(EncodeEvents {
@@ -156,7 +156,7 @@ impl WatchResponse {
         let body = WatchBody {
             events: Some(Box::pin(events)),
             first: None,
-            timeout: self.timeout.map(|d| Timer::new(d)),
+            timeout: self.timeout.map(Timer::new),
             heartbeat: self
                 .heartbeat
                 .map(|(every, make)| (Timer::new(every), every, make)),

@@ -125,7 +125,7 @@ impl<T> fmt::Debug for WatchDecoder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WatchDecoder")
             .field("format", &self.format)
-            .field("buffered", &self.buffered())
+            .field("buffered", &(self.buf.len() - self.start))
             .finish()
     }
 }
@@ -212,14 +212,13 @@ fn cbor_options() -> conneg_cbor::DecodeOptions {
 }
 
 fn decode_error(e: impl fmt::Display) -> WatchError {
-    WatchError::new(
-        WatchErrorKind::Decode,
-        format!("invalid watch event: {e}"),
-    )
+    WatchError::new(WatchErrorKind::Decode, format!("invalid watch event: {e}"))
 }
 
 /// One CBOR item from the front of `rest`, decoded, and its length.
-fn next_cbor<T: DeserializeOwned>(rest: &[u8]) -> Result<Option<(WatchEvent<T>, usize)>, WatchError> {
+fn next_cbor<T: DeserializeOwned>(
+    rest: &[u8],
+) -> Result<Option<(WatchEvent<T>, usize)>, WatchError> {
     if rest.is_empty() {
         return Ok(None);
     }
@@ -239,7 +238,9 @@ fn next_cbor<T: DeserializeOwned>(rest: &[u8]) -> Result<Option<(WatchEvent<T>, 
 }
 
 /// One JSON value from the front of `rest` (after any whitespace), decoded, and the bytes used.
-fn next_json<T: DeserializeOwned>(rest: &[u8]) -> Result<Option<(WatchEvent<T>, usize)>, WatchError> {
+fn next_json<T: DeserializeOwned>(
+    rest: &[u8],
+) -> Result<Option<(WatchEvent<T>, usize)>, WatchError> {
     let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<IgnoredAny>();
     match values.next() {
         None => return Ok(None),

@@ -54,6 +54,9 @@ impl fmt::Display for EventType {
 /// let e = WatchEvent::Added(serde_json::json!({"name": "a"}));
 /// assert_eq!(serde_json::to_string(&e).unwrap(), r#"{"type":"ADDED","object":{"name":"a"}}"#);
 /// ```
+// API objects are typically as large as a `Status`; boxing it would only make `ERROR` events
+// harder to build and match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum WatchEvent<T> {
     /// `ADDED`.
@@ -174,7 +177,7 @@ pub(crate) fn decode_event<T, E>(
     };
     match decode(Target::Type) {
         Ok(Decoded::Type(EventType::Error)) => match decode(Target::Status)? {
-            Decoded::Status(status) => Ok(WatchEvent::Error(status)),
+            Decoded::Status(status) => Ok(WatchEvent::Error(*status)),
             _ => unreachable!("Target::Status yields a Status"),
         },
         Ok(_) => match first {
@@ -200,7 +203,7 @@ pub(crate) enum Target {
 pub(crate) enum Decoded<T> {
     Object(EventType, T),
     Type(EventType),
-    Status(Status),
+    Status(Box<Status>),
 }
 
 /// Runs `target` on a serde deserializer.
@@ -215,7 +218,7 @@ where
             Decoded::Object(w.kind, w.object)
         }
         Target::Type => Decoded::Type(TypeOnly::deserialize(de)?.kind),
-        Target::Status => Decoded::Status(Wire::<Status>::deserialize(de)?.object),
+        Target::Status => Decoded::Status(Box::new(Wire::<Status>::deserialize(de)?.object)),
     })
 }
 
@@ -261,9 +264,7 @@ pub fn encode_event<T: Serialize + ?Sized>(
 ) -> Result<(), EncodeError> {
     let start = out.len();
     let result = match codec {
-        Codec::Cbor => {
-            cbor_event_head(kind, out).and_then(|()| Codec::Cbor.encode(object, out))
-        }
+        Codec::Cbor => cbor_event_head(kind, out).and_then(|()| Codec::Cbor.encode(object, out)),
         Codec::Json => {
             out.extend_from_slice(b"{\"type\":\"");
             out.extend_from_slice(kind.as_str().as_bytes());
@@ -349,7 +350,10 @@ mod tests {
         let bytes = WatchEvent::Deleted(json!({"a": [1, 2]}))
             .to_bytes(&Codec::Json)
             .unwrap();
-        assert_eq!(&bytes[..], b"{\"type\":\"DELETED\",\"object\":{\"a\":[1,2]}}\n");
+        assert_eq!(
+            &bytes[..],
+            b"{\"type\":\"DELETED\",\"object\":{\"a\":[1,2]}}\n"
+        );
     }
 
     #[test]
@@ -357,7 +361,10 @@ mod tests {
         let status = Status::internal_error("boom");
         let e: WatchEvent<serde_json::Value> = WatchEvent::Error(status.clone());
         let text = serde_json::to_string(&e).unwrap();
-        assert!(text.starts_with(r#"{"type":"ERROR","object":{"kind":"Status""#), "{text}");
+        assert!(
+            text.starts_with(r#"{"type":"ERROR","object":{"kind":"Status""#),
+            "{text}"
+        );
         let back: WatchEvent<serde_json::Value> = serde_json::from_str(&text).unwrap();
         assert_eq!(back, WatchEvent::Error(status));
     }
@@ -366,7 +373,9 @@ mod tests {
     fn deserialize_any_field_order_and_rejects_unknown_type() {
         let e: WatchEvent<u32> = serde_json::from_str(r#"{"object":7,"type":"MODIFIED"}"#).unwrap();
         assert_eq!(e, WatchEvent::Modified(7));
-        assert!(serde_json::from_str::<WatchEvent<u32>>(r#"{"type":"CHANGED","object":7}"#).is_err());
+        assert!(
+            serde_json::from_str::<WatchEvent<u32>>(r#"{"type":"CHANGED","object":7}"#).is_err()
+        );
         assert!(serde_json::from_str::<WatchEvent<u32>>(r#"{"type":"ERROR","object":7}"#).is_err());
     }
 

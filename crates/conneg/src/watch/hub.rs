@@ -252,7 +252,11 @@ impl<T> WatchHub<T> {
         self.subscribe_inner(codec, Some(Box::new(filter)))
     }
 
-    fn subscribe_inner(&self, codec: &Codec, filter: Option<Filter<T>>) -> Result<Watcher<T>, Status> {
+    fn subscribe_inner(
+        &self,
+        codec: &Codec,
+        filter: Option<Filter<T>>,
+    ) -> Result<Watcher<T>, Status> {
         if codec.stream_media_type().is_none() {
             return Err(Status::not_acceptable(
                 "application/json, application/cbor-seq",
@@ -341,7 +345,10 @@ impl<T: Serialize> WatchHub<T> {
                 .filter(|(_, s)| s.end.is_none() && s.filter.as_ref().is_none_or(|f| f(&event)))
                 .map(|(id, s)| (*id, s.codec))
                 .collect();
-            (targets, state.codecs.iter().map(|(c, _)| c.clone()).collect())
+            (
+                targets,
+                state.codecs.iter().map(|(c, _)| c.clone()).collect(),
+            )
         };
         if targets.is_empty() {
             return 0;
@@ -433,7 +440,11 @@ impl<T> Watcher<T> {
 
     /// Encoded bytes queued for this watcher now.
     pub fn queued_bytes(&self) -> usize {
-        self.shared.lock().slots.get(&self.id).map_or(0, |s| s.bytes)
+        self.shared
+            .lock()
+            .slots
+            .get(&self.id)
+            .map_or(0, |s| s.bytes)
     }
 
     /// Events queued for this watcher now.
@@ -488,4 +499,3 @@ impl<T> Drop for Watcher<T> {
         }
     }
 }
-

@@ -21,6 +21,7 @@
 //! # Server: a hub fed by storage
 //!
 //! ```
+//! # #[cfg(feature = "axum")] {
 //! use axum::{Router, extract::{Query, State}, routing::get};
 //! use conneg::{NegotiateLayer, Negotiated};
 //! use conneg::watch::{WatchBody, WatchEvent, WatchHub, WatchResponse};
@@ -49,6 +50,7 @@
 //!     .with_state(hub)
 //!     .layer(NegotiateLayer::new().streaming(true));
 //! # let _ = app;
+//! # }
 //! ```
 //!
 //! # Client

@@ -1,0 +1,448 @@
+//! Lists that stream: `{"kind", "apiVersion", "metadata", "items": [...]}` encoded item by item,
+//! so the server's buffer does not grow with the number of items (KEP-4222's beta criterion,
+//! "buffer size is not proportional to output size"; Kubernetes' `streamingCollectionsEncoding`).
+//!
+//! * JSON: `{"kind":..,"apiVersion":..,"metadata":..,"items":[` then the items separated by
+//!   `,`, then `]}` — the key order of Go's `encoding/json` for a typed list.
+//! * CBOR: `d9d9f7`, a map of `kind`, `items`, `metadata`, `apiVersion` (Kubernetes' streaming
+//!   order, which is also the deterministic order of those keys); items carry no `d9d9f7` of
+//!   their own. The profile forbids indefinite lengths on output, so the `items` array needs
+//!   its length up front: the items come from an [`ExactSizeIterator`], or from a stream with a
+//!   declared count. An iterator or stream that yields a different number of items is a server
+//!   bug; the body then fails (hyper aborts the response) rather than send malformed CBOR.
+//! * A custom codec has no streaming form: the list is built in memory and encoded at once.
+//!
+//! The body is cut into frames of about [`StreamingList::frame_size`] bytes (64 KiB by
+//! default): memory holds one frame plus one item, whatever the list's length.
+//!
+//! ```
+//! use conneg::{Codec, StreamingList};
+//! use http_body_util::BodyExt;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let items = (0..3).map(|i| serde_json::json!({"name": format!("item-{i}")}));
+//! let body = StreamingList::new("ItemList", "v1", serde_json::json!({"resourceVersion": "7"}))
+//!     .body(&Codec::Json, items);
+//! let bytes = body.collect().await.unwrap().to_bytes();
+//! assert_eq!(
+//!     &bytes[..],
+//!     br#"{"kind":"ItemList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"name":"item-0"},{"name":"item-1"},{"name":"item-2"}]}"#
+//! );
+//! # });
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http::header::CONTENT_TYPE;
+use http::{Response, StatusCode};
+use http_body::{Frame, SizeHint};
+use serde::Serialize;
+
+use crate::codec::{Codec, EncodeError};
+use crate::negotiated::Negotiated;
+
+/// The default frame size of a [`ListBody`].
+pub const DEFAULT_FRAME_SIZE: usize = 64 * 1024;
+
+/// The envelope of a streamed list: `kind`, `apiVersion` and `metadata` (any `Serialize`, e.g.
+/// a `ListMeta` with `resourceVersion` and `continue`). An empty `kind` or `apiVersion` is left
+/// out, as Kubernetes does.
+#[derive(Clone, Debug)]
+pub struct StreamingList<M> {
+    kind: Cow<'static, str>,
+    api_version: Cow<'static, str>,
+    metadata: M,
+    frame_size: usize,
+}
+
+impl<M: Serialize> StreamingList<M> {
+    /// A list envelope.
+    pub fn new(
+        kind: impl Into<Cow<'static, str>>,
+        api_version: impl Into<Cow<'static, str>>,
+        metadata: M,
+    ) -> Self {
+        StreamingList {
+            kind: kind.into(),
+            api_version: api_version.into(),
+            metadata,
+            frame_size: DEFAULT_FRAME_SIZE,
+        }
+    }
+
+    /// Frames of about `bytes` (at least 1; a single item larger than this is one frame).
+    pub fn frame_size(mut self, bytes: usize) -> Self {
+        self.frame_size = bytes.max(1);
+        self
+    }
+
+    /// The body of the list in `codec`, encoding `items` as the connection takes them.
+    pub fn body<I>(self, codec: &Codec, items: I) -> ListBody
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator + Send + 'static,
+        I::Item: Serialize,
+    {
+        let items = items.into_iter();
+        let len = items.len();
+        self.build(codec, len, Box::new(IterItems(items)))
+    }
+
+    /// The body of the list in `codec` from a stream of exactly `len` items.
+    pub fn body_from_stream<S>(self, codec: &Codec, len: usize, items: S) -> ListBody
+    where
+        S: Stream + Send + 'static,
+        S::Item: Serialize,
+    {
+        self.build(codec, len, Box::new(StreamItems(Box::pin(items))))
+    }
+
+    /// A 200 response with the negotiated codec's `Content-Type` and the streamed list.
+    pub fn response<I>(self, negotiated: &Negotiated, items: I) -> Response<ListBody>
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator + Send + 'static,
+        I::Item: Serialize,
+    {
+        let codec = negotiated.response_codec();
+        let mut response = Response::new(self.body(codec, items));
+        *response.status_mut() = StatusCode::OK;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, negotiated.content_type());
+        response
+    }
+
+    fn build(self, codec: &Codec, len: usize, items: Box<dyn Items>) -> ListBody {
+        let mut body = ListBody {
+            codec: codec.clone(),
+            buf: Vec::new(),
+            frame_size: self.frame_size,
+            items: Some(items),
+            expected: len,
+            written: 0,
+            tail: Vec::new(),
+            error: None,
+            whole: None,
+        };
+        let head = match codec {
+            Codec::Json => self.json_parts(&mut body),
+            Codec::Cbor => self.cbor_parts(len, &mut body),
+            _ => self.erase().map(|list| {
+                // No streaming form: collect (see the module docs).
+                body.whole = Some(list);
+            }),
+        };
+        if let Err(e) = head {
+            body.fail(e);
+        }
+        body
+    }
+
+    fn json_parts(&self, body: &mut ListBody) -> Result<(), EncodeError> {
+        let out = &mut body.buf;
+        out.push(b'{');
+        if !self.kind.is_empty() {
+            out.extend_from_slice(b"\"kind\":");
+            Codec::Json.encode(&*self.kind, out)?;
+            out.push(b',');
+        }
+        if !self.api_version.is_empty() {
+            out.extend_from_slice(b"\"apiVersion\":");
+            Codec::Json.encode(&*self.api_version, out)?;
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"metadata\":");
+        Codec::Json.encode(&self.metadata, out)?;
+        out.extend_from_slice(b",\"items\":[");
+        body.tail.extend_from_slice(b"]}");
+        Ok(())
+    }
+
+    fn cbor_parts(&self, len: usize, body: &mut ListBody) -> Result<(), EncodeError> {
+        let out = &mut body.buf;
+        out.extend_from_slice(&conneg_cbor::SELF_DESCRIBED_PREFIX);
+        let pairs = 2 + u64::from(!self.kind.is_empty()) + u64::from(!self.api_version.is_empty());
+        cbor_head(5, pairs, out);
+        if !self.kind.is_empty() {
+            cbor_item(&"kind", out)?;
+            cbor_item(&*self.kind, out)?;
+        }
+        cbor_item(&"items", out)?;
+        cbor_head(4, len as u64, out);
+        let tail = &mut body.tail;
+        cbor_item(&"metadata", tail)?;
+        cbor_item(&self.metadata, tail)?;
+        if !self.api_version.is_empty() {
+            cbor_item(&"apiVersion", tail)?;
+            cbor_item(&*self.api_version, tail)?;
+        }
+        Ok(())
+    }
+}
+
+/// A CBOR head: major type and argument in the shortest form (RFC 8949 §3).
+fn cbor_head(major: u8, n: u64, out: &mut Vec<u8>) {
+    let m = major << 5;
+    if n < 24 {
+        out.push(m | n as u8);
+    } else if n <= u64::from(u8::MAX) {
+        out.extend_from_slice(&[m | 24, n as u8]);
+    } else if n <= u64::from(u16::MAX) {
+        out.push(m | 25);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else if n <= u64::from(u32::MAX) {
+        out.push(m | 26);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        out.push(m | 27);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+/// One nested CBOR item (no `d9d9f7`), in conneg-cbor's fast mode and string encoding.
+fn cbor_item<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    conneg_cbor::EncodeOptions::fast()
+        .self_described(false)
+        .encode_into(out, value)
+        .map_err(|e| EncodeError(e.to_string()))
+}
+
+/// Where the items come from, encoding each into the frame buffer.
+trait Items: Send {
+    fn poll_item(
+        &mut self,
+        cx: &mut Context<'_>,
+        codec: &Codec,
+        out: &mut Vec<u8>,
+    ) -> Poll<Option<Result<(), EncodeError>>>;
+
+    /// All remaining items as JSON values (for codecs without a streaming form).
+    fn collect_json(&mut self) -> Result<Vec<serde_json::Value>, EncodeError>;
+}
+
+fn encode_item<T: Serialize>(
+    codec: &Codec,
+    item: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    match codec {
+        Codec::Cbor => cbor_item(item, out),
+        other => other.encode(item, out),
+    }
+}
+
+fn to_json<T: Serialize>(item: &T) -> Result<serde_json::Value, EncodeError> {
+    serde_json::to_value(item).map_err(|e| EncodeError(e.to_string()))
+}
+
+struct IterItems<I>(I);
+
+impl<I> Items for IterItems<I>
+where
+    I: Iterator + Send,
+    I::Item: Serialize,
+{
+    fn poll_item(
+        &mut self,
+        _: &mut Context<'_>,
+        codec: &Codec,
+        out: &mut Vec<u8>,
+    ) -> Poll<Option<Result<(), EncodeError>>> {
+        Poll::Ready(self.0.next().map(|item| encode_item(codec, &item, out)))
+    }
+
+    fn collect_json(&mut self) -> Result<Vec<serde_json::Value>, EncodeError> {
+        self.0.by_ref().map(|item| to_json(&item)).collect()
+    }
+}
+
+struct StreamItems<S>(Pin<Box<S>>);
+
+impl<S> Items for StreamItems<S>
+where
+    S: Stream + Send,
+    S::Item: Serialize,
+{
+    fn poll_item(
+        &mut self,
+        cx: &mut Context<'_>,
+        codec: &Codec,
+        out: &mut Vec<u8>,
+    ) -> Poll<Option<Result<(), EncodeError>>> {
+        self.0
+            .as_mut()
+            .poll_next(cx)
+            .map(|item| item.map(|item| encode_item(codec, &item, out)))
+    }
+
+    fn collect_json(&mut self) -> Result<Vec<serde_json::Value>, EncodeError> {
+        Err(EncodeError(
+            "a streamed list needs a codec with a streaming form (JSON or CBOR)".into(),
+        ))
+    }
+}
+
+/// The body of a streamed list (see the [module docs](self)). Its error is an [`EncodeError`]
+/// (an item failed to encode, or the item count was wrong): hyper then aborts the response.
+pub struct ListBody {
+    codec: Codec,
+    buf: Vec<u8>,
+    frame_size: usize,
+    items: Option<Box<dyn Items>>,
+    expected: usize,
+    written: usize,
+    tail: Vec<u8>,
+    error: Option<EncodeError>,
+    whole: Option<StreamingList<serde_json::Value>>,
+}
+
+// `whole` holds the envelope with its metadata as a JSON value.
+impl<M: Serialize> StreamingList<M> {
+    fn erase(&self) -> Result<StreamingList<serde_json::Value>, EncodeError> {
+        Ok(StreamingList {
+            kind: self.kind.clone(),
+            api_version: self.api_version.clone(),
+            metadata: to_json(&self.metadata)?,
+            frame_size: self.frame_size,
+        })
+    }
+}
+
+impl fmt::Debug for ListBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListBody")
+            .field("codec", &self.codec)
+            .field("items", &self.expected)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ListBody {
+    fn fail(&mut self, error: EncodeError) {
+        self.buf = Vec::new();
+        self.tail = Vec::new();
+        self.items = None;
+        self.whole = None;
+        self.error = Some(error);
+    }
+
+    fn take_frame(&mut self) -> Frame<Bytes> {
+        let next = Vec::with_capacity(if self.items.is_some() {
+            self.frame_size + self.frame_size / 4
+        } else {
+            0
+        });
+        Frame::data(Bytes::from(std::mem::replace(&mut self.buf, next)))
+    }
+
+    /// Encodes a list whose codec cannot stream, all at once.
+    fn encode_whole(&mut self) -> Result<(), EncodeError> {
+        let (Some(list), Some(items)) = (self.whole.take(), self.items.as_mut()) else {
+            return Ok(());
+        };
+        let items = items.collect_json()?;
+        let mut value = serde_json::Map::new();
+        if !list.kind.is_empty() {
+            value.insert("kind".into(), list.kind.as_ref().into());
+        }
+        if !list.api_version.is_empty() {
+            value.insert("apiVersion".into(), list.api_version.as_ref().into());
+        }
+        value.insert("metadata".into(), list.metadata);
+        value.insert("items".into(), items.into());
+        self.items = None;
+        self.codec.encode(&value, &mut self.buf)
+    }
+}
+
+impl http_body::Body for ListBody {
+    type Data = Bytes;
+    type Error = EncodeError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, EncodeError>>> {
+        let this = &mut *self;
+        if let Some(e) = this.error.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
+        if this.whole.is_some() {
+            if let Err(e) = this.encode_whole() {
+                this.fail(e);
+                return Poll::Ready(this.error.take().map(Err));
+            }
+        }
+        while let Some(items) = this.items.as_mut() {
+            if this.buf.len() >= this.frame_size {
+                return Poll::Ready(Some(Ok(this.take_frame())));
+            }
+            let json_comma = matches!(this.codec, Codec::Json) && this.written > 0;
+            let mark = this.buf.len();
+            if json_comma {
+                this.buf.push(b',');
+            }
+            match items.poll_item(cx, &this.codec, &mut this.buf) {
+                Poll::Ready(Some(Ok(()))) => {
+                    this.written += 1;
+                    if this.written > this.expected && matches!(this.codec, Codec::Cbor) {
+                        this.fail(EncodeError(format!(
+                            "the list said {} items but yielded more",
+                            this.expected
+                        )));
+                        return Poll::Ready(this.error.take().map(Err));
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    this.fail(e);
+                    return Poll::Ready(this.error.take().map(Err));
+                }
+                Poll::Ready(None) => {
+                    this.buf.truncate(mark);
+                    this.items = None;
+                    if this.written != this.expected && matches!(this.codec, Codec::Cbor) {
+                        this.fail(EncodeError(format!(
+                            "the list said {} items but yielded {}",
+                            this.expected, this.written
+                        )));
+                        return Poll::Ready(this.error.take().map(Err));
+                    }
+                    let tail = std::mem::take(&mut this.tail);
+                    this.buf.extend_from_slice(&tail);
+                }
+                Poll::Pending => {
+                    this.buf.truncate(mark);
+                    if this.buf.is_empty() {
+                        return Poll::Pending;
+                    }
+                    // Send what is ready rather than wait with it.
+                    return Poll::Ready(Some(Ok(this.take_frame())));
+                }
+            }
+        }
+        if this.buf.is_empty() {
+            Poll::Ready(None)
+        } else {
+            Poll::Ready(Some(Ok(this.take_frame())))
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.items.is_none() && self.whole.is_none() && self.buf.is_empty() && self.error.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.is_end_stream() {
+            SizeHint::with_exact(0)
+        } else {
+            SizeHint::default()
+        }
+    }
+}
