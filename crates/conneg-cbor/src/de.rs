@@ -539,7 +539,9 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
-        let _ = name;
+        if name == crate::raw::TOKEN {
+            return crate::raw::deserialize_raw(self, visitor);
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -1036,5 +1038,21 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
         let start = self.de.pos;
         let r = de::Deserializer::deserialize_struct(&mut *self.de, "", fields, visitor);
         self.finish(r, start)
+    }
+}
+
+// Used by raw.rs to capture items.
+impl<'de> Deserializer<'de> {
+    /// `None` for a `null` item (consumed); otherwise validates the next item and returns its
+    /// bytes (tags included), advancing past it.
+    pub(crate) fn take_raw_item(&mut self) -> Result<Option<&'de [u8]>> {
+        if self.peek_null()? {
+            self.with_head(|_, _, _, _| Ok(()))?;
+            return Ok(None);
+        }
+        let start = self.pos;
+        self.skip_value()?;
+        let input: &'de [u8] = self.input;
+        Ok(Some(&input[start..self.pos]))
     }
 }

@@ -58,6 +58,7 @@ mod error;
 mod head;
 mod keys;
 mod options;
+mod raw;
 mod scan;
 mod seq;
 mod ser;
@@ -68,6 +69,7 @@ pub mod transcode;
 pub use de::Deserializer;
 pub use error::{Error, ErrorKind, Result};
 pub use options::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
+pub use raw::{RawExtension, RawFormat};
 pub use seq::{SeqDecoder, SeqEncoder};
 pub use ser::{Compound, Serializer};
 

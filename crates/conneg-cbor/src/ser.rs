@@ -57,6 +57,17 @@ impl<'a> Serializer<'a> {
         }
     }
 
+    /// Appends an already-encoded item. A self-described prefix directly after another one (a
+    /// raw item at the top level) is dropped: it means nothing twice.
+    pub(crate) fn write_verbatim(&mut self, item: &[u8]) {
+        let p = &crate::SELF_DESCRIBED_PREFIX;
+        if self.out.ends_with(p) && item.starts_with(p) {
+            self.out.extend_from_slice(&item[3..]);
+        } else {
+            self.out.extend_from_slice(item);
+        }
+    }
+
     #[inline]
     fn write_str(&mut self, s: &str) {
         let major = match self.opts.strings {
@@ -352,9 +363,13 @@ impl<'s, 'a> ser::Serializer for &'s mut Serializer<'a> {
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
-        _name: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<()> {
+        if name == crate::raw::TOKEN_CBOR || name == crate::raw::TOKEN_JSON {
+            let bytes = value.serialize(ByteCapture)?;
+            return crate::raw::write_raw(self, name, &bytes);
+        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: ?Sized + Serialize>(
@@ -677,5 +692,85 @@ impl ser::Serializer for MapKeySerializer<'_, '_> {
     }
     fn is_human_readable(&self) -> bool {
         true
+    }
+}
+
+/// Receives a raw item's bytes (see raw.rs); it is the one non-human-readable serializer, which
+/// is how the raw value knows to hand over plain bytes.
+struct ByteCapture;
+
+fn capture_error() -> Error {
+    Error::new(ErrorKind::Message, "raw value must serialize as bytes")
+}
+
+macro_rules! reject {
+    ($($name:ident($($arg:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(self, $(_: $arg),*) -> Result<$ret> {
+            Err(capture_error())
+        })*
+    };
+}
+
+impl ser::Serializer for ByteCapture {
+    type Ok = Vec<u8>;
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<Vec<u8>, Error>;
+    type SerializeTuple = ser::Impossible<Vec<u8>, Error>;
+    type SerializeTupleStruct = ser::Impossible<Vec<u8>, Error>;
+    type SerializeTupleVariant = ser::Impossible<Vec<u8>, Error>;
+    type SerializeMap = ser::Impossible<Vec<u8>, Error>;
+    type SerializeStruct = ser::Impossible<Vec<u8>, Error>;
+    type SerializeStructVariant = ser::Impossible<Vec<u8>, Error>;
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<Vec<u8>> {
+        Ok(v.to_vec())
+    }
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+    reject! {
+        serialize_bool(bool) -> Vec<u8>;
+        serialize_i8(i8) -> Vec<u8>;
+        serialize_i16(i16) -> Vec<u8>;
+        serialize_i32(i32) -> Vec<u8>;
+        serialize_i64(i64) -> Vec<u8>;
+        serialize_u8(u8) -> Vec<u8>;
+        serialize_u16(u16) -> Vec<u8>;
+        serialize_u32(u32) -> Vec<u8>;
+        serialize_u64(u64) -> Vec<u8>;
+        serialize_f32(f32) -> Vec<u8>;
+        serialize_f64(f64) -> Vec<u8>;
+        serialize_char(char) -> Vec<u8>;
+        serialize_str(&str) -> Vec<u8>;
+        serialize_none() -> Vec<u8>;
+        serialize_unit() -> Vec<u8>;
+        serialize_unit_struct(&'static str) -> Vec<u8>;
+        serialize_unit_variant(&'static str, u32, &'static str) -> Vec<u8>;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
+        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<Vec<u8>> {
+        Err(capture_error())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Vec<u8>> {
+        Err(capture_error())
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<Vec<u8>> {
+        Err(capture_error())
     }
 }
