@@ -54,6 +54,7 @@
 #![forbid(unsafe_code)]
 
 mod de;
+pub mod diag;
 mod error;
 mod head;
 mod keys;
