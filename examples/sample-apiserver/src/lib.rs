@@ -1,5 +1,5 @@
 //! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust: domain model,
-//! selectors, errors and storage. The HTTP layer builds on these.
+//! selectors, errors, storage, and the HTTP server ([`server`]) on conneg.
 //!
 //! - [`meta`]: the `metav1` types (ObjectMeta, ListMeta, Time, ...).
 //! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
@@ -7,6 +7,7 @@
 //! - [`error`]: [`error::ApiError`], the plain form of a failure `Status`.
 //! - [`storage`]: the revisioned key-value store (memory, embedded redb) and the codec.
 //! - [`config`]: the storage command-line flags and how they open a store.
+//! - [`server`]: the HTTP layer (router, handlers, discovery, OpenAPI, Table, watch, metrics).
 
 pub mod api;
 pub mod config;
@@ -14,4 +15,5 @@ pub mod error;
 pub mod meta;
 pub mod names;
 pub mod selector;
+pub mod server;
 pub mod storage;

@@ -1,18 +1,52 @@
 //! `sample-apiserver`: the wardle.example.com API server.
 //!
-//! Phase 1: opens the configured storage and reports its state. The HTTP layer (on conneg)
-//! comes next.
+//! Opens the storage (`--storage embedded|memory`, `--data-dir`, `--storage-media-type`),
+//! builds the router ([`sample_apiserver::server::router`]) and serves plain HTTP on
+//! `--listen` until SIGINT or SIGTERM, then drains connections and exits. The bound address is
+//! printed on stdout (`listening on http://127.0.0.1:PORT`), so `--listen 127.0.0.1:0` works.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
 
 use clap::Parser;
 use sample_apiserver::config::StorageArgs;
+use sample_apiserver::server::{AppState, ServerOptions, router};
 use sample_apiserver::storage::Storage;
 
 /// A Kubernetes-style API server for wardle.example.com.
 #[derive(Debug, Parser)]
 #[command(name = "sample-apiserver", version)]
 struct Cli {
+    /// Address to serve plain HTTP on (port 0: any free port; the bound address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Serve JSON only: CBOR bodies get 415 and CBOR is never chosen for responses.
+    #[arg(long)]
+    no_cbor: bool,
     #[command(flatten)]
     storage: StorageArgs,
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down");
 }
 
 #[tokio::main]
@@ -32,19 +66,42 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match opened.store.current_revision().await {
-        Ok(rev) => {
-            tracing::info!(
-                backend = ?cli.storage.kind,
-                media_type = %opened.codec.media_type,
-                revision = rev,
-                "storage ready; the HTTP server is not wired up yet"
-            );
-            std::process::ExitCode::SUCCESS
-        }
+    let revision = match opened.store.current_revision().await {
+        Ok(r) => r,
         Err(e) => {
             tracing::error!("storage unusable: {e}");
-            std::process::ExitCode::FAILURE
+            return std::process::ExitCode::FAILURE;
         }
+    };
+    tracing::info!(
+        backend = ?cli.storage.kind,
+        data_dir = %cli.storage.data_dir.display(),
+        media_type = %opened.codec.media_type,
+        revision,
+        cbor = !cli.no_cbor,
+        "storage ready"
+    );
+    let app = router(AppState::new(opened, ServerOptions { cbor: !cli.no_cbor }));
+    let listener = match tokio::net::TcpListener::bind(cli.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot listen on {}: {e}", cli.listen);
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let addr = listener.local_addr().unwrap_or(cli.listen);
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on http://{addr}");
+        let _ = out.flush();
     }
+    tracing::info!(%addr, "serving");
+    if let Err(e) = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+    {
+        tracing::error!("server error: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
 }

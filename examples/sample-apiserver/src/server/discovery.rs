@@ -1,0 +1,162 @@
+//! Discovery: `/api`, `/apis`, `/apis/wardle.example.com`, `/apis/wardle.example.com/{v}`
+//! and `/version`, in the legacy form and in the aggregated form (`apidiscovery.k8s.io/v2`
+//! `APIGroupDiscoveryList`) that kubectl asks for with
+//! `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...`.
+
+use axum::Router;
+use axum::extract::Path;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use conneg::{Negotiated, Status};
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, StatusCode};
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::handlers::resource_not_found;
+use crate::api::{GROUP, ResourceInfo, Version};
+
+/// The discovery routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api", get(api))
+        .route("/apis", get(apis))
+        .route("/apis/wardle.example.com", get(group))
+        .route("/apis/wardle.example.com/{version}", get(resources))
+        .route("/version", get(version))
+}
+
+/// `/version`.
+pub fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "32",
+        "gitVersion": concat!("v1.32.0-conneg+", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "n/a (rust)",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}
+
+async fn version(n: Negotiated) -> Response {
+    n.response(StatusCode::OK, &version_info()).into_response()
+}
+
+/// The aggregated form, with its own `Content-Type` (client-go checks it).
+fn aggregated(n: &Negotiated, list: &Value) -> Response {
+    let mut resp = n.response(StatusCode::OK, list).into_response();
+    let ct = format!(
+        "{};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        n.response_codec().media_type()
+    );
+    if let Ok(v) = HeaderValue::from_str(&ct) {
+        resp.headers_mut().insert(CONTENT_TYPE, v);
+    }
+    resp
+}
+
+fn discovery_list(items: Vec<Value>) -> Value {
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
+async fn api(n: Negotiated) -> Response {
+    if n.conversion().is_some() {
+        return aggregated(&n, &discovery_list(Vec::new()));
+    }
+    n.response(
+        StatusCode::OK,
+        &json!({"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []}),
+    )
+    .into_response()
+}
+
+fn group_version(v: Version) -> Value {
+    json!({"groupVersion": v.api_version(), "version": v.as_str()})
+}
+
+/// The legacy `APIGroup` of wardle.example.com.
+pub fn api_group() -> Value {
+    json!({
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": GROUP,
+        "versions": Version::PRIORITY.iter().map(|v| group_version(*v)).collect::<Vec<_>>(),
+        "preferredVersion": group_version(Version::PRIORITY[0]),
+    })
+}
+
+async fn apis(n: Negotiated) -> Response {
+    if n.conversion().is_some() {
+        return aggregated(&n, &discovery_list(vec![aggregated_group()]));
+    }
+    let mut g = api_group();
+    if let Some(m) = g.as_object_mut() {
+        m.remove("kind");
+        m.remove("apiVersion");
+    }
+    n.response(
+        StatusCode::OK,
+        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [g]}),
+    )
+    .into_response()
+}
+
+async fn group(n: Negotiated) -> Response {
+    n.response(StatusCode::OK, &api_group()).into_response()
+}
+
+/// The `APIGroupDiscovery` of wardle.example.com.
+pub fn aggregated_group() -> Value {
+    let versions: Vec<Value> = Version::PRIORITY
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = v
+                .resources()
+                .iter()
+                .map(|r| {
+                    json!({
+                        "resource": r.resource,
+                        "responseKind": {"group": GROUP, "version": v.as_str(), "kind": r.kind},
+                        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+                        "singularResource": r.singular,
+                        "verbs": r.verbs,
+                    })
+                })
+                .collect();
+            json!({"version": v.as_str(), "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({
+        "metadata": {"name": GROUP, "creationTimestamp": null},
+        "versions": versions,
+    })
+}
+
+fn api_resource(r: &ResourceInfo) -> Value {
+    json!({
+        "name": r.resource,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": r.verbs,
+    })
+}
+
+async fn resources(n: Negotiated, Path(version): Path<String>) -> Result<Response, Status> {
+    let v = Version::parse(&version).ok_or_else(resource_not_found)?;
+    let list = json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": v.api_version(),
+        "resources": v.resources().iter().map(|r| api_resource(r)).collect::<Vec<_>>(),
+    });
+    Ok(n.response(StatusCode::OK, &list).into_response())
+}

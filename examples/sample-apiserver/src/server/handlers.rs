@@ -1,0 +1,963 @@
+//! The resource verbs: create, get, list, update, patch, delete, deletecollection (and watch,
+//! in [`super::watch`]).
+//!
+//! Every handler resolves the URL into a [`Target`] (version, resource, namespace, name), then
+//! [`dispatch`] picks the versioned Rust type for that version and resource and calls a generic
+//! function. The pipeline is the one Kubernetes' generic registry runs:
+//!
+//! * write: decode the versioned body (conneg, with `fieldValidation`) → defaults → internal →
+//!   (create) BanFlunder admission → generateName → validation → storage version (v1alpha1) →
+//!   storage codec → `Storage::create`/`update` (compare-and-swap on the revision);
+//! * read: stored bytes → v1alpha1 (resourceVersion from the revision) → defaults → internal →
+//!   the version in the URL → the negotiated codec (or a Table).
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use conneg::{Codec, Negotiated, PatchType, Status, StatusReason};
+use http::{Method, StatusCode};
+use serde_json::Value;
+
+use super::kinds::Kind;
+use super::{AppState, patch, table, watch};
+use crate::api::admission::{BanFlunder, Operation};
+use crate::api::validation::{
+    resource_version_required, validate_object_meta, validate_object_meta_update,
+};
+use crate::api::{
+    GROUP, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, internal, v1alpha1,
+    v1beta1,
+};
+use crate::error::{ApiError, go_quote};
+use crate::meta::{HasObjectMeta, ListMeta, Time};
+use crate::names;
+use crate::selector::Selectors;
+use crate::storage::{KeyValue, ListOptions, Storage, StorageError, continue_token};
+
+/// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
+pub type HResult = Result<Response, Status>;
+
+/// The resource routes (namespaced and cluster-wide forms).
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/apis/wardle.example.com/{version}/namespaces/{namespace}/{resource}",
+            any(collection),
+        )
+        .route(
+            "/apis/wardle.example.com/{version}/namespaces/{namespace}/{resource}/{name}",
+            any(object),
+        )
+        .route(
+            "/apis/wardle.example.com/{version}/{resource}",
+            any(collection),
+        )
+        .route(
+            "/apis/wardle.example.com/{version}/{resource}/{name}",
+            any(object),
+        )
+}
+
+/// A versioned type served over HTTP, with the internal kind behind it.
+pub trait Served: VersionedObject + Send + Sync + 'static {
+    /// The internal type.
+    type K: Kind;
+    /// To internal.
+    fn into_kind(self) -> Self::K;
+    /// From internal (sets apiVersion/kind).
+    fn from_kind(k: Self::K) -> Self;
+    /// `(apiVersion, kind)` as sent.
+    fn type_meta(&self) -> (&str, &str);
+}
+
+macro_rules! served {
+    ($t:ty, $k:ty) => {
+        impl Served for $t {
+            type K = $k;
+            fn into_kind(self) -> $k {
+                Versioned::into_internal(self)
+            }
+            fn from_kind(k: $k) -> Self {
+                Versioned::from_internal(k)
+            }
+            fn type_meta(&self) -> (&str, &str) {
+                (&self.api_version, &self.kind)
+            }
+        }
+    };
+}
+served!(v1alpha1::Flunder, internal::Flunder);
+served!(v1beta1::Flunder, internal::Flunder);
+served!(v1alpha1::Fischer, internal::Fischer);
+
+/// Calls `$f::<T>(args)` with `T` the versioned type for the target's version and resource.
+macro_rules! dispatch {
+    ($target:expr, $($f:ident)::+, ($($arg:expr),*)) => {
+        match ($target.version, $target.resource.resource) {
+            (Version::V1alpha1, "flunders") => $($f)::+::<v1alpha1::Flunder>($($arg),*).await,
+            (Version::V1beta1, "flunders") => $($f)::+::<v1beta1::Flunder>($($arg),*).await,
+            (Version::V1alpha1, "fischers") => $($f)::+::<v1alpha1::Fischer>($($arg),*).await,
+            _ => Err(resource_not_found()),
+        }
+    };
+}
+
+/// What a URL names.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Version in the URL.
+    pub version: Version,
+    /// Resource in the URL.
+    pub resource: &'static ResourceInfo,
+    /// Namespace from `/namespaces/{ns}/` (`None`: all namespaces, or cluster-scoped).
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+}
+
+impl Target {
+    fn resolve(p: &BTreeMap<String, String>) -> Result<Self, Status> {
+        let version = p
+            .get("version")
+            .and_then(|v| Version::parse(v))
+            .ok_or_else(resource_not_found)?;
+        let resource = p
+            .get("resource")
+            .and_then(|r| version.resources().iter().find(|i| i.resource == r))
+            .copied()
+            .ok_or_else(resource_not_found)?;
+        let namespace = p.get("namespace").cloned();
+        // Cluster-scoped resources have no namespaced path.
+        if namespace.is_some() && !resource.namespaced {
+            return Err(resource_not_found());
+        }
+        let name = p.get("name").cloned();
+        // A namespaced object is only addressed inside its namespace.
+        if name.is_some() && resource.namespaced && namespace.is_none() {
+            return Err(resource_not_found());
+        }
+        for (what, v) in [("namespace", &namespace), ("name", &name)] {
+            if let Some(v) = v {
+                let errs = names::path_segment_name_errors(v, false);
+                if v.is_empty() || !errs.is_empty() {
+                    return Err(Status::bad_request(format!(
+                        "invalid {what} {}: {}",
+                        go_quote(v),
+                        errs.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(Self {
+            version,
+            resource,
+            namespace,
+            name,
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    fn key(&self, st: &AppState) -> String {
+        st.keys.object(
+            self.resource,
+            self.namespace.as_deref().unwrap_or(""),
+            self.name(),
+        )
+    }
+}
+
+/// Query parameters (last value wins).
+#[derive(Debug, Clone, Default)]
+pub struct Params(pub BTreeMap<String, String>);
+
+impl Params {
+    /// A parameter, if present and non-empty.
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
+    }
+    /// A boolean parameter (`true`, `1`, ...), as Go's `strconv.ParseBool`.
+    pub fn flag(&self, k: &str) -> bool {
+        matches!(
+            self.get(k),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
+        )
+    }
+    fn dry_run(&self) -> Result<bool, Status> {
+        match self.get("dryRun") {
+            None => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(Status::bad_request(format!(
+                "dryRun: Unsupported value: {}: supported values: \"All\"",
+                go_quote(other)
+            ))),
+        }
+    }
+}
+
+fn params(q: Result<Query<BTreeMap<String, String>>, QueryRejection>) -> Result<Params, Status> {
+    q.map(|Query(m)| Params(m))
+        .map_err(|e| Status::bad_request(format!("invalid query: {e}")))
+}
+
+/// 404 for a path that names no resource.
+pub fn resource_not_found() -> Status {
+    Status::failure(
+        StatusCode::NOT_FOUND,
+        StatusReason::NotFound,
+        "the server could not find the requested resource",
+    )
+}
+
+fn method_not_allowed(method: &Method, t: &Target) -> Status {
+    Status::method_not_allowed(method.as_str(), GROUP, t.resource.resource)
+}
+
+/// A storage error as the API error Kubernetes answers with.
+pub fn storage_status(e: StorageError, res: &ResourceInfo, name: &str) -> Status {
+    if !matches!(
+        e,
+        StorageError::NotFound { .. } | StorageError::AlreadyExists { .. }
+    ) {
+        tracing::debug!(error = %e, "storage error");
+    }
+    e.to_api_error(res, name).into()
+}
+
+async fn collection(
+    State(st): State<AppState>,
+    method: Method,
+    Path(p): Path<BTreeMap<String, String>>,
+    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    n: Negotiated,
+    body: Body,
+) -> HResult {
+    let t = Target::resolve(&p)?;
+    let q = params(q)?;
+    match method {
+        Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
+        Method::GET => dispatch!(t, list, (&st, &t, &q, &n)),
+        Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
+            dispatch!(t, create, (&st, &t, &q, &n, body))
+        }
+        Method::DELETE if t.namespace.is_some() || !t.resource.namespaced => {
+            dispatch!(t, delete_collection, (&st, &t, &q, &n))
+        }
+        m => Err(method_not_allowed(&m, &t)),
+    }
+}
+
+async fn object(
+    State(st): State<AppState>,
+    method: Method,
+    Path(p): Path<BTreeMap<String, String>>,
+    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    n: Negotiated,
+    body: Body,
+) -> HResult {
+    let t = Target::resolve(&p)?;
+    let q = params(q)?;
+    match method {
+        // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
+        Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
+        Method::GET => dispatch!(t, get, (&st, &t, &q, &n)),
+        Method::PUT => dispatch!(t, update, (&st, &t, &q, &n, body)),
+        Method::PATCH => dispatch!(t, patch_object, (&st, &t, &q, &n, body)),
+        Method::DELETE => dispatch!(t, delete, (&st, &t, &q, &n, body)),
+        m => Err(method_not_allowed(&m, &t)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions between stored bytes, internal and versioned objects.
+
+/// Stored bytes → internal (defaults applied, resourceVersion from the revision).
+pub fn decode_kind<K: Kind>(st: &AppState, kv: &KeyValue) -> Result<K, Status> {
+    let mut stored: K::Stored = st
+        .codec
+        .decode(kv)
+        .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+    stored.apply_defaults();
+    Ok(stored.into_internal())
+}
+
+/// Internal → stored bytes.
+fn encode_kind<K: Kind>(st: &AppState, k: K) -> Result<(bytes::Bytes, K::Stored), Status> {
+    let mut stored = K::Stored::from_internal(k);
+    let bytes = st
+        .codec
+        .encode(&mut stored)
+        .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+    Ok((bytes, stored))
+}
+
+/// The body's `apiVersion`/`kind`, when given, must be the URL's.
+fn check_type_meta<T: Served>(obj: &T) -> Result<(), Status> {
+    let (api_version, kind) = obj.type_meta();
+    let want = T::VERSION.api_version();
+    if !api_version.is_empty() && api_version != want {
+        return Err(Status::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({want})"
+        )));
+    }
+    if !kind.is_empty() && kind != T::KIND {
+        return Err(Status::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            T::KIND
+        )));
+    }
+    Ok(())
+}
+
+/// The namespace in the body must match the URL's; a missing one is filled in.
+fn check_namespace<K: Kind>(k: &mut K, t: &Target) -> Result<(), Status> {
+    let meta = k.meta_mut();
+    match &t.namespace {
+        Some(ns) => {
+            if !meta.namespace.is_empty() && meta.namespace != *ns {
+                return Err(Status::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            meta.namespace.clone_from(ns);
+        }
+        None => meta.namespace.clear(),
+    }
+    Ok(())
+}
+
+/// A response with `value` in the negotiated codec.
+fn respond<V: serde::Serialize + ?Sized>(n: &Negotiated, code: StatusCode, value: &V) -> Response {
+    n.response(code, value).into_response()
+}
+
+// ---------------------------------------------------------------------------------------------
+// create
+
+async fn create<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let obj: T = n.decode_body(body).await?.value;
+    let (code, out) = create_object(st, t, q, obj).await?;
+    Ok(respond(n, code, &out))
+}
+
+/// The create pipeline, shared by POST and apply-creates.
+async fn create_object<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    mut obj: T,
+) -> Result<(StatusCode, T), Status> {
+    check_type_meta(&obj)?;
+    let dry_run = q.dry_run()?;
+    obj.apply_defaults();
+    let mut k = obj.into_kind();
+    check_namespace(&mut k, t)?;
+    {
+        // Server-managed metadata (rest.BeforeCreate).
+        let m = k.meta_mut();
+        m.resource_version.clear();
+        m.self_link.clear();
+        m.uid = names::new_uid();
+        m.creation_timestamp = Some(Time::now());
+        m.generation = 1;
+        m.deletion_timestamp = None;
+        m.deletion_grace_period_seconds = None;
+    }
+    // Admission sees the name as requested (empty when generated).
+    if <T::K as Kind>::ADMITTED {
+        let fischers = list_fischers(st).await?;
+        BanFlunder
+            .admit(Operation::Create, &k.meta().name, &fischers)
+            .map_err(Status::from)?;
+    }
+    if k.meta().name.is_empty() && !k.meta().generate_name.is_empty() {
+        let generated = names::generate_name(&k.meta().generate_name);
+        k.meta_mut().name = generated;
+    }
+    let mut errs = k.validate_create();
+    errs.extend(validate_object_meta(
+        k.meta(),
+        <T::K as Kind>::RESOURCE.namespaced,
+    ));
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(
+            &<T::K as Kind>::RESOURCE.group_kind(),
+            &k.meta().name,
+            &errs,
+        )
+        .into());
+    }
+    let name = k.meta().name.clone();
+    let key = st.keys.object(
+        <T::K as Kind>::RESOURCE,
+        t.namespace.as_deref().unwrap_or(""),
+        &name,
+    );
+    let (bytes, mut stored) = encode_kind(st, k)?;
+    if !dry_run {
+        let kv = st
+            .store
+            .create(&key, bytes)
+            .await
+            .map_err(|e| storage_status(e, <T::K as Kind>::RESOURCE, &name))?;
+        stored.meta_mut().resource_version = kv.mod_revision.to_string();
+    }
+    Ok((StatusCode::CREATED, T::from_kind(stored.into_internal())))
+}
+
+/// Every Fischer, for BanFlunder.
+async fn list_fischers(st: &AppState) -> Result<Vec<internal::Fischer>, Status> {
+    let prefix = st.keys.collection(&crate::api::FISCHERS, None);
+    let page = st
+        .store
+        .list(&prefix, ListOptions::default())
+        .await
+        .map_err(|e| storage_status(e, &crate::api::FISCHERS, ""))?;
+    page.items
+        .iter()
+        .map(|kv| decode_kind::<internal::Fischer>(st, kv))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// get / list
+
+async fn get<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+    let kv = st
+        .store
+        .get(&t.key(st))
+        .await
+        .map_err(|e| storage_status(e, t.resource, t.name()))?
+        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+    let k: T::K = decode_kind(st, &kv)?;
+    if let Some(conv) = n.conversion() {
+        let rv = k.meta().resource_version.clone();
+        return Ok(respond(
+            n,
+            StatusCode::OK,
+            &table::table::<T>(
+                conv,
+                q,
+                vec![k],
+                ListMeta {
+                    resource_version: rv,
+                    ..Default::default()
+                },
+            )?,
+        ));
+    }
+    Ok(respond(n, StatusCode::OK, &T::from_kind(k)))
+}
+
+/// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
+/// and `resourceVersionMatch` (`None`: the current revision).
+pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Status> {
+    let Some(rv) = q.get("resourceVersion") else {
+        return Ok(None);
+    };
+    let rv: i64 = rv.parse().map_err(|_| {
+        Status::bad_request(format!(
+            "invalid resource version {}: must be a non-negative integer",
+            go_quote(rv)
+        ))
+    })?;
+    let exact = match q.get("resourceVersionMatch") {
+        None | Some("NotOlderThan") => false,
+        Some("Exact") => true,
+        Some(other) => {
+            return Err(Status::bad_request(format!(
+                "resourceVersionMatch: Unsupported value: {}",
+                go_quote(other)
+            )));
+        }
+    };
+    if rv == 0 {
+        if exact {
+            return Err(Status::bad_request(
+                "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        return Ok(None);
+    }
+    if exact {
+        return Ok(Some(rv));
+    }
+    // NotOlderThan: serve the current state, if the store has reached `rv`.
+    let current = st
+        .store
+        .current_revision()
+        .await
+        .map_err(|e| storage_status(e, &crate::api::FLUNDERS, ""))?;
+    if rv > current {
+        return Err(ApiError::timeout(
+            StorageError::FutureRevision {
+                requested: rv,
+                current,
+            }
+            .to_string(),
+            1,
+        )
+        .into());
+    }
+    Ok(None)
+}
+
+/// One page of matching objects.
+pub struct Page<K> {
+    /// Items.
+    pub items: Vec<K>,
+    /// List metadata (revision, continue, remaining).
+    pub meta: ListMeta,
+}
+
+/// Lists the target collection honouring selectors, limit, continue and resourceVersion.
+pub async fn list_kinds<K: Kind>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    sel: &Selectors,
+) -> Result<Page<K>, Status> {
+    let res = t.resource;
+    let prefix = st.keys.collection(res, t.namespace.as_deref());
+    let limit = match q.get("limit") {
+        None => None,
+        Some(l) => {
+            let l: i64 = l
+                .parse()
+                .map_err(|_| Status::bad_request(format!("invalid limit {}", go_quote(l))))?;
+            usize::try_from(l).ok().filter(|l| *l > 0)
+        }
+    };
+    let (mut start, mut revision) = match q.get("continue") {
+        Some(tok) => {
+            if q.get("resourceVersion").is_some_and(|rv| rv != "0") {
+                return Err(Status::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (key, rv) = continue_token::decode(tok, &prefix)
+                .map_err(|e| Status::bad_request(format!("invalid continue token: {e}")))?;
+            (Some(key), Some(rv))
+        }
+        None => (None, list_revision(st, q).await?),
+    };
+    let mut items = Vec::new();
+    loop {
+        let want = limit.map(|l| l - items.len());
+        let page = match st
+            .store
+            .list(
+                &prefix,
+                ListOptions {
+                    revision,
+                    start_key: start.take(),
+                    limit: want,
+                },
+            )
+            .await
+        {
+            Ok(p) => p,
+            Err(StorageError::Gone { .. }) if q.get("continue").is_some() => {
+                return Err(
+                    ApiError::expired(continue_token::CONTINUE_EXPIRED_MSG.to_owned()).into(),
+                );
+            }
+            Err(e) => return Err(storage_status(e, res, "")),
+        };
+        for kv in &page.items {
+            let k: K = decode_kind(st, kv)?;
+            if sel.matches(k.meta()) {
+                items.push(k);
+            }
+        }
+        revision = Some(page.revision);
+        let full = limit.is_some_and(|l| items.len() >= l);
+        if !page.more() || full {
+            let mut meta = ListMeta {
+                resource_version: page.revision.to_string(),
+                ..Default::default()
+            };
+            if page.more() {
+                meta.continue_ = continue_token::for_next_page(&page, &prefix)
+                    .map_err(Status::internal_error)?
+                    .unwrap_or_default();
+                if sel.is_empty() {
+                    meta.remaining_item_count = i64::try_from(page.remaining).ok();
+                }
+            }
+            return Ok(Page { items, meta });
+        }
+        start = page.next_start_key();
+    }
+}
+
+fn selectors(q: &Params) -> Result<Selectors, Status> {
+    Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))
+        .map_err(|e| Status::bad_request(e.0))
+}
+
+async fn list<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+    let sel = selectors(q)?;
+    let page = list_kinds::<T::K>(st, t, q, &sel).await?;
+    if let Some(conv) = n.conversion() {
+        return Ok(respond(
+            n,
+            StatusCode::OK,
+            &table::table::<T>(conv, q, page.items, page.meta)?,
+        ));
+    }
+    let list = T::List::from_items(
+        page.meta,
+        page.items.into_iter().map(T::from_kind).collect(),
+    );
+    Ok(respond(n, StatusCode::OK, &list))
+}
+
+// ---------------------------------------------------------------------------------------------
+// update / patch
+
+/// Carries server-managed metadata over from `old` and validates the change
+/// (rest.BeforeUpdate): uid and creationTimestamp are kept, generation moves on when the
+/// spec changed.
+fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+    let same = new.same_spec(old);
+    let om = old.meta();
+    let nm = new.meta_mut();
+    if nm.uid.is_empty() {
+        nm.uid.clone_from(&om.uid);
+    }
+    nm.creation_timestamp = om.creation_timestamp;
+    nm.generation = om.generation + i64::from(!same);
+    nm.deletion_timestamp = om.deletion_timestamp;
+    nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    nm.self_link.clear();
+    let errs = validate_object_meta_update(new.meta(), old.meta());
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(&K::RESOURCE.group_kind(), &new.meta().name, &errs).into())
+    }
+}
+
+/// Writes `new` over the object stored at `expected` revision. `Ok(None)` on a revision
+/// conflict (the caller decides: 409 or retry).
+async fn write_update<K: Kind>(
+    st: &AppState,
+    key: &str,
+    name: &str,
+    new: K,
+    expected: i64,
+    dry_run: bool,
+) -> Result<Option<K>, Status> {
+    let (bytes, mut stored) = encode_kind(st, new)?;
+    if dry_run {
+        stored.meta_mut().resource_version = expected.to_string();
+        return Ok(Some(stored.into_internal()));
+    }
+    match st.store.update(key, bytes, expected).await {
+        Ok(r) => {
+            stored.meta_mut().resource_version = r.kv.mod_revision.to_string();
+            Ok(Some(stored.into_internal()))
+        }
+        Err(StorageError::Conflict { .. }) => Ok(None),
+        Err(e) => Err(storage_status(e, K::RESOURCE, name)),
+    }
+}
+
+fn conflict(res: &ResourceInfo, name: &str) -> Status {
+    ApiError::conflict(&res.group_resource(), name, ApiError::OPTIMISTIC_LOCK_MSG).into()
+}
+
+fn check_name<K: Kind>(k: &K, t: &Target) -> Result<(), Status> {
+    let name = &k.meta().name;
+    if name != t.name() {
+        return Err(Status::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    Ok(())
+}
+
+async fn update<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let mut obj: T = n.decode_body(body).await?.value;
+    check_type_meta(&obj)?;
+    let dry_run = q.dry_run()?;
+    obj.apply_defaults();
+    let mut new = obj.into_kind();
+    check_namespace(&mut new, t)?;
+    check_name(&new, t)?;
+    let rv = new.meta().resource_version.clone();
+    if rv.is_empty() {
+        return Err(resource_version_required(t.resource, t.name()).into());
+    }
+    let expected: i64 = rv.parse().map_err(|_| {
+        Status::bad_request(format!(
+            "metadata.resourceVersion: Invalid value: {}: must be an integer",
+            go_quote(&rv)
+        ))
+    })?;
+    let key = t.key(st);
+    let kv = st
+        .store
+        .get(&key)
+        .await
+        .map_err(|e| storage_status(e, t.resource, t.name()))?
+        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+    if kv.mod_revision != expected {
+        return Err(conflict(t.resource, t.name()));
+    }
+    let old: T::K = decode_kind(st, &kv)?;
+    prepare_update(&mut new, &old)?;
+    match write_update(st, &key, t.name(), new, expected, dry_run).await? {
+        Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
+        None => Err(conflict(t.resource, t.name())),
+    }
+}
+
+/// Kubernetes' error for an apply without `fieldManager`.
+fn field_manager_required() -> Status {
+    Status::failure(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusReason::Invalid,
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+    )
+    .with_details(conneg::StatusDetails {
+        group: "meta.k8s.io".into(),
+        kind: "PatchOptions".into(),
+        causes: vec![conneg::StatusCause::new(
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+            "fieldManager",
+        )],
+        ..Default::default()
+    })
+}
+
+/// How many times a PATCH re-reads and retries after losing a compare-and-swap race.
+const PATCH_RETRIES: usize = 16;
+
+async fn patch_object<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let Some(kind) = n.patch_type() else {
+        return Err(Status::unsupported_media_type(
+            &PatchType::all()
+                .iter()
+                .map(|p| p.media_type())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    };
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    let doc = patch::parse(kind, &raw)?;
+    if kind.is_apply() && q.get("fieldManager").is_none() {
+        return Err(field_manager_required());
+    }
+    let dry_run = q.dry_run()?;
+    let key = t.key(st);
+    let mut warnings = Vec::new();
+    for _ in 0..PATCH_RETRIES {
+        let current = st
+            .store
+            .get(&key)
+            .await
+            .map_err(|e| storage_status(e, t.resource, t.name()))?;
+        let Some(kv) = current else {
+            if !kind.is_apply() {
+                return Err(ApiError::not_found(&t.resource.group_resource(), t.name()).into());
+            }
+            // Server-side apply creates what does not exist.
+            let decoded = decode_json::<T>(&doc, n, &mut warnings)?;
+            let mut k = decoded.into_kind();
+            if k.meta().name.is_empty() {
+                k.meta_mut().name = t.name().to_owned();
+            }
+            check_name(&k, t)?;
+            let obj = T::from_kind(k);
+            let (code, out) = create_object(st, t, q, obj).await?;
+            let mut resp = respond(n, code, &out);
+            conneg::append_warnings(resp.headers_mut(), &warnings);
+            return Ok(resp);
+        };
+        let old: T::K = decode_kind(st, &kv)?;
+        let current_json = serde_json::to_value(T::from_kind(old.clone()))
+            .map_err(|e| Status::internal_error(format!("encoding current object: {e}")))?;
+        let patched = patch::apply(kind, current_json, &doc)?;
+        warnings.clear();
+        let mut obj = decode_json::<T>(&patched, n, &mut warnings)?;
+        check_type_meta(&obj)?;
+        obj.apply_defaults();
+        let mut new = obj.into_kind();
+        check_namespace(&mut new, t)?;
+        check_name(&new, t)?;
+        // A resourceVersion in the patch is a precondition; otherwise the current one is used
+        // and a lost race is retried.
+        let current_rv = kv.mod_revision.to_string();
+        let pinned =
+            !new.meta().resource_version.is_empty() && new.meta().resource_version != current_rv;
+        if pinned {
+            return Err(conflict(t.resource, t.name()));
+        }
+        new.meta_mut().resource_version = current_rv;
+        prepare_update(&mut new, &old)?;
+        if let Some(k) = write_update(st, &key, t.name(), new, kv.mod_revision, dry_run).await? {
+            let mut resp = respond(n, StatusCode::OK, &T::from_kind(k));
+            conneg::append_warnings(resp.headers_mut(), &warnings);
+            return Ok(resp);
+        }
+    }
+    Err(conflict(t.resource, t.name()))
+}
+
+/// Decodes a patched JSON document into `T` under the request's field validation.
+fn decode_json<T: Served>(
+    doc: &Value,
+    n: &Negotiated,
+    warnings: &mut Vec<String>,
+) -> Result<T, Status> {
+    let bytes = serde_json::to_vec(doc)
+        .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
+    let decoded = Codec::Json.decode::<T>(&bytes, n.field_validation())?;
+    warnings.extend(decoded.warnings);
+    Ok(decoded.value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// delete
+
+/// The parts of `DeleteOptions` this server honours.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptions {
+    #[serde(default)]
+    preconditions: Option<Preconditions>,
+    #[serde(default)]
+    dry_run: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Preconditions {
+    #[serde(default)]
+    uid: Option<String>,
+    #[serde(default)]
+    resource_version: Option<String>,
+}
+
+async fn delete<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    // DeleteOptions has fields this server ignores (propagationPolicy, ...): no warnings.
+    let opts: DeleteOptions = if raw.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        n.request_codec()
+            .unwrap_or(&Codec::Json)
+            .decode(&raw, conneg::FieldValidation::Ignore)?
+            .value
+    };
+    let dry_run = q.dry_run()? || opts.dry_run.is_some_and(|d| d.iter().any(|v| v == "All"));
+    let key = t.key(st);
+    for _ in 0..PATCH_RETRIES {
+        let kv = st
+            .store
+            .get(&key)
+            .await
+            .map_err(|e| storage_status(e, t.resource, t.name()))?
+            .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+        let k: T::K = decode_kind(st, &kv)?;
+        if let Some(p) = &opts.preconditions {
+            let meta = k.meta();
+            if let Some(uid) = p.uid.as_deref().filter(|u| *u != meta.uid) {
+                return Err(ApiError::conflict(
+                    &t.resource.group_resource(),
+                    t.name(),
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        meta.uid
+                    ),
+                )
+                .into());
+            }
+            if let Some(rv) = p
+                .resource_version
+                .as_deref()
+                .filter(|rv| *rv != meta.resource_version)
+            {
+                return Err(ApiError::conflict(
+                    &t.resource.group_resource(),
+                    t.name(),
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        meta.resource_version
+                    ),
+                )
+                .into());
+            }
+        }
+        if dry_run {
+            return Ok(respond(n, StatusCode::OK, &T::from_kind(k)));
+        }
+        match st.store.delete(&key, Some(kv.mod_revision)).await {
+            Ok(_) => return Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(storage_status(e, t.resource, t.name())),
+        }
+    }
+    Err(conflict(t.resource, t.name()))
+}
+
+async fn delete_collection<T: Served>(
+    st: &AppState,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+) -> HResult {
+    let dry_run = q.dry_run()?;
+    let sel = selectors(q)?;
+    let page = list_kinds::<T::K>(st, t, &Params::default(), &sel).await?;
+    let mut deleted = Vec::with_capacity(page.items.len());
+    for k in page.items {
+        let key = st
+            .keys
+            .object(t.resource, &k.meta().namespace, &k.meta().name);
+        if !dry_run {
+            match st.store.delete(&key, None).await {
+                Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                Err(e) => return Err(storage_status(e, t.resource, &k.meta().name)),
+            }
+        }
+        deleted.push(T::from_kind(k));
+    }
+    let list = T::List::from_items(page.meta, deleted);
+    Ok(respond(n, StatusCode::OK, &list))
+}

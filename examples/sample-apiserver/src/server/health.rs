@@ -1,0 +1,94 @@
+//! `/healthz`, `/livez`, `/readyz` and their per-check subpaths (`/healthz/ping`,
+//! `/readyz/etcd`, ...), in Kubernetes' plain-text form (`ok`; with `?verbose`, one
+//! `[+]<check> ok` line per check).
+
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::StatusCode;
+use http::header::{CONTENT_TYPE, HeaderValue};
+
+use super::AppState;
+use crate::storage::Storage;
+
+/// The health routes.
+pub fn routes() -> Router<AppState> {
+    let mut r = Router::new();
+    for base in ["/healthz", "/livez", "/readyz"] {
+        r = r
+            .route(base, get(all))
+            .route(&format!("{base}/{{check}}"), get(one));
+    }
+    r
+}
+
+const CHECKS: [&str; 3] = ["ping", "log", "etcd"];
+
+async fn run(st: &AppState, check: &str) -> Result<(), String> {
+    match check {
+        "ping" | "log" => Ok(()),
+        "etcd" => st
+            .store
+            .current_revision()
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        _ => Err("no such check".into()),
+    }
+}
+
+fn text(code: StatusCode, body: String) -> Response {
+    let mut r = (code, body).into_response();
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+async fn all(State(st): State<AppState>, RawQuery(q): RawQuery) -> Response {
+    let verbose = q.is_some_and(|q| {
+        q.split('&')
+            .any(|p| p == "verbose" || p.starts_with("verbose="))
+    });
+    let mut lines = String::new();
+    let mut failed = false;
+    for c in CHECKS {
+        match run(&st, c).await {
+            Ok(()) => lines.push_str(&format!("[+]{c} ok\n")),
+            Err(e) => {
+                failed = true;
+                lines.push_str(&format!("[-]{c} failed: {e}\n"));
+            }
+        }
+    }
+    if failed {
+        return text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("{lines}healthz check failed\n"),
+        );
+    }
+    if verbose {
+        text(StatusCode::OK, format!("{lines}healthz check passed\n"))
+    } else {
+        text(StatusCode::OK, "ok".into())
+    }
+}
+
+async fn one(State(st): State<AppState>, Path(check): Path<String>) -> Response {
+    if !CHECKS.contains(&check.as_str()) {
+        return text(StatusCode::NOT_FOUND, "404 page not found\n".into());
+    }
+    match run(&st, &check).await {
+        Ok(()) => text(StatusCode::OK, "ok".into()),
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("internal server error: {e}\n"),
+        ),
+    }
+}

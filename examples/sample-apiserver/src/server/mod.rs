@@ -1,0 +1,191 @@
+//! The HTTP server: how a request travels from the socket to storage and back.
+//!
+//! ```text
+//! socket ─ hyper (axum::serve)
+//!   └─ metrics::layer              counts every answer by verb, resource, code, media types
+//!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
+//!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
+//!               └─ axum Router     path → handler
+//!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
+//!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
+//!                   ├─ watch.rs     ?watch=true streams
+//!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
+//!                   ├─ openapi.rs   /openapi/v2, /openapi/v3[/apis/wardle.example.com/v]
+//!                   └─ health.rs    /healthz, /livez, /readyz; metrics.rs /metrics
+//! ```
+//!
+//! Each group of routes gets its own [`NegotiateLayer`], configured with what that group can
+//! produce: the resource routes offer Table (JSON only) and the watch stream forms; discovery
+//! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
+//! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
+
+// `Status` (~300 bytes) is the error of paths that already allocate; boxing it everywhere
+// would only add noise (conneg makes the same call).
+#![allow(clippy::result_large_err)]
+
+pub mod discovery;
+pub mod handlers;
+pub mod health;
+pub mod kinds;
+pub mod metrics;
+pub mod openapi;
+pub mod patch;
+pub mod table;
+pub mod watch;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
+
+use crate::config::OpenedStorage;
+use crate::error::ApiError;
+use crate::storage::Store;
+use crate::storage::codec::StorageCodec;
+use crate::storage::keys::Keys;
+
+/// Everything a handler needs; cheap to clone (the store is reference-counted).
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The store.
+    pub store: Store,
+    /// The write format.
+    pub codec: StorageCodec,
+    /// The key layout.
+    pub keys: Keys,
+    /// Request counters for `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
+    /// Whether CBOR is served (false with `--no-cbor`).
+    pub cbor: bool,
+}
+
+/// Server options beyond storage.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerOptions {
+    /// Serve and accept CBOR (`--no-cbor` turns it off: JSON only, 415 for CBOR bodies).
+    pub cbor: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self { cbor: true }
+    }
+}
+
+impl AppState {
+    /// State over an opened storage stack.
+    pub fn new(storage: OpenedStorage, options: ServerOptions) -> Self {
+        Self {
+            store: storage.store,
+            codec: storage.codec,
+            keys: storage.keys,
+            metrics: Arc::new(metrics::Metrics::default()),
+            cbor: options.cbor,
+        }
+    }
+
+    fn codecs(&self) -> Codecs {
+        if self.cbor {
+            Codecs::new()
+        } else {
+            Codecs::empty().with(Codec::Json)
+        }
+    }
+
+    fn codec_list(&self) -> Vec<Codec> {
+        self.codecs().as_slice().to_vec()
+    }
+}
+
+/// `as=Table;g=meta.k8s.io;v=v1beta1`, still asked for by older kubectl.
+pub const TABLE_V1BETA1: Conversion = Conversion::new("Table", "meta.k8s.io", "v1beta1");
+/// `as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=v2` (aggregated discovery).
+pub const AGGREGATED_DISCOVERY: Conversion =
+    Conversion::new("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2");
+
+/// The whole application: every route group behind its negotiation layer, then metrics.
+pub fn router(state: AppState) -> Router {
+    let codecs = state.codecs();
+    let patch_types: Vec<conneg::PatchType> = conneg::PatchType::all()
+        .iter()
+        .copied()
+        .filter(|p| state.cbor || !p.is_cbor())
+        .collect();
+
+    // Resource routes: objects, lists, watches, patches. Table only in JSON, as Kubernetes.
+    let resources = handlers::routes()
+        .layer(axum::middleware::from_fn(metrics::capture))
+        .layer(
+            NegotiateLayer::new()
+                .codecs(codecs.clone())
+                .patch_types(patch_types)
+                .streaming(true)
+                .field_validation(FieldValidation::Warn)
+                .conversion(Conversion::table(), [Codec::Json])
+                .conversion(TABLE_V1BETA1, [Codec::Json]),
+        );
+
+    // Discovery: legacy and aggregated forms, in every served codec.
+    let discovery = discovery::routes()
+        .layer(axum::middleware::from_fn(metrics::capture))
+        .layer(
+            NegotiateLayer::new()
+                .codecs(codecs)
+                .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
+        );
+
+    // OpenAPI exists only as JSON: `Accept: application/cbor, */*` gets JSON.
+    let openapi = openapi::routes()
+        .layer(axum::middleware::from_fn(metrics::capture))
+        .layer(NegotiateLayer::new().codecs(Codecs::empty().with(Codec::Json)));
+
+    let plain = health::routes().route("/metrics", get(metrics::serve));
+
+    Router::new()
+        .merge(resources)
+        .merge(discovery)
+        .merge(openapi)
+        .merge(plain)
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::layer,
+        ))
+        .with_state(state)
+}
+
+async fn not_found() -> Status {
+    Status::failure(
+        http::StatusCode::NOT_FOUND,
+        StatusReason::NotFound,
+        "the server could not find the requested resource",
+    )
+}
+
+/// Turns the domain model's error into a conneg `Status` (encoded in the negotiated format).
+pub fn status(err: ApiError) -> Status {
+    let code = http::StatusCode::from_u16(err.code).unwrap_or(http::StatusCode::BAD_REQUEST);
+    let mut s = Status::failure(code, StatusReason::parse(err.reason), err.message);
+    if let Some(d) = err.details {
+        s = s.with_details(conneg::StatusDetails {
+            name: d.name,
+            group: d.group,
+            kind: d.kind,
+            uid: d.uid,
+            causes: d
+                .causes
+                .into_iter()
+                .map(|c| conneg::StatusCause::new(c.reason, c.message, c.field))
+                .collect(),
+            retry_after_seconds: d.retry_after_seconds.unwrap_or(0),
+        });
+    }
+    s
+}
+
+impl From<ApiError> for Status {
+    fn from(e: ApiError) -> Self {
+        status(e)
+    }
+}

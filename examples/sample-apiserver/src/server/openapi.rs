@@ -1,0 +1,722 @@
+//! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/wardle.example.com/{v}` (one document
+//! per group-version) and `/openapi/v2` (the same schemas as Swagger 2.0 definitions).
+//!
+//! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
+//! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
+//! before leaving validation to the server, and `explain` renders the schemas. The schemas
+//! publish the `referenceType` enum (enum KEP: `enum` plus "Possible enum values" in the
+//! description) and the Flunder validation rules as `x-kubernetes-validations` (CEL, as the
+//! declarative-validation KEP publishes them; the server enforces them on create).
+//!
+//! The documents exist only as JSON; the layer for these routes offers JSON only, so
+//! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
+
+use std::sync::OnceLock;
+
+use axum::Router;
+use axum::extract::{Path, Query};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::Bytes;
+use conneg::Status;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
+use http::{HeaderValue, StatusCode};
+use serde_json::{Map, Value, json};
+
+use super::AppState;
+use super::handlers::resource_not_found;
+use crate::api::{GROUP, ReferenceType, ResourceInfo, Version};
+
+const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
+const MODEL: &str = "io.k8s.sample-apiserver.pkg.apis.wardle";
+
+/// The OpenAPI routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/openapi/v2", get(v2))
+        .route("/openapi/v3", get(v3_index))
+        .route("/openapi/v3/apis/wardle.example.com/{version}", get(v3_doc))
+}
+
+struct Doc {
+    bytes: Bytes,
+    hash: String,
+}
+
+fn docs() -> &'static [(Version, Doc); 2] {
+    static DOCS: OnceLock<[(Version, Doc); 2]> = OnceLock::new();
+    DOCS.get_or_init(|| {
+        [Version::V1alpha1, Version::V1beta1].map(|v| {
+            let bytes = Bytes::from(serde_json::to_vec(&document(v)).unwrap_or_default());
+            let hash = hash_hex(&bytes);
+            (v, Doc { bytes, hash })
+        })
+    })
+}
+
+/// FNV-1a 64 twice (different offsets), upper-case hex: a stable content hash for `?hash=`.
+fn hash_hex(b: &[u8]) -> String {
+    let fnv = |seed: u64| {
+        b.iter().fold(seed, |h, &x| {
+            (h ^ u64::from(x)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    format!(
+        "{:016X}{:016X}",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x84222325_cbf29ce4)
+    )
+}
+
+fn json_response(bytes: Bytes, cache: &'static str, etag: Option<&str>) -> Response {
+    let mut r = (StatusCode::OK, bytes).into_response();
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static(cache));
+    if let Some(e) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) {
+        r.headers_mut().insert(ETAG, e);
+    }
+    r
+}
+
+async fn v3_index() -> Response {
+    let mut paths = Map::new();
+    for (v, d) in docs() {
+        paths.insert(
+            format!("apis/{GROUP}/{}", v.as_str()),
+            json!({"serverRelativeURL": format!("/openapi/v3/apis/{GROUP}/{}?hash={}", v.as_str(), d.hash)}),
+        );
+    }
+    let body = serde_json::to_vec(&json!({"paths": paths})).unwrap_or_default();
+    json_response(Bytes::from(body), "no-cache, private", None)
+}
+
+async fn v3_doc(
+    Path(version): Path<String>,
+    Query(q): Query<std::collections::BTreeMap<String, String>>,
+) -> Result<Response, Status> {
+    let v = Version::parse(&version).ok_or_else(resource_not_found)?;
+    let d = &docs()
+        .iter()
+        .find(|(dv, _)| *dv == v)
+        .ok_or_else(resource_not_found)?
+        .1;
+    let cache = if q.get("hash") == Some(&d.hash) {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
+    Ok(json_response(d.bytes.clone(), cache, Some(&d.hash)))
+}
+
+async fn v2() -> Response {
+    static V2: OnceLock<Bytes> = OnceLock::new();
+    let b = V2.get_or_init(|| {
+        let mut defs = Map::new();
+        for v in [Version::V1alpha1, Version::V1beta1] {
+            if let Value::Object(m) = schemas(v) {
+                defs.extend(m);
+            }
+        }
+        let doc = json!({
+            "swagger": "2.0",
+            "info": {"title": "Wardle", "version": "0.1"},
+            "paths": {},
+            "definitions": defs,
+        });
+        let s = serde_json::to_string(&doc)
+            .unwrap_or_default()
+            .replace("#/components/schemas/", "#/definitions/");
+        Bytes::from(s)
+    });
+    json_response(b.clone(), "no-cache, private", None)
+}
+
+fn r(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn all_of(name: &str, extra: Value) -> Value {
+    let mut v = json!({"allOf": [r(name)]});
+    if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
+        m.extend(e);
+    }
+    v
+}
+
+fn gvk(v: Version, kind: &str) -> Value {
+    json!([{"group": GROUP, "kind": kind, "version": v.as_str()}])
+}
+
+fn model(v: Version, name: &str) -> String {
+    format!("{MODEL}.{}.{name}", v.as_str())
+}
+
+fn enum_description(lead: &str) -> String {
+    let mut vals = ReferenceType::KNOWN.to_vec();
+    vals.sort_unstable();
+    let list: Vec<String> = vals.iter().map(|v| format!(" - `\"{v}\"`")).collect();
+    format!("{lead}\n\nPossible enum values:\n{}", list.join("\n"))
+}
+
+fn reference_type_schema(lead: &str) -> Value {
+    let mut vals = ReferenceType::KNOWN.to_vec();
+    vals.sort_unstable();
+    json!({"type": "string", "description": enum_description(lead), "enum": vals})
+}
+
+/// The component schemas of one version.
+pub fn schemas(v: Version) -> Value {
+    let mut s = meta_schemas();
+    let flunder_spec = match v {
+        Version::V1alpha1 => json!({
+            "type": "object",
+            "description": "FlunderSpec is the specification of a Flunder.",
+            "properties": {
+                "reference": {"type": "string", "description": "A name of another flunder or fischer, depending on the reference type."},
+                "referenceType": reference_type_schema("The reference type, defaults to \"Flunder\" if reference is set."),
+            },
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.referenceType) || self.referenceType in ['Flunder', 'Fischer']",
+                 "message": "must be Flunder or Fischer", "fieldPath": ".referenceType",
+                 "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.referenceType) || has(self.reference)",
+                 "message": "reference cannot be empty if referenceType is set", "fieldPath": ".reference",
+                 "reason": "FieldValueInvalid"},
+            ],
+        }),
+        Version::V1beta1 => json!({
+            "type": "object",
+            "description": "FlunderSpec is the specification of a Flunder.",
+            "properties": {
+                "flunderReference": {"type": "string", "description": "A name of another flunder, mutually exclusive to the FischerReference."},
+                "fischerReference": {"type": "string", "description": "A name of a fischer, mutually exclusive to the FlunderReference."},
+                "referenceType": reference_type_schema("The reference type."),
+            },
+            "x-kubernetes-validations": [
+                {"rule": "!(has(self.flunderReference) && has(self.fischerReference))",
+                 "message": "cannot be set with flunderReference at the same time",
+                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.flunderReference) || (has(self.referenceType) && self.referenceType == 'Flunder')",
+                 "message": "cannot be set if referenceType is not Flunder",
+                 "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.fischerReference) || (has(self.referenceType) && self.referenceType == 'Fischer')",
+                 "message": "cannot be set if referenceType is not Fischer",
+                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.referenceType) || self.referenceType != 'Fischer' || has(self.fischerReference)",
+                 "message": "cannot be empty if referenceType is Fischer",
+                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.referenceType) || self.referenceType != 'Flunder' || has(self.flunderReference)",
+                 "message": "cannot be empty if referenceType is Flunder",
+                 "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
+                {"rule": "!has(self.referenceType) || self.referenceType in ['Flunder', 'Fischer']",
+                 "message": "must be Flunder or Fischer", "fieldPath": ".referenceType",
+                 "reason": "FieldValueInvalid"},
+            ],
+        }),
+    };
+    let object = |kind: &str, desc: &str, mut props: Map<String, Value>| {
+        let mut p = Map::new();
+        p.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}));
+        p.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}));
+        p.insert(
+            "metadata".into(),
+            all_of(
+                &format!("{META}.ObjectMeta"),
+                json!({"default": {}, "description": "Standard object's metadata."}),
+            ),
+        );
+        p.append(&mut props);
+        json!({"type": "object", "description": desc, "properties": p, "x-kubernetes-group-version-kind": gvk(v, kind)})
+    };
+    let list = |kind: &str, item: &str| {
+        json!({
+            "type": "object",
+            "description": format!("{kind} is a list of {item} objects."),
+            "required": ["items"],
+            "properties": {
+                "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
+                "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
+                "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
+                "items": {"type": "array", "items": all_of(&model(v, item), json!({"default": {}}))},
+            },
+            "x-kubernetes-group-version-kind": gvk(v, kind),
+        })
+    };
+    let m = s.as_object_mut().expect("object");
+    let mut fprops = Map::new();
+    fprops.insert(
+        "spec".into(),
+        all_of(&model(v, "FlunderSpec"), json!({"default": {}})),
+    );
+    fprops.insert(
+        "status".into(),
+        all_of(&model(v, "FlunderStatus"), json!({"default": {}})),
+    );
+    m.insert(
+        model(v, "Flunder"),
+        object(
+            "Flunder",
+            "Flunder is an example type with a spec and a status. Validation runs on create.",
+            fprops,
+        ),
+    );
+    m.insert(model(v, "FlunderList"), list("FlunderList", "Flunder"));
+    m.insert(model(v, "FlunderSpec"), flunder_spec);
+    m.insert(
+        model(v, "FlunderStatus"),
+        json!({"type": "object", "description": "FlunderStatus is empty."}),
+    );
+    if v == Version::V1alpha1 {
+        let mut props = Map::new();
+        props.insert(
+            "disallowedFlunders".into(),
+            json!({"type": "array", "description": "DisallowedFlunders holds a list of Flunder.Names that are disallowed.",
+                   "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"}),
+        );
+        m.insert(
+            model(v, "Fischer"),
+            object(
+                "Fischer",
+                "Fischer names flunders that the BanFlunder admission plugin refuses to create.",
+                props,
+            ),
+        );
+        m.insert(model(v, "FischerList"), list("FischerList", "Fischer"));
+    }
+    s
+}
+
+fn meta_schemas() -> Value {
+    let t = |d: &str| json!({"type": "string", "description": d});
+    let mut m = Map::new();
+    m.insert(format!("{META}.Time"), json!({"type": "string", "format": "date-time", "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON."}));
+    m.insert(format!("{META}.FieldsV1"), json!({"type": "object", "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format."}));
+    m.insert(format!("{META}.OwnerReference"), json!({
+        "type": "object",
+        "description": "OwnerReference contains enough information to let you identify an owning object.",
+        "required": ["apiVersion", "kind", "name", "uid"],
+        "properties": {
+            "apiVersion": t("API version of the referent."),
+            "kind": t("Kind of the referent."),
+            "name": t("Name of the referent."),
+            "uid": t("UID of the referent."),
+            "controller": {"type": "boolean", "description": "If true, this reference points to the managing controller."},
+            "blockOwnerDeletion": {"type": "boolean", "description": "If true, AND if the owner has the \"foregroundDeletion\" finalizer, then the owner cannot be deleted from the key-value store until this reference is removed."},
+        },
+        "x-kubernetes-map-type": "atomic",
+    }));
+    m.insert(format!("{META}.ManagedFieldsEntry"), json!({
+        "type": "object",
+        "description": "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.",
+        "properties": {
+            "apiVersion": t("APIVersion defines the version of this resource that this field set applies to."),
+            "fieldsType": t("FieldsType is the discriminator for the different fields format and version."),
+            "fieldsV1": all_of(&format!("{META}.FieldsV1"), json!({"description": "FieldsV1 holds the first JSON version format."})),
+            "manager": t("Manager is an identifier of the workflow managing these fields."),
+            "operation": t("Operation is the type of operation which lead to this ManagedFieldsEntry being created."),
+            "subresource": t("Subresource is the name of the subresource used to update that object."),
+            "time": all_of(&format!("{META}.Time"), json!({"description": "Time is the timestamp of when the ManagedFields entry was added."})),
+        },
+    }));
+    let smap = |d: &str| json!({"type": "object", "description": d, "additionalProperties": {"type": "string", "default": ""}});
+    m.insert(format!("{META}.ObjectMeta"), json!({
+        "type": "object",
+        "description": "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
+        "properties": {
+            "annotations": smap("Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata."),
+            "creationTimestamp": all_of(&format!("{META}.Time"), json!({"description": "CreationTimestamp is a timestamp representing the server time when this object was created. Populated by the system. Read-only."})),
+            "deletionGracePeriodSeconds": {"type": "integer", "format": "int64", "description": "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Read-only."},
+            "deletionTimestamp": all_of(&format!("{META}.Time"), json!({"description": "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. Read-only."})),
+            "finalizers": {"type": "array", "description": "Must be empty before the object is deleted from the registry.", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge"},
+            "generateName": t("GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided."),
+            "generation": {"type": "integer", "format": "int64", "description": "A sequence number representing a specific generation of the desired state. Populated by the system. Read-only."},
+            "labels": smap("Map of string keys and values that can be used to organize and categorize (scope and select) objects."),
+            "managedFields": {"type": "array", "description": "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.", "items": all_of(&format!("{META}.ManagedFieldsEntry"), json!({"default": {}})), "x-kubernetes-list-type": "atomic"},
+            "name": t("Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Cannot be updated."),
+            "namespace": t("Namespace defines the space within which each name must be unique. Cannot be updated."),
+            "ownerReferences": {"type": "array", "description": "List of objects depended by this object.", "items": all_of(&format!("{META}.OwnerReference"), json!({"default": {}})), "x-kubernetes-list-map-keys": ["uid"], "x-kubernetes-list-type": "map", "x-kubernetes-patch-merge-key": "uid", "x-kubernetes-patch-strategy": "merge"},
+            "resourceVersion": t("An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. Populated by the system. Read-only."),
+            "selfLink": t("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
+            "uid": t("UID is the unique in time and space value for this object. Populated by the system. Read-only."),
+        },
+    }));
+    m.insert(format!("{META}.ListMeta"), json!({
+        "type": "object",
+        "description": "ListMeta describes metadata that synthetic resources must have, including lists and various status objects.",
+        "properties": {
+            "continue": t("continue may be set if the user set a limit on the number of items returned."),
+            "remainingItemCount": {"type": "integer", "format": "int64", "description": "remainingItemCount is the number of subsequent items in the list which are not included in this list response."},
+            "resourceVersion": t("String that identifies the server's internal version of this object."),
+            "selfLink": t("Deprecated: selfLink is a legacy read-only field that is no longer populated by the system."),
+        },
+    }));
+    m.insert(format!("{META}.StatusCause"), json!({
+        "type": "object",
+        "description": "StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.",
+        "properties": {"field": t("The field of the resource that has caused this error."), "message": t("A human-readable description of the cause of the error."), "reason": t("A machine-readable description of the cause of the error.")},
+    }));
+    m.insert(format!("{META}.StatusDetails"), json!({
+        "type": "object",
+        "description": "StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.",
+        "properties": {
+            "causes": {"type": "array", "items": all_of(&format!("{META}.StatusCause"), json!({"default": {}})), "x-kubernetes-list-type": "atomic"},
+            "group": t("The group attribute of the resource associated with the status StatusReason."),
+            "kind": t("The kind attribute of the resource associated with the status StatusReason."),
+            "name": t("The name attribute of the resource associated with the status StatusReason."),
+            "retryAfterSeconds": {"type": "integer", "format": "int32"},
+            "uid": t("UID of the resource."),
+        },
+    }));
+    m.insert(format!("{META}.Status"), json!({
+        "type": "object",
+        "description": "Status is a return value for calls that don't return other objects.",
+        "properties": {
+            "apiVersion": t("APIVersion defines the versioned schema of this representation of an object."),
+            "code": {"type": "integer", "format": "int32", "description": "Suggested HTTP return code for this status, 0 if not set."},
+            "details": all_of(&format!("{META}.StatusDetails"), json!({"description": "Extended data associated with the reason."})),
+            "kind": t("Kind is a string value representing the REST resource this object represents."),
+            "message": t("A human-readable description of the status of this operation."),
+            "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
+            "reason": t("A machine-readable description of why this operation is in the \"Failure\" status."),
+            "status": t("Status of the operation. One of: \"Success\" or \"Failure\"."),
+        },
+        "x-kubernetes-group-version-kind": [{"group": "", "kind": "Status", "version": "v1"}],
+    }));
+    m.insert(format!("{META}.Preconditions"), json!({
+        "type": "object",
+        "description": "Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.",
+        "properties": {"resourceVersion": t("Specifies the target ResourceVersion"), "uid": t("Specifies the target UID.")},
+    }));
+    m.insert(format!("{META}.DeleteOptions"), json!({
+        "type": "object",
+        "description": "DeleteOptions may be provided when deleting an API object.",
+        "properties": {
+            "apiVersion": t("APIVersion defines the versioned schema of this representation of an object."),
+            "kind": t("Kind is a string value representing the REST resource this object represents."),
+            "dryRun": {"type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"},
+            "gracePeriodSeconds": {"type": "integer", "format": "int64"},
+            "preconditions": all_of(&format!("{META}.Preconditions"), json!({})),
+            "propagationPolicy": t("Whether and how garbage collection will be performed."),
+        },
+    }));
+    m.insert(
+        format!("{META}.Patch"),
+        json!({"type": "object", "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."}),
+    );
+    Value::Object(m)
+}
+
+fn qparam(name: &str, ty: &str, desc: &str) -> Value {
+    json!({"name": name, "in": "query", "description": desc, "schema": {"type": ty, "uniqueItems": true}})
+}
+
+fn path_param(name: &str, desc: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "description": desc, "schema": {"type": "string", "uniqueItems": true}})
+}
+
+fn content(schema: Value) -> Value {
+    json!({
+        "application/json": {"schema": schema.clone()},
+        "application/yaml": {"schema": schema.clone()},
+        "application/cbor": {"schema": schema},
+    })
+}
+
+fn op(
+    v: Version,
+    res: &ResourceInfo,
+    action: &str,
+    id: &str,
+    params: Vec<Value>,
+    body: Option<Value>,
+    responses: Value,
+) -> Value {
+    let mut o = json!({
+        "tags": [format!("wardleExample_{}", v.as_str())],
+        "description": format!("{action} {}", res.kind),
+        "operationId": id,
+        "parameters": params,
+        "responses": responses,
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": GROUP, "kind": res.kind, "version": v.as_str()},
+    });
+    if let Some(b) = body {
+        o["requestBody"] = b;
+    }
+    o
+}
+
+fn write_params() -> Vec<Value> {
+    vec![
+        qparam(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed",
+        ),
+        qparam(
+            "fieldManager",
+            "string",
+            "fieldManager is a name associated with the actor or entity that is making these changes.",
+        ),
+        qparam(
+            "fieldValidation",
+            "string",
+            "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: - Ignore - Warn (the default) - Strict",
+        ),
+    ]
+}
+
+fn list_params() -> Vec<Value> {
+    vec![
+        qparam(
+            "allowWatchBookmarks",
+            "boolean",
+            "allowWatchBookmarks requests watch events with type \"BOOKMARK\".",
+        ),
+        qparam(
+            "continue",
+            "string",
+            "The continue option should be set when retrieving more results from the server.",
+        ),
+        qparam(
+            "fieldSelector",
+            "string",
+            "A selector to restrict the list of returned objects by their fields (metadata.name, metadata.namespace).",
+        ),
+        qparam(
+            "labelSelector",
+            "string",
+            "A selector to restrict the list of returned objects by their labels.",
+        ),
+        qparam(
+            "limit",
+            "integer",
+            "limit is a maximum number of responses to return for a list call.",
+        ),
+        qparam(
+            "resourceVersion",
+            "string",
+            "resourceVersion sets a constraint on what resource versions a request may be served from.",
+        ),
+        qparam(
+            "resourceVersionMatch",
+            "string",
+            "resourceVersionMatch determines how resourceVersion is applied to list calls.",
+        ),
+        qparam(
+            "timeoutSeconds",
+            "integer",
+            "Timeout for the list/watch call.",
+        ),
+        qparam(
+            "watch",
+            "boolean",
+            "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.",
+        ),
+    ]
+}
+
+fn ok(schema: Value) -> Value {
+    json!({"description": "OK", "content": content(schema)})
+}
+
+/// The paths of one resource in one version.
+fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>) {
+    let obj = r(&model(v, res.kind));
+    let list = r(&model(v, res.list_kind));
+    let kind = res.kind;
+    let ver = {
+        let s = v.as_str();
+        let mut c = s.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
+    };
+    let (ns_part, ns_word, ns_params) = if res.namespaced {
+        (
+            "namespaces/{namespace}/",
+            "Namespaced",
+            vec![path_param(
+                "namespace",
+                "object name and auth scope, such as for teams and projects",
+            )],
+        )
+    } else {
+        ("", "", vec![])
+    };
+    let base = format!("/apis/{GROUP}/{}/{ns_part}{}", v.as_str(), res.resource);
+    let pretty = qparam(
+        "pretty",
+        "string",
+        "If 'true', then the output is pretty printed.",
+    );
+    let body = |s: Value| json!({"content": {"*/*": {"schema": s}}, "required": true});
+    let mut coll = json!({"parameters": ns_params.iter().cloned().chain([pretty.clone()]).collect::<Vec<_>>()});
+    coll["get"] = op(
+        v,
+        res,
+        "list",
+        &format!("listWardleExample{ver}{ns_word}{kind}"),
+        list_params(),
+        None,
+        json!({"200": ok(list.clone())}),
+    );
+    coll["post"] = op(
+        v,
+        res,
+        "post",
+        &format!("createWardleExample{ver}{ns_word}{kind}"),
+        write_params(),
+        Some(body(obj.clone())),
+        json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
+    );
+    let mut dc_params = list_params();
+    dc_params.push(qparam(
+        "dryRun",
+        "string",
+        "When present, indicates that modifications should not be persisted.",
+    ));
+    coll["delete"] = op(
+        v,
+        res,
+        "deletecollection",
+        &format!("deleteWardleExample{ver}Collection{ns_word}{kind}"),
+        dc_params,
+        Some(json!({"content": {"*/*": {"schema": r(&format!("{META}.DeleteOptions"))}}})),
+        json!({"200": ok(r(&format!("{META}.Status")))}),
+    );
+    paths.insert(base.clone(), coll);
+
+    let mut item_params = vec![path_param("name", &format!("name of the {kind}"))];
+    item_params.extend(ns_params);
+    item_params.push(pretty);
+    let mut item = json!({"parameters": item_params});
+    item["get"] = op(
+        v,
+        res,
+        "get",
+        &format!("readWardleExample{ver}{ns_word}{kind}"),
+        vec![],
+        None,
+        json!({"200": ok(obj.clone())}),
+    );
+    item["put"] = op(
+        v,
+        res,
+        "put",
+        &format!("replaceWardleExample{ver}{ns_word}{kind}"),
+        write_params(),
+        Some(body(obj.clone())),
+        json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
+    );
+    let mut patch_params = write_params();
+    patch_params.push(qparam("force", "boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."));
+    let patch_body = json!({"required": true, "content": {
+        "application/apply-patch+yaml": {"schema": r(&format!("{META}.Patch"))},
+        "application/apply-patch+cbor": {"schema": r(&format!("{META}.Patch"))},
+        "application/json-patch+json": {"schema": r(&format!("{META}.Patch"))},
+        "application/merge-patch+json": {"schema": r(&format!("{META}.Patch"))},
+        "application/strategic-merge-patch+json": {"schema": r(&format!("{META}.Patch"))},
+    }});
+    item["patch"] = op(
+        v,
+        res,
+        "patch",
+        &format!("patchWardleExample{ver}{ns_word}{kind}"),
+        patch_params,
+        Some(patch_body),
+        json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
+    );
+    item["delete"] = op(
+        v,
+        res,
+        "delete",
+        &format!("deleteWardleExample{ver}{ns_word}{kind}"),
+        vec![qparam(
+            "dryRun",
+            "string",
+            "When present, indicates that modifications should not be persisted.",
+        )],
+        Some(json!({"content": {"*/*": {"schema": r(&format!("{META}.DeleteOptions"))}}})),
+        json!({"200": ok(obj.clone()), "202": {"description": "Accepted", "content": content(obj)}}),
+    );
+    paths.insert(format!("{base}/{{name}}"), item);
+
+    if res.namespaced {
+        let all = format!("/apis/{GROUP}/{}/{}", v.as_str(), res.resource);
+        let mut p = json!({"parameters": [qparam("pretty", "string", "If 'true', then the output is pretty printed.")]});
+        p["get"] = op(
+            v,
+            res,
+            "list",
+            &format!("listWardleExample{ver}{kind}ForAllNamespaces"),
+            list_params(),
+            None,
+            json!({"200": ok(list)}),
+        );
+        paths.insert(all, p);
+    }
+}
+
+/// The OpenAPI v3 document of one group-version.
+pub fn document(v: Version) -> Value {
+    let mut paths = Map::new();
+    for res in v.resources() {
+        resource_paths(v, res, &mut paths);
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Wardle", "version": "0.1"},
+        "paths": paths,
+        "components": {"schemas": schemas(v)},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `$ref` points at a schema in the document.
+    #[test]
+    fn refs_resolve_and_patch_ops_are_tagged() {
+        for v in [Version::V1alpha1, Version::V1beta1] {
+            let doc = document(v);
+            let text = doc.to_string();
+            let schemas = doc["components"]["schemas"].as_object().unwrap();
+            for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+                let name = &part[..part.find('"').unwrap()];
+                assert!(schemas.contains_key(name), "{v:?}: dangling $ref {name}");
+            }
+            for res in v.resources() {
+                let ns = if res.namespaced {
+                    "namespaces/{namespace}/"
+                } else {
+                    ""
+                };
+                let p = format!("/apis/{GROUP}/{}/{ns}{}/{{name}}", v.as_str(), res.resource);
+                let patch = &doc["paths"][&p]["patch"];
+                assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], res.kind);
+                assert!(
+                    patch["parameters"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|p| p["name"] == "fieldValidation")
+                );
+            }
+            let spec = &schemas[&model(v, "FlunderSpec")];
+            assert_eq!(
+                spec["properties"]["referenceType"]["enum"],
+                json!(["Fischer", "Flunder"])
+            );
+            assert!(
+                !spec["x-kubernetes-validations"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+    }
+}
