@@ -175,11 +175,14 @@ impl<'de> Deserializer<'de> {
         loop {
             let start = self.pos;
             let h = read_head(self.input, &mut self.pos)?;
+            // Tag 0 and 1 content is checked right after the tag (another tag there is refused,
+            // as the scanner does).
+            match tagged {
+                Tagged::None => {}
+                Tagged::DateString => scan::check_tag_content(0, &h, start)?,
+                Tagged::Epoch => scan::check_tag_content(1, &h, start)?,
+            }
             if h.major != MAJOR_TAG {
-                if tagged != Tagged::None {
-                    let t = if tagged == Tagged::Epoch { 1 } else { 0 };
-                    scan::check_tag_content(t, &h, start)?;
-                }
                 return Ok((h, start, tagged));
             }
             self.depth += 1;

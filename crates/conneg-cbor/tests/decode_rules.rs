@@ -250,6 +250,10 @@ fn time_tags() {
     assert_eq!(both("c1 4161"), ErrorKind::UnsupportedValue);
     assert_eq!(both("c1 f97c00"), ErrorKind::UnsupportedValue);
     assert_eq!(both("c1 1b0000003afff44180"), ErrorKind::UnsupportedValue); // year 10000
+    // The content must follow the tag directly (found by proptest: decoder and scanner agreed
+    // only after this was made consistent).
+    assert_eq!(both("c1 c4 00"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("c0 d9d9f7 4161"), ErrorKind::UnsupportedValue);
 }
 
 #[test]
