@@ -348,9 +348,111 @@ fn decode_json<T: DeserializeOwned>(
         }),
         FieldValidation::Warn | FieldValidation::Strict => with_unknown_fields(&mut de),
     };
-    let decoded = result.map_err(|e| DecodeError::syntax(e.to_string()))?;
+    let mut decoded = result.map_err(|e| DecodeError::syntax(e.to_string()))?;
     de.end().map_err(|e| DecodeError::syntax(e.to_string()))?;
+    if validation == FieldValidation::Strict {
+        // Typed struct fields already reject duplicates; maps (labels, `Value`s) keep the last
+        // one silently, so Strict scans for them as Kubernetes' strict JSON decoder does.
+        decoded.warnings.extend(json_duplicate_keys(body));
+    }
     finish(decoded, validation)
+}
+
+/// Every duplicate object key in a (valid) JSON document, as `duplicate field "path"`.
+fn json_duplicate_keys(body: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut de = serde_json::Deserializer::from_slice(body);
+    // The document already parsed once, so this cannot fail; ignore errors to be safe.
+    let _ = serde::de::DeserializeSeed::deserialize(
+        DupScan {
+            path: String::new(),
+            found: &mut found,
+        },
+        &mut de,
+    );
+    found
+}
+
+/// Walks any JSON value, recording duplicate keys with their path.
+struct DupScan<'f> {
+    path: String,
+    found: &'f mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for DupScan<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DupScan<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0usize;
+        loop {
+            let path = format!("{}[{index}]", self.path);
+            let seed = DupScan {
+                path,
+                found: &mut *self.found,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if seen.contains(&key) {
+                self.found.push(format!("duplicate field {path:?}"));
+            } else {
+                seen.push(key);
+            }
+            map.next_value_seed(DupScan {
+                path,
+                found: &mut *self.found,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 fn decode_tree<T: DeserializeOwned>(
@@ -464,6 +566,22 @@ mod tests {
         assert_eq!(
             e.message(),
             r#"strict decoding error: unknown field "spec.colour", unknown field "items[0].x", unknown field "top""#
+        );
+    }
+
+    #[test]
+    fn json_strict_reports_duplicate_map_keys() {
+        let body = br#"{"a":{"x":1,"x":2},"b":[{"y":1,"y":1}]}"#;
+        let ok = Codec::Json
+            .decode::<serde_json::Value>(body, FieldValidation::Ignore)
+            .unwrap();
+        assert_eq!(ok.value["a"]["x"], 2);
+        let e = Codec::Json
+            .decode::<serde_json::Value>(body, FieldValidation::Strict)
+            .unwrap_err();
+        assert_eq!(
+            e.message(),
+            r#"strict decoding error: duplicate field "a.x", duplicate field "b[0].y""#
         );
     }
 
