@@ -110,26 +110,19 @@ impl<T> Shared<T> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Ends every watch: queued events are still delivered, then the streams end.
     fn close(&self) {
         let wakers: Vec<Waker> = {
             let mut state = self.lock();
             state.closed = true;
-            let mut freed = (0, 0);
-            let wakers = state
+            state
                 .slots
                 .values_mut()
                 .filter_map(|slot| {
-                    freed.0 += slot.bytes;
-                    freed.1 += slot.queue.len();
-                    slot.queue.clear();
-                    slot.bytes = 0;
                     slot.end.get_or_insert(WatchEnd::Closed);
                     slot.waker.take()
                 })
-                .collect();
-            state.queued_bytes -= freed.0;
-            state.queued_events -= freed.1;
-            wakers
+                .collect()
         };
         wakers.into_iter().for_each(Waker::wake);
     }
@@ -317,8 +310,8 @@ impl<T> WatchHub<T> {
         }
     }
 
-    /// Ends every watch (their bodies finish cleanly) and refuses none of the later
-    /// subscriptions, which end at once. Dropping the last hub handle does the same.
+    /// Ends every watch: each body delivers what is queued for it and finishes cleanly.
+    /// Later subscriptions end at once. Dropping the last hub handle does the same.
     pub fn close(&self) {
         self.shared().close();
     }
