@@ -19,7 +19,7 @@
 //! * **`Conneg(value)`** (or `(StatusCode::CREATED, Conneg(value))`) — the value is moved into
 //!   one boxed closure in the response extensions and the layer's response future encodes it
 //!   with the negotiated codec. The encoding itself is monomorphic (no erased serde); the cost
-//!   is one small allocation. Without [`NegotiateLayer`](crate::NegotiateLayer) such a response
+//!   is one small allocation, and `T` must be `Send + Sync + 'static`. Without [`NegotiateLayer`](crate::NegotiateLayer) such a response
 //!   is a 500 `Status` explaining that the layer is missing. (Consequence: the layer reads a
 //!   500 left on a `Conneg` response as "no status set" and sends 200; to fail, return a
 //!   [`Status`] instead.)
@@ -54,10 +54,13 @@
 //! # let _ = app;
 //! ```
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::HeaderValue;
+use http::header::CONTENT_TYPE;
 use http::request::Parts;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -122,20 +125,23 @@ where
     }
 }
 
+/// What a `Conneg<T>` response says if `NegotiateLayer` is missing (the layer replaces it).
+/// Pre-encoded so the hot path does not build a `Status` it throws away.
+const MISSING_LAYER: &[u8] = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Internal error occurred: conneg: a Conneg<T> response needs NegotiateLayer to choose its format","reason":"InternalError","code":500}"#;
+
 impl<T> IntoResponse for Conneg<T>
 where
-    T: Serialize + Send + 'static,
+    T: Serialize + Send + Sync + 'static,
 {
     fn into_response(self) -> Response {
         let value = self.0;
-        let deferred = Deferred::new(Box::new(move |n: &Negotiated| n.encode(&value)));
-        // The placeholder the client sees if NegotiateLayer is missing; its 500 status is
-        // `Deferred::PLACEHOLDER`.
-        let mut response = Status::internal_error(
-            "conneg: a Conneg<T> response needs NegotiateLayer to choose its format",
+        let deferred = Deferred::new(Arc::new(move |n: &Negotiated| n.encode(&value)));
+        let mut response = (
+            Deferred::PLACEHOLDER,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            Bytes::from_static(MISSING_LAYER),
         )
-        .into_response();
-        response.extensions_mut().remove::<Status>();
+            .into_response();
         response.extensions_mut().insert(deferred);
         response
     }
@@ -161,5 +167,23 @@ impl<S: Send + Sync> FromRequest<S> for Patch {
             Ok(body) => Ok(Patch { kind, body }),
             Err(status) => Err(negotiated.error_response(&status).into_response()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_layer_placeholder_is_a_valid_status() {
+        let status: Status = serde_json::from_slice(MISSING_LAYER).unwrap();
+        assert_eq!(status.code(), Deferred::PLACEHOLDER);
+        let expected = Status::internal_error(
+            "conneg: a Conneg<T> response needs NegotiateLayer to choose its format",
+        );
+        assert_eq!(
+            (status.message, status.reason),
+            (expected.message, expected.reason)
+        );
     }
 }

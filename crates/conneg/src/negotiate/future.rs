@@ -1,7 +1,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
@@ -15,11 +15,12 @@ use crate::codec::{Codec, EncodeError};
 use crate::negotiated::{Negotiated, append_warnings};
 use crate::status::Status;
 
-type Encode = Box<dyn FnOnce(&Negotiated) -> Result<Bytes, EncodeError> + Send>;
+type Encode = dyn Fn(&Negotiated) -> Result<Bytes, EncodeError> + Send + Sync;
 
 /// A response value whose encoding waits for the negotiated codec: the handler's response
-/// carries it in its extensions, and [`ResponseFuture`] runs it. One boxed closure per response;
-/// the encoding inside it is monomorphic (no erased serde).
+/// carries it in its extensions, and [`ResponseFuture`] runs it. One allocation (the `Arc`
+/// holding the closure and the value) per response; the encoding inside it is monomorphic (no
+/// erased serde).
 ///
 /// The response it rides on is a 500 placeholder (what the client sees if the layer is
 /// missing). A status still equal to [`Deferred::PLACEHOLDER`] when the layer sees it means
@@ -27,21 +28,19 @@ type Encode = Box<dyn FnOnce(&Negotiated) -> Result<Bytes, EncodeError> + Send>;
 /// Conneg(v))`) is kept.
 #[derive(Clone)]
 pub(crate) struct Deferred {
-    encode: Arc<Mutex<Option<Encode>>>,
+    encode: Arc<Encode>,
 }
 
 impl Deferred {
     pub(crate) const PLACEHOLDER: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
 
     #[cfg_attr(not(feature = "axum"), allow(dead_code))]
-    pub(crate) fn new(encode: Encode) -> Self {
-        Deferred {
-            encode: Arc::new(Mutex::new(Some(encode))),
-        }
+    pub(crate) fn new(encode: Arc<Encode>) -> Self {
+        Deferred { encode }
     }
 
-    fn take(&self) -> Option<Encode> {
-        self.encode.lock().ok()?.take()
+    fn encode(&self, negotiated: &Negotiated) -> Result<Bytes, EncodeError> {
+        (self.encode)(negotiated)
     }
 }
 
@@ -137,8 +136,8 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
     let (mut parts, body) = response.into_parts();
     let mut encoded = None;
     if let Some(deferred) = parts.extensions.remove::<Deferred>() {
-        match deferred.take().map(|encode| encode(negotiated)) {
-            Some(Ok(bytes)) => {
+        match deferred.encode(negotiated) {
+            Ok(bytes) => {
                 if parts.status == Deferred::PLACEHOLDER {
                     parts.status = StatusCode::OK;
                 }
@@ -147,10 +146,7 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
                     .insert(CONTENT_TYPE, negotiated.content_type());
                 encoded = Some(bytes);
             }
-            Some(Err(err)) => {
-                encoded = Some(set_status(&mut parts, &Status::from(err), negotiated))
-            }
-            None => {}
+            Err(err) => encoded = Some(set_status(&mut parts, &Status::from(err), negotiated)),
         }
     } else if let Some(status) = parts.extensions.get::<Status>() {
         // The body is compact JSON already; re-encode only when the client negotiated
