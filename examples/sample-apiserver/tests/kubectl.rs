@@ -1,0 +1,290 @@
+//! kubectl (1.32) against the real binary: create, get (Table), get -o json, apply
+//! --server-side, replace, get -w, delete, api-resources, explain — first as plain kubectl,
+//! then with `KUBE_FEATURE_ClientsAllowCBOR=true KUBE_FEATURE_ClientsPreferCBOR=true`.
+//!
+//! Skipped (loudly) when kubectl is not on PATH; nothing else is skipped.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Server, tempdir};
+
+const FLUNDER: &str = "apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata:
+  name: my-first-flunder
+  labels:
+    sample-label: \"true\"
+";
+
+const APPLIED: &str = "apiVersion: wardle.example.com/v1beta1
+kind: Flunder
+metadata:
+  name: applied
+spec:
+  flunderReference: my-first-flunder
+  referenceType: Flunder
+";
+
+fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+struct Kubectl<'a> {
+    server: &'a Server,
+    dir: &'a Path,
+    cbor: bool,
+}
+
+impl Kubectl<'_> {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("kubectl");
+        c.arg("--server")
+            .arg(self.server.url())
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .env("KUBECONFIG", self.dir.join("kubeconfig"))
+            .env_remove("KUBE_FEATURE_ClientsAllowCBOR")
+            .env_remove("KUBE_FEATURE_ClientsPreferCBOR")
+            .args(args);
+        if self.cbor {
+            c.env("KUBE_FEATURE_ClientsAllowCBOR", "true")
+                .env("KUBE_FEATURE_ClientsPreferCBOR", "true");
+        }
+        c
+    }
+
+    /// Runs kubectl, asserting success; returns stdout.
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().expect("run kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} (cbor={}) failed:\nstdout: {}\nstderr: {}",
+            self.cbor,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs kubectl with `input` on stdin.
+    fn run_stdin(&self, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = self
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("kubectl output");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn scenario(cbor: bool) {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let server = Server::start(&data, &[]);
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor,
+    };
+
+    let out = k.run(&["api-resources"]);
+    assert!(
+        out.contains("flunders") && out.contains("fischers"),
+        "{out}"
+    );
+
+    let file = dir.path().join("flunder.yaml");
+    std::fs::write(&file, FLUNDER).unwrap();
+    let out = k.run(&["create", "-f", file.to_str().unwrap()]);
+    assert!(out.contains("my-first-flunder created"), "{out}");
+
+    let out = k.run(&["get", "flunders"]);
+    for col in [
+        "NAME",
+        "REFERENCE TYPE",
+        "REFERENCE",
+        "AGE",
+        "my-first-flunder",
+    ] {
+        assert!(out.contains(col), "missing {col:?} in:\n{out}");
+    }
+    let out = k.run(&["get", "flunders", "my-first-flunder", "-o", "json"]);
+    let obj: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(obj["apiVersion"], "wardle.example.com/v1beta1");
+    assert_eq!(obj["metadata"]["labels"]["sample-label"], "true");
+
+    let applied = dir.path().join("applied.yaml");
+    std::fs::write(&applied, APPLIED).unwrap();
+    let out = k.run(&["apply", "--server-side", "-f", applied.to_str().unwrap()]);
+    assert!(out.contains("serverside-applied"), "{out}");
+    let out = k.run(&["apply", "--server-side", "-f", applied.to_str().unwrap()]);
+    assert!(out.contains("serverside-applied"), "{out}");
+
+    // replace: get it, change a label, put it back.
+    let yaml = k.run(&["get", "flunder", "applied", "-o", "yaml"]);
+    let changed = yaml.replace(
+        "name: applied",
+        "name: applied\n  labels:\n    replaced: \"yes\"",
+    );
+    let out = k.run_stdin(&["replace", "-f", "-"], &changed);
+    assert!(out.contains("applied replaced"), "{out}");
+    let out = k.run(&[
+        "get",
+        "flunder",
+        "applied",
+        "-o",
+        "jsonpath={.metadata.labels.replaced}",
+    ]);
+    assert_eq!(out, "yes");
+
+    // get -w: read at least one event line, then kill.
+    let mut watch = k
+        .cmd(&["get", "flunders", "-w", "--output-watch-events"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn kubectl get -w");
+    let mut stdout = watch.stdout.take().unwrap();
+    k.run(&["label", "flunder", "applied", "watched=true"]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if seen.contains("MODIFIED") {
+                break;
+            }
+        }
+        let _ = tx.send(seen);
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        if let Ok(s) = rx.try_recv() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            break String::new();
+        }
+        // Keep changing it until the watcher reports a modification.
+        let _ = k
+            .cmd(&[
+                "label",
+                "--overwrite",
+                "flunder",
+                "applied",
+                "watched=again",
+            ])
+            .output();
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert!(seen.contains("applied"), "kubectl get -w printed: {seen:?}");
+
+    let out = k.run(&["explain", "flunders"]);
+    assert!(out.contains("KIND:") && out.contains("Flunder"), "{out}");
+    let out = k.run(&["explain", "flunders.spec.referenceType"]);
+    assert!(out.contains("Fischer") && out.contains("Flunder"), "{out}");
+
+    // Validation and admission errors reach kubectl as API errors.
+    let out = k
+        .cmd(&["create", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(
+                b"apiVersion: wardle.example.com/v1beta1\nkind: Flunder\nmetadata:\n  name: bad\nspec:\n  fischerReference: x\n",
+            )?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is invalid"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    if cbor {
+        // With both gates kubectl's raw client negotiates CBOR.
+        let out = k
+            .cmd(&[
+                "get",
+                "--raw",
+                "/apis/wardle.example.com/v1beta1/namespaces/default/flunders/applied",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(&out.stdout[..3], &[0xd9, 0xd9, 0xf7], "expected CBOR");
+        let metrics = server.get("/metrics", "*/*").text();
+        assert!(
+            metrics.contains("response_content_type=\"application/cbor\""),
+            "{metrics}"
+        );
+    }
+
+    let out = k.run(&["delete", "flunder", "applied", "my-first-flunder"]);
+    assert!(out.contains("deleted"), "{out}");
+    let out = k.run(&["get", "flunders"]);
+    assert!(!out.contains("applied"), "{out}");
+}
+
+#[test]
+fn kubectl_json() {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_json) !!!!!\n"
+        );
+        return;
+    }
+    scenario(false);
+}
+
+#[test]
+fn kubectl_with_cbor_gates() {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_with_cbor_gates) !!!!!\n"
+        );
+        return;
+    }
+    scenario(true);
+}
