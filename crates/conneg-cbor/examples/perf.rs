@@ -129,22 +129,30 @@ fn pod_json(i: usize) -> Value {
     })
 }
 
-/// The best per-iteration time over several short batches (robust to a busy machine).
-fn time<F: FnMut()>(mut f: F) -> Duration {
-    for _ in 0..3 {
+/// The best per-iteration time over one short batch.
+fn batch(f: &mut dyn FnMut()) -> Duration {
+    let mut n = 0u32;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(20) {
         f();
+        n += 1;
     }
-    let mut best = Duration::MAX;
-    for _ in 0..15 {
-        let mut n = 0u32;
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(30) {
-            f();
-            n += 1;
-        }
-        best = best.min(start.elapsed() / n);
+    start.elapsed() / n
+}
+
+/// Times `a` and `b` in alternating batches and keeps each one's best, so a busy machine skews
+/// both alike.
+fn pair(a: &mut dyn FnMut(), b: &mut dyn FnMut()) -> (Duration, Duration) {
+    for _ in 0..3 {
+        a();
+        b();
     }
-    best
+    let (mut ba, mut bb) = (Duration::MAX, Duration::MAX);
+    for _ in 0..25 {
+        ba = ba.min(batch(a));
+        bb = bb.min(batch(b));
+    }
+    (ba, bb)
 }
 
 fn row(name: &str, cbor: Duration, json: Duration) {
@@ -199,6 +207,12 @@ fn main() {
                 buf.clear();
                 fast.encode_into(&mut buf, &list_t).unwrap()
             }),
+            "dec-typed-pod" => {
+                let one = conneg_cbor::to_vec(&pod_t).unwrap();
+                Box::new(move || {
+                    black_box(conneg_cbor::from_slice::<Pod>(&one).unwrap());
+                })
+            }
             "dec-value" => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
             }),
@@ -212,67 +226,77 @@ fn main() {
         }
         return;
     }
+    let mut jbuf = Vec::new();
     for (name, v) in [("Value pod", &pod_v), ("Value list 1MiB", &list_v)] {
-        let j = time(|| {
-            black_box(serde_json::to_vec(black_box(v)).unwrap());
-        });
-        let c = time(|| {
-            buf.clear();
-            det.encode_into(&mut buf, black_box(v)).unwrap();
-        });
-        row(&format!("encode det  {name}"), c, j);
-        let c = time(|| {
-            buf.clear();
-            fast.encode_into(&mut buf, black_box(v)).unwrap();
-        });
-        row(&format!("encode fast {name}"), c, j);
+        for (mode, opts) in [("det ", det), ("fast", fast)] {
+            let (c, j) = pair(
+                &mut || {
+                    buf.clear();
+                    opts.encode_into(&mut buf, black_box(v)).unwrap();
+                },
+                &mut || {
+                    jbuf.clear();
+                    serde_json::to_writer(&mut jbuf, black_box(v)).unwrap();
+                },
+            );
+            row(&format!("encode {mode} {name}"), c, j);
+        }
         let jb = serde_json::to_vec(v).unwrap();
         let cb = conneg_cbor::to_vec(v).unwrap();
-        let j = time(|| {
-            black_box(serde_json::from_slice::<Value>(black_box(&jb)).unwrap());
-        });
-        let c = time(|| {
-            black_box(conneg_cbor::from_slice::<Value>(black_box(&cb)).unwrap());
-        });
+        let (c, j) = pair(
+            &mut || {
+                black_box(conneg_cbor::from_slice::<Value>(black_box(&cb)).unwrap());
+            },
+            &mut || {
+                black_box(serde_json::from_slice::<Value>(black_box(&jb)).unwrap());
+            },
+        );
         row(&format!("decode      {name}"), c, j);
     }
-    let j = time(|| {
-        black_box(serde_json::to_vec(black_box(&pod_t)).unwrap());
-    });
-    let c = time(|| {
-        buf.clear();
-        det.encode_into(&mut buf, black_box(&pod_t)).unwrap();
-    });
-    row("encode det  typed pod", c, j);
-    let c = time(|| {
-        buf.clear();
-        fast.encode_into(&mut buf, black_box(&pod_t)).unwrap();
-    });
-    row("encode fast typed pod", c, j);
-    let j = time(|| {
-        black_box(serde_json::to_vec(black_box(&list_t)).unwrap());
-    });
-    let c = time(|| {
-        buf.clear();
-        det.encode_into(&mut buf, black_box(&list_t)).unwrap();
-    });
-    row("encode det  typed list", c, j);
+    for (mode, opts) in [("det ", det), ("fast", fast)] {
+        let (c, j) = pair(
+            &mut || {
+                buf.clear();
+                opts.encode_into(&mut buf, black_box(&pod_t)).unwrap();
+            },
+            &mut || {
+                jbuf.clear();
+                serde_json::to_writer(&mut jbuf, black_box(&pod_t)).unwrap();
+            },
+        );
+        row(&format!("encode {mode} typed pod"), c, j);
+        let (c, j) = pair(
+            &mut || {
+                buf.clear();
+                opts.encode_into(&mut buf, black_box(&list_t)).unwrap();
+            },
+            &mut || {
+                jbuf.clear();
+                serde_json::to_writer(&mut jbuf, black_box(&list_t)).unwrap();
+            },
+        );
+        row(&format!("encode {mode} typed list"), c, j);
+    }
     let jb = serde_json::to_vec(&pod_t).unwrap();
     let cb = conneg_cbor::to_vec(&pod_t).unwrap();
-    let j = time(|| {
-        black_box(serde_json::from_slice::<Pod>(black_box(&jb)).unwrap());
-    });
-    let c = time(|| {
-        black_box(conneg_cbor::from_slice::<Pod>(black_box(&cb)).unwrap());
-    });
+    let (c, j) = pair(
+        &mut || {
+            black_box(conneg_cbor::from_slice::<Pod>(black_box(&cb)).unwrap());
+        },
+        &mut || {
+            black_box(serde_json::from_slice::<Pod>(black_box(&jb)).unwrap());
+        },
+    );
     row("decode      typed pod", c, j);
     let jb = serde_json::to_vec(&list_t).unwrap();
     let cb = conneg_cbor::to_vec(&list_t).unwrap();
-    let j = time(|| {
-        black_box(serde_json::from_slice::<Vec<Pod>>(black_box(&jb)).unwrap());
-    });
-    let c = time(|| {
-        black_box(conneg_cbor::from_slice::<Vec<Pod>>(black_box(&cb)).unwrap());
-    });
+    let (c, j) = pair(
+        &mut || {
+            black_box(conneg_cbor::from_slice::<Vec<Pod>>(black_box(&cb)).unwrap());
+        },
+        &mut || {
+            black_box(serde_json::from_slice::<Vec<Pod>>(black_box(&jb)).unwrap());
+        },
+    );
     row("decode      typed list", c, j);
 }

@@ -200,6 +200,35 @@ impl<'de> Deserializer<'de> {
         }
     }
 
+    /// Fast path for the most common item: a definite byte or text string shorter than 256 bytes
+    /// that is valid UTF-8, with no tag in front and no tag 21-23 in force. `None` means "take
+    /// the general path" (which also produces any error).
+    #[inline(always)]
+    fn short_str(&mut self) -> Result<Option<&'de str>> {
+        let input: &'de [u8] = self.input;
+        let (s, n) = match input.get(self.pos) {
+            Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => (self.pos + 1, (b & 0x1f) as usize),
+            Some(&(0x58 | 0x78)) => match input.get(self.pos + 1) {
+                Some(&n) => (self.pos + 2, n as usize),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        if self.enc.is_some() && input[self.pos] < 0x60 {
+            return Ok(None);
+        }
+        let Some(b) = input.get(s..s + n) else {
+            return Ok(None);
+        };
+        match std::str::from_utf8(b) {
+            Ok(v) => {
+                self.pos = s + n;
+                Ok(Some(v))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
     /// Peeks past tags: is the next item `null`? Consumes nothing.
     fn peek_null(&self) -> Result<bool> {
         let mut pos = self.pos;
@@ -269,11 +298,17 @@ impl<'de> Deserializer<'de> {
             self.scratch = buf;
             return r;
         }
-        let (s, e) = scan::string_body(self.input, &mut self.pos, &h, start, None)?
-            .expect("definite string");
         let input: &'de [u8] = self.input;
-        let b = &input[s..e];
+        let e = self.pos.saturating_add(h.arg as usize);
+        if h.arg > (input.len() - self.pos) as u64 {
+            return Err(Error::eof(start));
+        }
+        let b = &input[self.pos..e];
+        self.pos = e;
         if mode == StrMode::Bytes {
+            if h.major == MAJOR_TEXT {
+                scan::utf8(b, start)?;
+            }
             return visitor.visit_borrowed_bytes(b);
         }
         if h.major == MAJOR_BYTES {
@@ -286,10 +321,9 @@ impl<'de> Deserializer<'de> {
                 Err(_) => Err(self.invalid_utf8_bytes(start)),
             };
         }
-        // Text was UTF-8-checked by string_body.
         match std::str::from_utf8(b) {
             Ok(s) => visitor.visit_borrowed_str(s),
-            Err(_) => Err(self.invalid_utf8_bytes(start)),
+            Err(_) => Err(scan::utf8(b, start).expect_err("not UTF-8")),
         }
     }
 
@@ -494,11 +528,23 @@ impl<'de> Deserializer<'de> {
 impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     type Error = Error;
 
+    #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Some(s) = self.short_str()? {
+            return visitor.visit_borrowed_str(s);
+        }
+        if let Some(&b @ 0x00..=0x17) = self.input.get(self.pos) {
+            self.pos += 1;
+            return visitor.visit_u64(b as u64);
+        }
         self.with_head(|de, h, start, tagged| de.any_with_head(h, start, tagged, visitor))
     }
 
+    #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Some(s) = self.short_str()? {
+            return visitor.visit_borrowed_str(s);
+        }
         self.with_head(|de, h, start, tagged| match h.major {
             MAJOR_BYTES | MAJOR_TEXT => de.visit_string(h, start, StrMode::Str, visitor),
             _ => de.any_with_head(h, start, tagged, visitor),
