@@ -24,6 +24,31 @@ pub fn routes() -> Router<AppState> {
         .route("/apis/wardle.example.com", get(group))
         .route("/apis/wardle.example.com/{version}", get(resources))
         .route("/version", get(version))
+        .route("/", get(index))
+}
+
+/// `/`: the list of served paths, as Kubernetes' index.
+async fn index(n: Negotiated) -> Response {
+    let paths = [
+        "/api",
+        "/apis",
+        "/apis/wardle.example.com",
+        "/apis/wardle.example.com/v1alpha1",
+        "/apis/wardle.example.com/v1beta1",
+        "/healthz",
+        "/healthz/etcd",
+        "/healthz/log",
+        "/healthz/ping",
+        "/livez",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/openapi/v3/",
+        "/readyz",
+        "/version",
+    ];
+    n.response(StatusCode::OK, &json!({ "paths": paths }))
+        .into_response()
 }
 
 /// `/version`.
