@@ -1,12 +1,16 @@
 //! Command-line storage options, shared by the binary and tests.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::storage::codec::{StorageCodec, StorageMediaType};
+use crate::storage::etcd::{
+    DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
+};
 use crate::storage::keys::{DEFAULT_PREFIX, Keys};
 use crate::storage::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, EmbeddedOptions, EmbeddedStore, MemoryStore, Result,
-    Store,
+    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore,
+    MemoryStore, Result, Store,
 };
 
 /// Which backend to use.
@@ -41,6 +45,39 @@ pub struct StorageArgs {
     /// Key prefix (as `--etcd-prefix` in Kubernetes).
     #[arg(long, default_value = DEFAULT_PREFIX)]
     pub storage_prefix: String,
+    /// etcd client URLs, comma-separated (`http://127.0.0.1:2379`). When given, objects live
+    /// in etcd (whatever `--storage` says) and several replicas can share them.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub etcd_servers: Vec<String>,
+    /// Prefix of every etcd key: objects are `<prefix>/wardle.example.com/<resource>/...`.
+    #[arg(long, default_value = DEFAULT_ETCD_PREFIX)]
+    pub etcd_prefix: String,
+    /// How often this server compacts etcd to the last `--history` revisions (`5m`, `30s`,
+    /// `0` never). Replicas coordinate, so one compaction happens per interval.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+    /// Bound of every etcd request; past it the request fails with 504.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub etcd_request_timeout: Duration,
+}
+
+/// `1h`, `5m`, `30s`, `250ms`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?} (want e.g. 5m, 30s, 250ms)"))?;
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        _ => Err(format!(
+            "invalid duration unit in {s:?} (want h, m, s or ms)"
+        )),
+    }
 }
 
 impl Default for StorageArgs {
@@ -52,6 +89,10 @@ impl Default for StorageArgs {
             history: DEFAULT_HISTORY,
             watch_buffer: DEFAULT_WATCH_BUFFER,
             storage_prefix: DEFAULT_PREFIX.to_owned(),
+            etcd_servers: Vec::new(),
+            etcd_prefix: DEFAULT_ETCD_PREFIX.to_owned(),
+            etcd_compaction_interval: DEFAULT_COMPACTION_INTERVAL,
+            etcd_request_timeout: DEFAULT_REQUEST_TIMEOUT,
         }
     }
 }
@@ -68,8 +109,33 @@ pub struct OpenedStorage {
 }
 
 impl StorageArgs {
+    /// The key layout: under `--etcd-prefix` with etcd, `--storage-prefix` otherwise.
+    pub fn keys(&self) -> Keys {
+        if self.etcd_servers.is_empty() {
+            Keys::new(&self.storage_prefix)
+        } else {
+            Keys::new(&format!(
+                "{}/{}",
+                self.etcd_prefix.trim_end_matches('/'),
+                crate::api::GROUP
+            ))
+        }
+    }
+
     /// Open the configured store.
     pub async fn open(&self) -> Result<OpenedStorage> {
+        let keys = self.keys();
+        if !self.etcd_servers.is_empty() {
+            let mut options = EtcdOptions::new(self.etcd_servers.clone(), keys.prefix());
+            options.history = self.history;
+            options.compaction_interval = self.etcd_compaction_interval;
+            options.request_timeout = self.etcd_request_timeout;
+            return Ok(OpenedStorage {
+                store: Store::Etcd(EtcdStore::open(options).await?),
+                codec: StorageCodec::new(self.storage_media_type),
+                keys,
+            });
+        }
         let store = match self.kind {
             StorageKind::Memory => {
                 Store::Memory(MemoryStore::with_limits(self.history, self.watch_buffer))
@@ -88,7 +154,7 @@ impl StorageArgs {
         Ok(OpenedStorage {
             store,
             codec: StorageCodec::new(self.storage_media_type),
-            keys: Keys::new(&self.storage_prefix),
+            keys,
         })
     }
 }

@@ -18,6 +18,7 @@
 pub mod codec;
 pub mod continue_token;
 pub mod embedded;
+pub mod etcd;
 pub mod keys;
 pub mod memory;
 
@@ -33,6 +34,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
+pub use etcd::{EtcdOptions, EtcdStore};
 pub use memory::MemoryStore;
 
 use crate::api::ResourceInfo;
@@ -220,6 +222,10 @@ pub enum StorageError {
     Codec(String),
     /// The backend failed (I/O, corruption, task failure).
     Backend(String),
+    /// The backend cannot be reached (etcd down or unreachable); retry later (HTTP 503).
+    Unavailable(String),
+    /// The backend did not answer in time (HTTP 504).
+    Timeout(String),
 }
 
 impl fmt::Display for StorageError {
@@ -249,6 +255,8 @@ impl fmt::Display for StorageError {
             ),
             StorageError::Codec(m) => write!(f, "storage codec error: {m}"),
             StorageError::Backend(m) => write!(f, "storage backend error: {m}"),
+            StorageError::Unavailable(m) => write!(f, "storage unavailable: {m}"),
+            StorageError::Timeout(m) => write!(f, "storage timeout: {m}"),
         }
     }
 }
@@ -269,6 +277,13 @@ impl StorageError {
             StorageError::FutureRevision { .. } => ApiError::timeout(self.to_string(), 1),
             StorageError::WatchLagged { .. } => ApiError::expired(self.to_string()),
             StorageError::Codec(_) | StorageError::Backend(_) => ApiError::internal(self),
+            StorageError::Unavailable(_) => ApiError {
+                code: 503,
+                reason: "ServiceUnavailable",
+                message: self.to_string(),
+                details: None,
+            },
+            StorageError::Timeout(_) => ApiError::timeout(self.to_string(), 1),
         }
     }
 }
@@ -359,15 +374,23 @@ pub trait Storage: Send + Sync {
         prefix: &str,
         after_revision: Revision,
     ) -> impl Future<Output = Result<WatchStream>> + Send;
+
+    /// Whether the store can serve requests now (`/readyz`): by default, whether the current
+    /// revision can be read.
+    fn ready(&self) -> impl Future<Output = Result<()>> + Send {
+        async { self.current_revision().await.map(|_| ()) }
+    }
 }
 
-/// A store chosen at run time: enum dispatch over the backends (etcd joins as a variant).
+/// A store chosen at run time: enum dispatch over the backends.
 #[derive(Clone, Debug)]
 pub enum Store {
     /// In-process, lost on exit.
     Memory(MemoryStore),
     /// On disk (redb), the default.
     Embedded(EmbeddedStore),
+    /// In etcd (`--etcd-servers`), shared by every replica.
+    Etcd(EtcdStore),
 }
 
 macro_rules! dispatch {
@@ -375,6 +398,7 @@ macro_rules! dispatch {
         match $self {
             Store::Memory($s) => $e,
             Store::Embedded($s) => $e,
+            Store::Etcd($s) => $e,
         }
     };
 }
@@ -412,5 +436,8 @@ impl Storage for Store {
     }
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
         dispatch!(self, s => s.watch(prefix, after_revision).await)
+    }
+    async fn ready(&self) -> Result<()> {
+        dispatch!(self, s => s.ready().await)
     }
 }
