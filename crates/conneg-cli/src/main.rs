@@ -3,17 +3,16 @@
 //! * `conneg decode [--seq] [FILE|-]`: strict-profile CBOR in, compact JSON out.
 //! * `conneg encode [--deterministic] [--text-strings] [--seq] [FILE|-]`: JSON in, self-described
 //!   CBOR out.
-//! * `conneg diag [--seq] [FILE|-]`: RFC 8949 §8 diagnostic notation.
+//! * `conneg diag [--seq] [--text] [FILE|-]`: RFC 8949 §8 diagnostic notation.
+//!
+//! Built on conneg-cbor's `transcode` (no intermediate tree: key order and int/float kept),
+//! `SeqDecoder` and `diag` modules.
 //!
 //! Output is written only once the whole input has been processed: on any error stdout stays
 //! empty, stderr gets one line `error: ...` and the exit status is 1 (2 for usage errors).
 
-mod diag;
-
 use clap::{Args, Parser, Subcommand};
-use conneg_cbor::{EncodeOptions, StringEncoding};
-use serde::Deserialize;
-use serde_json::Value;
+use conneg_cbor::{DecodeOptions, EncodeOptions, SeqDecoder, StringEncoding, transcode};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,9 +66,13 @@ enum Cmd {
     /// Shows any well-formed CBOR, including what the strict profile rejects, so that you can
     /// see why `decode` fails.
     Diag {
-        /// The input is a CBOR sequence: one line per item.
+        /// The input is a CBOR sequence: the items separated by ", " (RFC 8742 §4.2).
         #[arg(long)]
         seq: bool,
+        /// Show byte strings that are valid UTF-8 as quoted text (Kubernetes writes every
+        /// string as a byte string).
+        #[arg(long)]
+        text: bool,
         #[command(flatten)]
         input: Input,
     },
@@ -127,8 +130,17 @@ fn main() -> ExitCode {
 }
 
 fn fail(msg: &str) -> ExitCode {
-    // One line, whatever the message holds.
-    let line = msg.replace(['\n', '\r'], " ");
+    // One line of printable text, whatever the message holds (paths quote map keys verbatim).
+    let line: String = msg
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     eprintln!("error: {line}");
     ExitCode::FAILURE
 }
@@ -152,9 +164,22 @@ fn run(cmd: Cmd) -> Result<Vec<u8>, String> {
             }
             encode(&input.read()?, opts, seq)
         }
-        Cmd::Diag { seq, input } => diag::render(&input.read()?, seq)
-            .map(String::into_bytes)
-            .map_err(|m| format!("{} at byte offset {}", m.msg, m.offset)),
+        Cmd::Diag { seq, text, input } => {
+            let input = input.read()?;
+            let opts = conneg_cbor::diag::DiagOptions::new().byte_string_text(text);
+            let r = if seq {
+                opts.diagnose_seq(&input)
+            } else if input.is_empty() {
+                return Err("empty input".into());
+            } else {
+                opts.diagnose(&input)
+            };
+            let mut out = r.map_err(|e| decode_error(&e, None))?;
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            Ok(out.into_bytes())
+        }
     }
 }
 
@@ -180,38 +205,64 @@ fn decode_error(e: &conneg_cbor::Error, item: Option<usize>) -> String {
 
 fn decode(input: &[u8], seq: bool) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(input.len() * 2);
+    let opts = DecodeOptions::default();
     if !seq {
-        let v: Value = conneg_cbor::from_slice(input).map_err(|e| decode_error(&e, None))?;
-        serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+        transcode::cbor_to_json_writer(input, &opts, &mut out)
+            .map_err(|e| decode_error(&e, None))?;
         out.push(b'\n');
         return Ok(out);
     }
-    let mut de = conneg_cbor::Deserializer::from_slice(input);
+    let mut dec = SeqDecoder::with_options(opts);
+    dec.push(input);
     let mut item = 0;
-    while de.position() < input.len() {
-        let v = Value::deserialize(&mut de).map_err(|e| decode_error(&e, Some(item)))?;
-        serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
-        out.push(b'\n');
-        item += 1;
+    loop {
+        match dec.next_item() {
+            Ok(Some(raw)) => {
+                transcode::cbor_to_json_writer(raw, &opts, &mut out)
+                    .map_err(|e| decode_error(&e, Some(item)))?;
+                out.push(b'\n');
+                item += 1;
+            }
+            Ok(None) => break,
+            Err(e) => return Err(decode_error(&e, Some(item))),
+        }
     }
+    dec.finish().map_err(|e| decode_error(&e, Some(item)))?;
     Ok(out)
 }
 
 fn encode(input: &[u8], opts: EncodeOptions, seq: bool) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(input.len());
     if !seq {
-        let v: Value =
-            serde_json::from_slice(input).map_err(|e| format!("invalid JSON input: {e}"))?;
-        opts.encode_into(&mut out, &v).map_err(|e| e.to_string())?;
+        transcode::json_to_cbor_with(input, &opts, &mut out).map_err(|e| json_error(&e, None))?;
         return Ok(out);
     }
-    for (i, v) in serde_json::Deserializer::from_slice(input)
-        .into_iter::<Value>()
-        .enumerate()
-    {
-        let v = v.map_err(|e| format!("invalid JSON input: item {i}: {e}"))?;
-        opts.encode_into(&mut out, &v)
-            .map_err(|e| format!("item {i}: {e}"))?;
+    // Find where each JSON value ends, then transcode each slice without building a tree.
+    let mut stream =
+        serde_json::Deserializer::from_slice(input).into_iter::<serde::de::IgnoredAny>();
+    let mut start = 0;
+    let mut item = 0;
+    while let Some(r) = stream.next() {
+        r.map_err(|e| format!("invalid JSON input: item {item}: {e}"))?;
+        let end = stream.byte_offset();
+        transcode::json_to_cbor_with(&input[start..end], &opts, &mut out)
+            .map_err(|e| json_error(&e, Some(item)))?;
+        start = end;
+        item += 1;
     }
     Ok(out)
+}
+
+/// Describes an encode error: JSON syntax problems as "invalid JSON input".
+fn json_error(e: &conneg_cbor::Error, item: Option<usize>) -> String {
+    let msg = e.to_string();
+    let msg = msg.strip_prefix("JSON: ").unwrap_or(&msg).to_string();
+    let what = match e.kind() {
+        conneg_cbor::ErrorKind::Syntax | conneg_cbor::ErrorKind::Eof => "invalid JSON input: ",
+        _ => "",
+    };
+    match item {
+        Some(i) => format!("{what}item {i}: {msg}"),
+        None => format!("{what}{msg}"),
+    }
 }
