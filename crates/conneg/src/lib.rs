@@ -116,6 +116,8 @@ pub mod accept;
 #[cfg(feature = "axum")]
 pub mod axum;
 mod cbor;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod codec;
 pub mod content_type;
 pub mod field_validation;
