@@ -25,6 +25,8 @@ pub(crate) struct KeyRef {
 #[derive(Default)]
 pub(crate) struct KeyTracker {
     keys: Vec<KeyRef>,
+    /// `fingerprint` of each key in `keys` (0 for keys of maps checked by hash).
+    fps: Vec<u64>,
     pub(crate) arena: Vec<u8>,
     hasher: Option<RandomState>,
 }
@@ -48,6 +50,7 @@ impl KeyTracker {
 
     pub(crate) fn close(&mut self, m: MapKeys) {
         self.keys.truncate(m.base);
+        self.fps.truncate(m.base);
         self.arena.truncate(m.arena_base);
     }
 
@@ -65,12 +68,15 @@ impl KeyTracker {
         let kb = self.resolve(input, key);
         let n = self.keys.len() - m.base;
         if m.set.is_none() && n < LINEAR_MAX {
-            for &prev in &self.keys[m.base..] {
-                if self.resolve(input, prev) == kb {
+            // Compare a fingerprint (length and first bytes) before the contents.
+            let fp = fingerprint(kb);
+            for (i, &f) in self.fps[m.base..].iter().enumerate() {
+                if f == fp && self.resolve(input, self.keys[m.base + i]) == kb {
                     return false;
                 }
             }
             self.keys.push(key);
+            self.fps.push(fp);
             return true;
         }
         if self.hasher.is_none() {
@@ -97,8 +103,20 @@ impl KeyTracker {
             }
         }
         self.keys.push(key);
+        self.fps.push(0);
         true
     }
+}
+
+/// Length and first bytes of a key packed in a word: different fingerprints, different keys.
+#[inline]
+fn fingerprint(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(6);
+    b[..n].copy_from_slice(&k[..n]);
+    b[6] = (k.len() >> 8) as u8;
+    b[7] = k.len() as u8;
+    u64::from_ne_bytes(b)
 }
 
 /// Renders a key for an error message: as a quoted string when it is UTF-8, as hex otherwise.

@@ -18,9 +18,21 @@ use serde::ser::{self, Serialize};
 /// One map entry being written: where its key starts and ends in the output.
 #[derive(Clone, Copy)]
 struct Entry {
+    /// The first 8 bytes of the encoded key, big-endian, zero-padded: comparing these orders
+    /// most keys without looking further (equal prefixes fall back to the full bytes).
+    prefix: u64,
     key_start: usize,
     key_end: usize,
     end: usize,
+}
+
+/// Packs the first 8 bytes of `k` (zero-padded) so that integer order is byte order.
+#[inline]
+fn prefix_of(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(8);
+    b[..n].copy_from_slice(&k[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// A CBOR serializer appending to a `Vec<u8>`.
@@ -132,11 +144,18 @@ impl<'a> Serializer<'a> {
         &self.out[e.key_start..e.key_end]
     }
 
+    #[inline]
+    fn cmp_keys(out: &[u8], a: &Entry, b: &Entry) -> std::cmp::Ordering {
+        a.prefix
+            .cmp(&b.prefix)
+            .then_with(|| out[a.key_start..a.key_end].cmp(&out[b.key_start..b.key_end]))
+    }
+
     fn sort_entries(&mut self, base: usize, data_start: usize) -> Result<()> {
         let es = &self.entries[base..];
         let mut in_order = true;
         for w in es.windows(2) {
-            match self.key(&w[0]).cmp(self.key(&w[1])) {
+            match Self::cmp_keys(self.out, &w[0], &w[1]) {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => return Err(self.dup(&w[0])),
                 std::cmp::Ordering::Greater => {
@@ -151,13 +170,11 @@ impl<'a> Serializer<'a> {
         let mut es = std::mem::take(&mut self.entries);
         {
             let out: &[u8] = self.out;
-            es[base..].sort_unstable_by(|a, b| {
-                out[a.key_start..a.key_end].cmp(&out[b.key_start..b.key_end])
-            });
+            es[base..].sort_unstable_by(|a, b| Self::cmp_keys(out, a, b));
         }
         let dup = es[base..]
             .windows(2)
-            .find(|w| self.key(&w[0]) == self.key(&w[1]))
+            .find(|w| Self::cmp_keys(self.out, &w[0], &w[1]).is_eq())
             .map(|w| w[0]);
         if let Some(d) = dup {
             self.entries = es;
@@ -197,6 +214,7 @@ impl<'a> Serializer<'a> {
                 }
             }
             self.entries.push(Entry {
+                prefix: 0,
                 key_start: pos,
                 key_end: pos,
                 end: pos,
@@ -211,6 +229,7 @@ impl<'a> Serializer<'a> {
             let pos = self.out.len();
             if let Some(last) = self.entries.last_mut() {
                 last.key_end = pos;
+                last.prefix = prefix_of(&self.out[last.key_start..pos]);
             }
         }
     }
