@@ -28,12 +28,7 @@ const CHECKS: [&str; 3] = ["ping", "log", "etcd"];
 async fn run(st: &AppState, check: &str) -> Result<(), String> {
     match check {
         "ping" | "log" => Ok(()),
-        "etcd" => st
-            .store
-            .current_revision()
-            .await
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+        "etcd" => st.store.ready().await.map_err(|e| e.to_string()),
         _ => Err("no such check".into()),
     }
 }
