@@ -1,0 +1,720 @@
+//! The etcd backend against a real etcd (installed by scripts/install-test-deps), with the
+//! real binary as two replicas: sharing objects and watches, no lost updates, the stored
+//! format, etcd restarts and outages, compaction. Each test runs its own etcd on free
+//! loopback ports with its data in a temp dir, killed when the test ends.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Resp, Server, flunders, request, tempdir};
+use serde_json::{Value, json};
+
+/// How long a condition may take to come true before the test fails (generous: the machine
+/// is shared). Not a timing assertion: only "never" fails.
+const PATIENCE: Duration = Duration::from_secs(90);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind a free port")
+        .local_addr()
+        .expect("local addr")
+        .port()
+}
+
+fn etcd_installed() {
+    let ok = Command::new("etcd")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("etcdctl")
+            .arg("version")
+            .env("ETCDCTL_API", "3")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "etcd and etcdctl must be installed for the etcd tests: run scripts/install-test-deps \
+         (apt-get install -y etcd-server etcd-client)"
+    );
+}
+
+/// A single-member etcd on loopback; killed on drop.
+struct Etcd {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    client_port: u16,
+    peer_port: u16,
+}
+
+impl Etcd {
+    fn start() -> Etcd {
+        etcd_installed();
+        let mut e = Etcd {
+            child: None,
+            dir: tempdir(),
+            client_port: free_port(),
+            peer_port: free_port(),
+        };
+        e.spawn();
+        e
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.client_port)
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("etcd.log")
+    }
+
+    /// Starts etcd on the data dir and ports (again, after [`Etcd::kill`]) and waits until it
+    /// answers.
+    fn spawn(&mut self) {
+        assert!(self.child.is_none(), "etcd already running");
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("etcd log file");
+        let mut cmd = Command::new("etcd");
+        cmd.arg("--name")
+            .arg("test")
+            .arg("--data-dir")
+            .arg(self.dir.path().join("data"))
+            .arg("--listen-client-urls")
+            .arg(self.url())
+            .arg("--advertise-client-urls")
+            .arg(self.url())
+            .arg("--listen-peer-urls")
+            .arg(&peer)
+            .arg("--initial-advertise-peer-urls")
+            .arg(&peer)
+            .arg("--initial-cluster")
+            .arg(format!("test={peer}"))
+            .stdout(Stdio::null())
+            .stderr(log);
+        if cfg!(target_arch = "aarch64") {
+            cmd.env("ETCD_UNSUPPORTED_ARCH", "arm64");
+        }
+        self.child = Some(cmd.spawn().expect("spawn etcd"));
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                panic!(
+                    "etcd exited with {status}:\n{}",
+                    std::fs::read_to_string(self.log_path()).unwrap_or_default()
+                );
+            }
+            if self.ctl(&["endpoint", "health"]).status.success() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "etcd did not become healthy:\n{}",
+                std::fs::read_to_string(self.log_path()).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILL, as a crash: only what etcd acknowledged (fsynced) survives.
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn ctl(&self, args: &[&str]) -> Output {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg("--endpoints")
+            .arg(self.url())
+            .arg("--command-timeout=5s")
+            .args(args)
+            .output()
+            .expect("run etcdctl")
+    }
+
+    /// `etcdctl get --print-value-only key`: the stored bytes (etcdctl adds a newline).
+    fn value(&self, key: &str) -> Vec<u8> {
+        let out = self.ctl(&["get", "--print-value-only", key]);
+        assert!(out.status.success(), "etcdctl get: {out:?}");
+        let mut v = out.stdout;
+        if v.last() == Some(&b'\n') {
+            v.pop();
+        }
+        v
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn replica(etcd: &Etcd, dir: &tempfile::TempDir, extra: &[&str]) -> Server {
+    let url = etcd.url();
+    let mut args = vec!["--etcd-servers", url.as_str()];
+    args.extend_from_slice(extra);
+    Server::start(dir.path(), &args)
+}
+
+fn key(name: &str) -> String {
+    format!("/registry/wardle.example.com/flunders/default/{name}")
+}
+
+fn obj_path(name: &str) -> String {
+    format!("{}/{name}", flunders("v1alpha1", "default"))
+}
+
+fn create(s: &Server, name: &str, labels: Value) -> Resp {
+    s.post_json(
+        &flunders("v1alpha1", "default"),
+        &json!({"metadata": {"name": name, "labels": labels}, "spec": {"reference": "r"}})
+            .to_string(),
+    )
+}
+
+fn put(s: &Server, name: &str, body: &Value) -> Resp {
+    s.req(
+        "PUT",
+        &obj_path(name),
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+}
+
+fn get(s: &Server, name: &str) -> Resp {
+    s.get(&obj_path(name), "application/json")
+}
+
+fn rv(v: &Value) -> i64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no resourceVersion in {v}"))
+}
+
+/// Reads a streaming response on `addr` until every needle appeared or the stream ended;
+/// returns what was read and whether all needles were found.
+fn stream_until(addr: &str, path: &str, needles: &[&str]) -> (String, bool) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_millis(500))).ok();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write request");
+    let deadline = Instant::now() + PATIENCE;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        if needles.iter().all(|n| text.contains(n)) {
+            return (text, true);
+        }
+        if Instant::now() > deadline {
+            return (text, false);
+        }
+        match s.read(&mut buf) {
+            Ok(0) => return (text, false),
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (text, false),
+        }
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !cond() {
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_object_created_through_one_replica_is_read_and_watched_through_the_other() {
+    let etcd = Etcd::start();
+    let (da, db) = (tempdir(), tempdir());
+    let a = replica(&etcd, &da, &[]);
+    let b = replica(&etcd, &db, &[]);
+
+    let list = b.get(&flunders("v1alpha1", "default"), "application/json");
+    assert_eq!(list.code, 200, "{}", list.text());
+    let rv0 = rv(&list.json());
+
+    let r = create(&a, "shared", json!({"from": "a"}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let created = r.json();
+
+    let r = get(&b, "shared");
+    assert_eq!(r.code, 200, "{}", r.text());
+    let seen = r.json();
+    assert_eq!(seen["metadata"]["uid"], created["metadata"]["uid"]);
+    assert_eq!(rv(&seen), rv(&created), "one revision space");
+    let r = b.get(&obj_path("shared"), "application/cbor");
+    assert_eq!(r.code, 200);
+    assert_eq!(r.header("content-type"), Some("application/cbor"));
+
+    // An update through B is seen by A.
+    let mut changed = seen.clone();
+    changed["metadata"]["labels"]["from"] = json!("b");
+    let r = put(&b, "shared", &changed);
+    assert_eq!(r.code, 200, "{}", r.text());
+    let updated = r.json();
+    assert!(rv(&updated) > rv(&created));
+    assert_eq!(get(&a, "shared").json()["metadata"]["labels"]["from"], "b");
+
+    // B's watch from before the create replays both changes made through A and B.
+    let (text, ok) = stream_until(
+        &b.addr,
+        &format!(
+            "{}?watch=true&resourceVersion={rv0}&timeoutSeconds=60",
+            flunders("v1alpha1", "default")
+        ),
+        &["\"ADDED\"", "\"MODIFIED\"", "\"from\":\"b\""],
+    );
+    assert!(ok, "watch on B from {rv0}: {text}");
+
+    // A live watch on B sees a delete made through A.
+    let from = rv(&updated);
+    let watcher = {
+        let addr = b.addr.clone();
+        std::thread::spawn(move || {
+            stream_until(
+                &addr,
+                &format!(
+                    "{}?watch=true&resourceVersion={from}&timeoutSeconds=60",
+                    flunders("v1alpha1", "default")
+                ),
+                &["\"DELETED\"", "\"name\":\"shared\""],
+            )
+        })
+    };
+    let r = a.req("DELETE", &obj_path("shared"), &[], b"");
+    assert_eq!(r.code, 200, "{}", r.text());
+    let (text, ok) = watcher.join().expect("watcher");
+    assert!(ok, "live watch on B: {text}");
+    assert_eq!(get(&b, "shared").code, 404);
+}
+
+#[test]
+fn concurrent_increments_through_both_replicas_lose_nothing() {
+    const PER_REPLICA: usize = 25;
+    let etcd = Etcd::start();
+    let (da, db) = (tempdir(), tempdir());
+    let a = replica(&etcd, &da, &[]);
+    let b = replica(&etcd, &db, &[]);
+    let r = create(&a, "counter", json!({"count": "0"}));
+    assert_eq!(r.code, 201, "{}", r.text());
+
+    let conflicts = Arc::new(AtomicUsize::new(0));
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let workers: Vec<_> = [a.addr.clone(), b.addr.clone()]
+        .into_iter()
+        .map(|addr| {
+            let conflicts = conflicts.clone();
+            let results = results.clone();
+            std::thread::spawn(move || {
+                for _ in 0..PER_REPLICA {
+                    loop {
+                        let r = request(
+                            &addr,
+                            "GET",
+                            &obj_path("counter"),
+                            &[("Accept", "application/json")],
+                            b"",
+                        );
+                        assert_eq!(r.code, 200, "{}", r.text());
+                        let mut obj = r.json();
+                        let sent_rv = rv(&obj);
+                        let n: u64 = obj["metadata"]["labels"]["count"]
+                            .as_str()
+                            .and_then(|s| s.parse().ok())
+                            .expect("count label");
+                        obj["metadata"]["labels"]["count"] = json!((n + 1).to_string());
+                        let r = request(
+                            &addr,
+                            "PUT",
+                            &obj_path("counter"),
+                            &[("Content-Type", "application/json")],
+                            obj.to_string().as_bytes(),
+                        );
+                        match r.code {
+                            200 => {
+                                let got = r.json();
+                                assert!(rv(&got) > sent_rv);
+                                results.lock().unwrap().push(n + 1);
+                                break;
+                            }
+                            409 => {
+                                // A real conflict: the object moved past the revision we sent.
+                                conflicts.fetch_add(1, Ordering::Relaxed);
+                                let now = request(
+                                    &addr,
+                                    "GET",
+                                    &obj_path("counter"),
+                                    &[("Accept", "application/json")],
+                                    b"",
+                                );
+                                assert_ne!(
+                                    rv(&now.json()),
+                                    sent_rv,
+                                    "409 although the object is still at {sent_rv}"
+                                );
+                            }
+                            c => panic!("PUT answered {c}: {}", r.text()),
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let n = 2 * PER_REPLICA as u64;
+    let final_obj = get(&b, "counter").json();
+    assert_eq!(
+        final_obj["metadata"]["labels"]["count"],
+        json!(n.to_string()),
+        "{} conflicts retried",
+        conflicts.load(Ordering::Relaxed)
+    );
+    // Every acknowledged increment wrote a distinct value: none was applied twice or lost.
+    let mut got = results.lock().unwrap().clone();
+    got.sort_unstable();
+    assert_eq!(got, (1..=n).collect::<Vec<_>>());
+}
+
+#[test]
+fn values_are_cbor_in_etcd_and_json_values_are_served_and_migrated() {
+    let etcd = Etcd::start();
+    let (da, db, dc) = (tempdir(), tempdir(), tempdir());
+    let a = replica(&etcd, &da, &[]);
+    let b = replica(&etcd, &db, &[]);
+
+    let r = create(&a, "c1", json!({}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let stored = etcd.value(&key("c1"));
+    assert!(
+        stored.starts_with(&[0xd9, 0xd9, 0xf7]),
+        "stored bytes: {:02x?}",
+        &stored[..stored.len().min(16)]
+    );
+
+    // A value written as JSON (an older server, or by hand) is served in JSON and CBOR.
+    let legacy = json!({
+        "kind": "Flunder",
+        "apiVersion": "wardle.example.com/v1alpha1",
+        "metadata": {
+            "name": "legacy",
+            "namespace": "default",
+            "uid": "6b1f3a2c-0000-4000-8000-000000000001",
+            "creationTimestamp": "2024-01-02T03:04:05Z",
+            "labels": {"old": "yes"}
+        },
+        "spec": {"reference": "x"},
+        "status": {}
+    });
+    let out = etcd.ctl(&["put", &key("legacy"), &legacy.to_string()]);
+    assert!(out.status.success(), "etcdctl put: {out:?}");
+    let r = get(&b, "legacy");
+    assert_eq!(r.code, 200, "{}", r.text());
+    let served = r.json();
+    assert_eq!(served["metadata"]["uid"], legacy["metadata"]["uid"]);
+    assert_eq!(served["metadata"]["labels"]["old"], "yes");
+    let r = b.get(&obj_path("legacy"), "application/cbor");
+    assert_eq!(r.code, 200);
+    assert_eq!(r.header("content-type"), Some("application/cbor"));
+    assert!(
+        r.body
+            .windows(b"6b1f3a2c-0000-4000-8000-000000000001".len())
+            .any(|w| w == b"6b1f3a2c-0000-4000-8000-000000000001"),
+        "the uid is in the CBOR body"
+    );
+    let listed = a.get(&flunders("v1alpha1", "default"), "application/json");
+    assert_eq!(listed.json()["items"].as_array().map(Vec::len), Some(2));
+
+    // Reading and writing back unchanged migrates it to CBOR (a new revision) ...
+    let r = put(&a, "legacy", &served);
+    assert_eq!(r.code, 200, "{}", r.text());
+    let migrated = r.json();
+    assert!(rv(&migrated) > rv(&served), "the JSON value was rewritten");
+    assert!(etcd.value(&key("legacy")).starts_with(&[0xd9, 0xd9, 0xf7]));
+    // ... after which an unchanged write is skipped (same revision, same bytes).
+    let before = etcd.value(&key("legacy"));
+    let r = put(&b, "legacy", &migrated);
+    assert_eq!(r.code, 200, "{}", r.text());
+    assert_eq!(
+        rv(&r.json()),
+        rv(&migrated),
+        "unchanged update wrote nothing"
+    );
+    assert_eq!(etcd.value(&key("legacy")), before);
+
+    // A replica storing JSON rewrites a CBOR value as JSON the same way.
+    let c = replica(&etcd, &dc, &["--storage-media-type", "json"]);
+    let obj = get(&c, "c1").json();
+    let r = put(&c, "c1", &obj);
+    assert_eq!(r.code, 200, "{}", r.text());
+    assert!(rv(&r.json()) > rv(&obj));
+    assert_eq!(etcd.value(&key("c1")).first(), Some(&b'{'));
+    assert_eq!(
+        get(&a, "c1").json()["metadata"]["uid"],
+        obj["metadata"]["uid"]
+    );
+}
+
+#[test]
+fn an_etcd_crash_and_restart_loses_no_acknowledged_write() {
+    let mut etcd = Etcd::start();
+    let (da, db) = (tempdir(), tempdir());
+    let a = replica(&etcd, &da, &[]);
+
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (acked, failed, stop) = (acked.clone(), failed.clone(), stop.clone());
+        let addr = a.addr.clone();
+        std::thread::spawn(move || {
+            let mut i = 0;
+            while !stop.load(Ordering::Acquire) {
+                let name = format!("obj-{i}");
+                i += 1;
+                let r = request(
+                    &addr,
+                    "POST",
+                    &flunders("v1alpha1", "default"),
+                    &[("Content-Type", "application/json")],
+                    json!({"metadata": {"name": name}}).to_string().as_bytes(),
+                );
+                match r.code {
+                    201 => acked.lock().unwrap().push(name),
+                    c if c >= 500 => {
+                        assert_eq!(r.json()["kind"], "Status", "{}", r.text());
+                        failed.fetch_add(1, Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    c => panic!("create answered {c}: {}", r.text()),
+                }
+            }
+        })
+    };
+    wait_for("10 acknowledged creates", || {
+        acked.lock().unwrap().len() >= 10
+    });
+    etcd.kill();
+    wait_for("a create failing while etcd is down", || {
+        failed.load(Ordering::Relaxed) > 0
+    });
+    etcd.spawn();
+    let before_restart = acked.lock().unwrap().len();
+    wait_for("creates succeeding again", || {
+        acked.lock().unwrap().len() >= before_restart + 10
+    });
+    stop.store(true, Ordering::Release);
+    writer.join().expect("writer");
+
+    // Everything acknowledged is there, through the old replica and a new one.
+    let b = replica(&etcd, &db, &[]);
+    let acked = acked.lock().unwrap().clone();
+    for name in &acked {
+        assert_eq!(get(&a, name).code, 200, "{name} lost (via A)");
+        assert_eq!(get(&b, name).code, 200, "{name} lost (via B)");
+    }
+    let list = b.get(&flunders("v1alpha1", "default"), "application/json");
+    let items = list.json()["items"].as_array().map(Vec::len).unwrap_or(0);
+    assert!(
+        items >= acked.len(),
+        "{items} listed, {} acked",
+        acked.len()
+    );
+}
+
+#[test]
+fn with_etcd_down_requests_fail_with_a_5xx_status_and_readyz_fails_until_it_returns() {
+    let mut etcd = Etcd::start();
+    let da = tempdir();
+    let a = replica(&etcd, &da, &[]);
+    let r = create(&a, "x", json!({}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let created_rv = rv(&r.json());
+    assert_eq!(a.get("/readyz", "*/*").code, 200);
+
+    // A watch open when etcd dies ends (with an ERROR event), so its client watches again.
+    let watcher = {
+        let addr = a.addr.clone();
+        std::thread::spawn(move || {
+            stream_until(
+                &addr,
+                &format!(
+                    "{}?watch=true&resourceVersion={created_rv}&timeoutSeconds=3600",
+                    flunders("v1alpha1", "default")
+                ),
+                &["\"ERROR\""],
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    etcd.kill();
+
+    for r in [
+        get(&a, "x"),
+        create(&a, "y", json!({})),
+        a.get(&flunders("v1alpha1", "default"), "application/json"),
+    ] {
+        assert!(r.code == 503 || r.code == 504, "{}: {}", r.code, r.text());
+        let status = r.json();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["code"], r.code);
+    }
+    let ready = a.get("/readyz", "*/*");
+    assert_ne!(ready.code, 200, "{}", ready.text());
+    assert!(ready.text().contains("[-]etcd"), "{}", ready.text());
+    assert_ne!(a.get("/readyz/etcd", "*/*").code, 200);
+    let (text, ok) = watcher.join().expect("watcher");
+    assert!(ok, "the watch did not end with an ERROR event: {text}");
+
+    etcd.spawn();
+    wait_for("/readyz to pass again", || {
+        a.get("/readyz", "*/*").code == 200
+    });
+    assert_eq!(get(&a, "x").code, 200);
+    let r = create(&a, "y", json!({}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let (text, ok) = stream_until(
+        &a.addr,
+        &format!(
+            "{}?watch=true&resourceVersion={created_rv}&timeoutSeconds=60",
+            flunders("v1alpha1", "default")
+        ),
+        &["\"ADDED\"", "\"name\":\"y\""],
+    );
+    assert!(ok, "watch after recovery: {text}");
+}
+
+#[test]
+fn compaction_makes_old_revisions_gone() {
+    let etcd = Etcd::start();
+    let da = tempdir();
+    // Compact every second to the last 2 revisions.
+    let a = replica(
+        &etcd,
+        &da,
+        &["--etcd-compaction-interval", "1s", "--history", "2"],
+    );
+    let r = create(&a, "c", json!({"n": "0"}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let mut obj = r.json();
+    let first = rv(&obj);
+    for i in 1..=5 {
+        obj["metadata"]["labels"]["n"] = json!(i.to_string());
+        let r = put(&a, "c", &obj);
+        assert_eq!(r.code, 200, "{}", r.text());
+        obj = r.json();
+    }
+    let compact_key = "/registry/wardle.example.com/compact_rev_key";
+    wait_for("the compactor to pass the first revision", || {
+        String::from_utf8_lossy(&etcd.value(compact_key))
+            .parse::<i64>()
+            .is_ok_and(|c| c > first + 1)
+    });
+    let watch = a.get(
+        &format!(
+            "{}?watch=true&resourceVersion={first}&timeoutSeconds=5",
+            flunders("v1alpha1", "default")
+        ),
+        "application/json",
+    );
+    assert!(
+        watch.code == 410 || watch.text().contains("\"code\":410"),
+        "{}: {}",
+        watch.code,
+        watch.text()
+    );
+    let list = a.get(
+        &format!(
+            "{}?resourceVersion={first}&resourceVersionMatch=Exact",
+            flunders("v1alpha1", "default")
+        ),
+        "application/json",
+    );
+    assert_eq!(list.code, 410, "{}", list.text());
+    assert_eq!(list.json()["reason"], "Expired");
+    // The current state is untouched.
+    assert_eq!(get(&a, "c").json()["metadata"]["labels"]["n"], "5");
+}
+
+#[test]
+fn a_compaction_by_hand_is_reported_as_gone_too() {
+    let etcd = Etcd::start();
+    let da = tempdir();
+    let a = replica(&etcd, &da, &["--etcd-compaction-interval", "0"]);
+    let r = create(&a, "h", json!({"n": "0"}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    let mut obj = r.json();
+    let first = rv(&obj);
+    for i in 1..=3 {
+        obj["metadata"]["labels"]["n"] = json!(i.to_string());
+        let r = put(&a, "h", &obj);
+        assert_eq!(r.code, 200, "{}", r.text());
+        obj = r.json();
+    }
+    let now = rv(&obj);
+    // Before: the first revision is still readable.
+    let at_first = format!(
+        "{}?resourceVersion={first}&resourceVersionMatch=Exact",
+        flunders("v1alpha1", "default")
+    );
+    assert_eq!(a.get(&at_first, "application/json").code, 200);
+    let out = etcd.ctl(&["compact", &now.to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let list = a.get(&at_first, "application/json");
+    assert_eq!(list.code, 410, "{}", list.text());
+    let watch = a.get(
+        &format!(
+            "{}?watch=true&resourceVersion={first}&timeoutSeconds=5",
+            flunders("v1alpha1", "default")
+        ),
+        "application/json",
+    );
+    assert!(
+        watch.code == 410 || watch.text().contains("\"code\":410"),
+        "{}: {}",
+        watch.code,
+        watch.text()
+    );
+    // The compaction revision itself is kept: watching from just before it replays it (as
+    // ADDED: the previous value is compacted away).
+    let (text, ok) = stream_until(
+        &a.addr,
+        &format!(
+            "{}?watch=true&resourceVersion={}&timeoutSeconds=60",
+            flunders("v1alpha1", "default"),
+            now - 1
+        ),
+        &["HTTP/1.1 200", "\"n\":\"3\""],
+    );
+    assert!(ok, "{text}");
+}
