@@ -16,6 +16,49 @@ use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
 const RED_ZONE: usize = 128 * 1024;
 const STACK_GROW: usize = 2 * 1024 * 1024;
 
+/// Working buffers of the last deserializer on this thread, so decodes in steady state do not
+/// allocate them again.
+#[derive(Default)]
+struct Buffers {
+    scratch: Vec<u8>,
+    keys: KeyTracker,
+    scanner: Scanner,
+    path: Vec<Seg>,
+}
+
+/// Largest string scratch buffer kept between decodes.
+const POOL_MAX_SCRATCH: usize = 1 << 20;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Deserializer<'_> {
+    /// Gives the working buffers back for the next decode on this thread (explicitly rather
+    /// than in `Drop`, which would extend the borrow of the input).
+    pub(crate) fn recycle(mut self) {
+        if self.scratch.capacity() > POOL_MAX_SCRATCH
+            || self.keys.arena.capacity() > POOL_MAX_SCRATCH
+        {
+            return;
+        }
+        let mut b = Buffers {
+            scratch: std::mem::take(&mut self.scratch),
+            keys: std::mem::take(&mut self.keys),
+            scanner: std::mem::take(&mut self.scanner),
+            path: std::mem::take(&mut self.path),
+        };
+        b.scratch.clear();
+        b.keys.reset();
+        b.path.clear();
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                *p = Some(b);
+            }
+        });
+    }
+}
+
 /// One step of the path to the item being decoded.
 #[derive(Clone, Copy, Debug)]
 enum Seg {
@@ -77,16 +120,21 @@ impl<'de> Deserializer<'de> {
 
     /// A deserializer with the given options.
     pub fn with_options(input: &'de [u8], opts: DecodeOptions) -> Self {
+        let b = POOL
+            .try_with(|p| p.borrow_mut().take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Deserializer {
             input,
             pos: 0,
             opts,
             depth: 0,
             enc: None,
-            scratch: Vec::new(),
-            keys: KeyTracker::default(),
-            scanner: Scanner::default(),
-            path: Vec::new(),
+            scratch: b.scratch,
+            keys: b.keys,
+            scanner: b.scanner,
+            path: b.path,
             warnings: None,
             reserved: 0,
         }

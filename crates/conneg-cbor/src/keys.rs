@@ -40,6 +40,13 @@ pub(crate) struct MapKeys {
 }
 
 impl KeyTracker {
+    /// Forgets every key, keeping the buffers.
+    pub(crate) fn reset(&mut self) {
+        self.keys.clear();
+        self.fps.clear();
+        self.arena.clear();
+    }
+
     pub(crate) fn open(&self) -> MapKeys {
         MapKeys {
             base: self.keys.len(),

@@ -83,8 +83,12 @@ impl EncodeOptions {
         if self.self_described {
             out.extend_from_slice(&crate::SELF_DESCRIBED_PREFIX);
         }
-        let mut ser = Serializer::with_options(out, *self);
-        let r = value.serialize(&mut ser);
+        let r = {
+            let mut ser = Serializer::with_options(out, *self);
+            let r = value.serialize(&mut ser);
+            ser.recycle();
+            r
+        };
         if r.is_err() {
             out.truncate(start);
         }
@@ -155,9 +159,9 @@ impl DecodeOptions {
     /// Decodes exactly one item (an optional `d9 d9 f7` prefix included) from `bytes`.
     pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
         let mut de = Deserializer::with_options(bytes, *self);
-        let v = de.decode_root()?;
-        de.end()?;
-        Ok(v)
+        let r = de.decode_root().and_then(|v| de.end().map(|()| v));
+        de.recycle();
+        r
     }
 
     /// Decodes laxly, returning every unknown field as an [`ErrorKind::UnknownField`] error that
@@ -168,9 +172,11 @@ impl DecodeOptions {
     ) -> Result<(T, Vec<Error>)> {
         let mut de = Deserializer::with_options(bytes, *self);
         de.collect_warnings();
-        let v = de.decode_root()?;
-        de.end()?;
-        Ok((v, de.take_warnings()))
+        let r = de
+            .decode_root()
+            .and_then(|v| de.end().map(|()| (v, de.take_warnings())));
+        de.recycle();
+        r
     }
 
     /// Reads `r` to its end and decodes exactly one item from it.

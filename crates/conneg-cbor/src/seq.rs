@@ -247,11 +247,15 @@ impl SeqDecoder {
         if self.start == self.buf.len() || self.starved() {
             return Ok(None);
         }
-        let data = &self.buf[self.start..];
-        let mut de = Deserializer::with_options(data, self.opts);
-        match de.decode_root::<T>() {
-            Ok(v) => {
-                self.start += de.position();
+        let r = {
+            let mut de = Deserializer::with_options(&self.buf[self.start..], self.opts);
+            let r = de.decode_root::<T>().map(|v| (v, de.position()));
+            de.recycle();
+            r
+        };
+        match r {
+            Ok((v, used)) => {
+                self.start += used;
                 self.starved_at = None;
                 Ok(Some(v))
             }

@@ -61,11 +61,16 @@ impl<'a> Serializer<'a> {
 
     /// A serializer with the given options (`self_described` is ignored here).
     pub fn with_options(out: &'a mut Vec<u8>, opts: EncodeOptions) -> Self {
+        let (entries, scratch) = POOL
+            .try_with(|p| p.borrow_mut().take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Serializer {
             out,
             opts,
-            entries: Vec::new(),
-            scratch: Vec::new(),
+            entries,
+            scratch,
         }
     }
 
@@ -232,6 +237,38 @@ impl<'a> Serializer<'a> {
                 last.prefix = prefix_of(&self.out[last.key_start..pos]);
             }
         }
+    }
+}
+
+/// Largest sorting scratch buffer kept for the next encode on this thread (Kubernetes' encoder
+/// pool likewise drops buffers over 3 MiB rather than keep them forever).
+const POOL_MAX_SCRATCH: usize = 1 << 20;
+
+type Buffers = (Vec<Entry>, Vec<u8>);
+
+thread_local! {
+    /// Bookkeeping buffers of the last serializer on this thread, so encodes in steady state do
+    /// not allocate them again.
+    static POOL: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Serializer<'_> {
+    /// Gives the bookkeeping buffers back for the next encode on this thread. (Not a `Drop`
+    /// impl: that would make the borrow of the output last until the serializer goes out of
+    /// scope, which serde_json's serializer does not do either.)
+    pub(crate) fn recycle(mut self) {
+        if self.scratch.capacity() > POOL_MAX_SCRATCH {
+            return;
+        }
+        let mut entries = std::mem::take(&mut self.entries);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        entries.clear();
+        scratch.clear();
+        let _ = POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                *p = Some((entries, scratch));
+            }
+        });
     }
 }
 

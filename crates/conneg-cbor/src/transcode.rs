@@ -42,6 +42,7 @@ pub fn json_to_cbor_with(json: &[u8], opts: &EncodeOptions, out: &mut Vec<u8>) -
         let mut de = serde_json::Deserializer::from_slice(json);
         let mut ser = CborSerializer::with_options(out, *opts);
         let r = (&mut de).deserialize_any(Pump { ser: &mut ser });
+        ser.recycle();
         match r {
             Err(e) => return Err(from_json_error(e)),
             Ok(Err(e)) => return Err(e),
@@ -73,13 +74,13 @@ pub fn cbor_to_json_writer<W: std::io::Write>(
         return Err(Error::at(ErrorKind::Eof, 0, "empty input"));
     }
     let mut ser = serde_json::Serializer::new(w);
-    let r = (&mut de).deserialize_any(Pump { ser: &mut ser });
-    match r {
-        Err(e) => return Err(e),
-        Ok(Err(e)) => return Err(from_json_error(e)),
-        Ok(Ok(())) => {}
-    }
-    de.end()
+    let r = match (&mut de).deserialize_any(Pump { ser: &mut ser }) {
+        Err(e) => Err(e),
+        Ok(Err(e)) => Err(from_json_error(e)),
+        Ok(Ok(())) => de.end(),
+    };
+    de.recycle();
+    r
 }
 
 pub(crate) fn from_json_error(e: serde_json::Error) -> Error {
