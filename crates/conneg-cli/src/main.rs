@@ -4,12 +4,19 @@
 //! * `conneg encode [--deterministic] [--text-strings] [--seq] [FILE|-]`: JSON in, self-described
 //!   CBOR out.
 //! * `conneg diag [--seq] [--text] [FILE|-]`: RFC 8949 §8 diagnostic notation.
+//! * `conneg get|create|apply|delete|watch --server URL [--json|--cbor|--prefer-cbor] [-v] PATH
+//!   [-f FILE|DIR|-]`: talk to a server, preferring CBOR and falling back on 415 per
+//!   (method, resource); what a 415 taught is cached for 10 minutes under
+//!   `$XDG_CACHE_HOME/conneg/` (see `client.rs`). Results print as JSON, one per line.
 //!
 //! Built on conneg-cbor's `transcode` (no intermediate tree: key order and int/float kept),
 //! `SeqDecoder` and `diag` modules.
 //!
 //! Output is written only once the whole input has been processed: on any error stdout stays
 //! empty, stderr gets one line `error: ...` and the exit status is 1 (2 for usage errors).
+
+mod cache;
+mod client;
 
 use clap::{Args, Parser, Subcommand};
 use conneg_cbor::{DecodeOptions, EncodeOptions, SeqDecoder, StringEncoding, transcode};
@@ -34,6 +41,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    #[command(flatten)]
+    Client(client::ClientCmd),
     /// Strict-profile CBOR in, compact JSON out (one line per item).
     ///
     /// Byte strings print as JSON strings (Kubernetes writes every string as a byte string);
@@ -115,6 +124,9 @@ fn io_msg(e: &std::io::Error) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Cmd::Client(cmd) = cli.cmd {
+        return client::main(cmd);
+    }
     match run(cli.cmd) {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
@@ -147,6 +159,7 @@ fn fail(msg: &str) -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<Vec<u8>, String> {
     match cmd {
+        Cmd::Client(_) => Err("client commands run from main".into()),
         Cmd::Decode { seq, input } => decode(&input.read()?, seq),
         Cmd::Encode {
             deterministic,
