@@ -428,7 +428,9 @@ impl EtcdStore {
         let target = current.saturating_sub(history.max(1));
         let (recorded, key_mod) = self.read_compact_key().await?;
         self.note_compacted(recorded);
-        if target <= recorded.max(1) {
+        // Nothing new to compact, or nothing written since the last round but its own
+        // compact-key write (which must not keep an idle cluster compacting every interval).
+        if target <= recorded.max(1) || key_mod == current {
             return Ok(None);
         }
         let key = self.inner.options.compact_key.clone();
