@@ -718,3 +718,200 @@ fn a_compaction_by_hand_is_reported_as_gone_too() {
     );
     assert!(ok, "{text}");
 }
+
+// ---- the Storage trait on etcd, without HTTP ----
+
+async fn store(etcd: &Etcd, history: u64) -> sample_apiserver::storage::EtcdStore {
+    let mut o = sample_apiserver::storage::EtcdOptions::new(
+        vec![etcd.url()],
+        "/registry/wardle.example.com",
+    );
+    o.compaction_interval = Duration::ZERO;
+    o.history = history;
+    sample_apiserver::storage::EtcdStore::open(o)
+        .await
+        .expect("open the etcd store")
+}
+
+#[test]
+fn the_storage_trait_on_etcd() {
+    use bytes::Bytes;
+    use sample_apiserver::storage::{EventType, ListOptions, Storage, StorageError};
+
+    let etcd = Etcd::start();
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let s = store(&etcd, 1).await;
+        let p = "/registry/wardle.example.com/flunders/ns/";
+        let k = |n: &str| format!("{p}{n}");
+        let r0 = s.current_revision().await.unwrap();
+
+        // create
+        let a = s.create(&k("a"), Bytes::from_static(b"A1")).await.unwrap();
+        assert_eq!(a.create_revision, a.mod_revision);
+        assert!(a.mod_revision > r0);
+        let e = s.create(&k("a"), Bytes::from_static(b"x")).await.unwrap_err();
+        assert!(matches!(e, StorageError::AlreadyExists { .. }), "{e:?}");
+        assert_eq!(s.get(&k("a")).await.unwrap(), Some(a.clone()));
+        assert_eq!(s.get(&k("nope")).await.unwrap(), None);
+
+        // update: conflict, missing, unchanged (nothing written), changed
+        let e = s
+            .update(&k("a"), Bytes::from_static(b"A2"), a.mod_revision - 1)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, StorageError::Conflict { actual, .. } if actual == a.mod_revision),
+            "{e:?}"
+        );
+        let e = s
+            .update(&k("nope"), Bytes::from_static(b"x"), 5)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, StorageError::NotFound { .. }), "{e:?}");
+        let before = s.current_revision().await.unwrap();
+        let same = s
+            .update(&k("a"), Bytes::from_static(b"A1"), a.mod_revision)
+            .await
+            .unwrap();
+        assert!(!same.changed);
+        assert_eq!(same.kv, a);
+        assert_eq!(s.current_revision().await.unwrap(), before, "nothing written");
+        let a2 = s
+            .update(&k("a"), Bytes::from_static(b"A2"), a.mod_revision)
+            .await
+            .unwrap();
+        assert!(a2.changed);
+        assert_eq!(a2.kv.create_revision, a.create_revision);
+        assert_eq!(a2.kv.mod_revision, before + 1);
+
+        // list: pages, a consistent past revision, the future
+        for n in ["b", "c", "d"] {
+            s.create(&k(n), Bytes::from(n.to_owned())).await.unwrap();
+        }
+        s.create(
+            "/registry/wardle.example.com/flunders/other/z",
+            Bytes::new(),
+        )
+        .await
+        .unwrap();
+        let page1 = s
+            .list(
+                p,
+                ListOptions {
+                    limit: Some(2),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let keys = |l: &sample_apiserver::storage::ListResult| {
+            l.items.iter().map(|kv| kv.key.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(keys(&page1), vec![k("a"), k("b")]);
+        assert_eq!(page1.remaining, 2);
+        s.delete(&k("c"), None).await.unwrap();
+        let page2 = s
+            .list(
+                p,
+                ListOptions {
+                    revision: Some(page1.revision),
+                    start_key: page1.next_start_key(),
+                    limit: Some(2),
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(keys(&page2), vec![k("c"), k("d")], "as of the first page");
+        assert_eq!(page2.remaining, 0);
+        assert_eq!(page2.revision, page1.revision);
+        let old = s
+            .list(
+                p,
+                ListOptions {
+                    revision: Some(a.mod_revision),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(old.items, vec![a.clone()]);
+        let now = s.current_revision().await.unwrap();
+        let e = s
+            .list(
+                p,
+                ListOptions {
+                    revision: Some(now + 100),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, StorageError::FutureRevision { requested, current } if requested == now + 100 && current == now),
+            "{e:?}"
+        );
+
+        // delete: precondition, then gone
+        let d = s.get(&k("d")).await.unwrap().unwrap();
+        let e = s.delete(&k("d"), Some(d.mod_revision + 1)).await.unwrap_err();
+        assert!(matches!(e, StorageError::Conflict { .. }), "{e:?}");
+        let del = s.delete(&k("d"), Some(d.mod_revision)).await.unwrap();
+        assert_eq!(del.prev, d);
+        let e = s.delete(&k("d"), None).await.unwrap_err();
+        assert!(matches!(e, StorageError::NotFound { .. }), "{e:?}");
+
+        // watch from the start: every change under the prefix, in order, with previous values
+        let mut w = s.watch(p, r0).await.unwrap();
+        let mut seen = Vec::new();
+        while seen.len() < 7 {
+            let ev = w.next().await.expect("stream open").expect("event");
+            seen.push((ev.kind, ev.key().to_owned(), ev.prev.as_ref().map(|p| p.value.clone())));
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (EventType::Added, k("a"), None),
+                (EventType::Modified, k("a"), Some(Bytes::from_static(b"A1"))),
+                (EventType::Added, k("b"), None),
+                (EventType::Added, k("c"), None),
+                (EventType::Added, k("d"), None),
+                (EventType::Deleted, k("c"), Some(Bytes::from_static(b"c"))),
+                (EventType::Deleted, k("d"), Some(Bytes::from_static(b"d"))),
+            ]
+        );
+        // ... and live ones
+        s.update(&k("b"), Bytes::from_static(b"B2"), s.get(&k("b")).await.unwrap().unwrap().mod_revision)
+            .await
+            .unwrap();
+        let ev = w.next().await.expect("stream open").expect("event");
+        assert_eq!((ev.kind, ev.key()), (EventType::Modified, k("b").as_str()));
+        assert_eq!(ev.kv.value, Bytes::from_static(b"B2"));
+
+        // compaction (history 1): old revisions are gone for lists and watches
+        assert_eq!(s.compacted_revision().await.unwrap(), 0);
+        let target = s.compact_once().await.unwrap().expect("compacted");
+        assert!(target > a.mod_revision);
+        assert!(s.compacted_revision().await.unwrap() >= target);
+        let e = s
+            .list(
+                p,
+                ListOptions {
+                    revision: Some(a.mod_revision),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, StorageError::Gone { requested, .. } if requested == a.mod_revision),
+            "{e:?}"
+        );
+        let e = s.watch(p, r0).await.unwrap_err();
+        assert!(matches!(e, StorageError::Gone { .. }), "{e:?}");
+        assert_eq!(s.get(&k("a")).await.unwrap().unwrap().value, Bytes::from_static(b"A2"));
+        // A second round right away has nothing (new enough) to compact.
+        assert_eq!(s.compact_once().await.unwrap(), None);
+        s.ready().await.unwrap();
+    });
+}
