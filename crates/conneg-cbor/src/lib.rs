@@ -49,6 +49,23 @@
 //!   overflow the stack.
 //! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
 //!
+//! # Beyond single values
+//!
+//! * [`SeqEncoder`] / [`SeqDecoder`]: RFC 8742 CBOR Sequences (watch streams), decoded
+//!   incrementally from chunks.
+//! * [`transcode`]: JSON to CBOR and back without an intermediate tree.
+//! * [`RawExtension`]: an embedded object kept as raw JSON or CBOR bytes (Kubernetes'
+//!   `runtime.RawExtension`).
+//! * [`diag`]: RFC 8949 diagnostic notation for debugging.
+//!
+//! # Notes
+//!
+//! * `#[serde(flatten)]` structs are decoded through `deserialize_map`, so keys that no flattened
+//!   part claims are dropped silently, as with serde_json; unknown-field checks apply to plain
+//!   structs (serde passes their field names, aliases included).
+//! * `from_slice`, `to_vec` and friends reuse their bookkeeping buffers through a thread-local
+//!   slot. `cargo run --release -p conneg-cbor --example perf` compares speed with serde_json.
+//!
 //! [KEP-4222]: https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/4222-cbor-serializer
 
 #![forbid(unsafe_code)]

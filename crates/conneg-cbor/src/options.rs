@@ -99,7 +99,7 @@ impl EncodeOptions {
 /// What to do with a map key that names no field of the target struct.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnknownFields {
-    /// It is an [`ErrorKind::UnknownField`] error (Kubernetes' strict decoding).
+    /// It is an [`ErrorKind::UnknownField`](crate::ErrorKind::UnknownField) error (Kubernetes' strict decoding).
     #[default]
     Deny,
     /// It is skipped (after checking it is valid).
@@ -164,7 +164,7 @@ impl DecodeOptions {
         r
     }
 
-    /// Decodes laxly, returning every unknown field as an [`ErrorKind::UnknownField`] error that
+    /// Decodes laxly, returning every unknown field as an [`ErrorKind::UnknownField`](crate::ErrorKind::UnknownField) error that
     /// names its path (the way a server implements `fieldValidation=Warn`).
     pub fn from_slice_with_warnings<'de, T: Deserialize<'de>>(
         &self,
