@@ -39,6 +39,40 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The layer on its own, over hyper-util (any `tower::Service` of
+//! `http::Request<Full<Bytes>>` works the same way):
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//!
+//! use bytes::Bytes;
+//! use conneg::client::{ClientBody, ContentNegotiationLayer, Exchange, FallbackMemory, Gates, read_response};
+//! use http::Request;
+//! use http_body_util::Full;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use tower::{ServiceBuilder, ServiceExt};
+//!
+//! let http = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+//! let service = ServiceBuilder::new()
+//!     .layer(
+//!         ContentNegotiationLayer::new()
+//!             .gates(Gates::from_env())
+//!             .memory(FallbackMemory::with_ttl(Duration::from_secs(600))),
+//!     )
+//!     .service(http);
+//!
+//! let request = Request::post("http://127.0.0.1:8080/apis/wardle.example.com/v1beta1/namespaces/default/flunders")
+//!     .body(ClientBody::object(&serde_json::json!({"metadata": {"name": "a"}}))?)?;
+//! let response = service.clone().oneshot(request).await?;
+//! if let Some(fallback) = Exchange::of(&response).and_then(|x| x.fallback.as_ref()) {
+//!     eprintln!("415 for {}, sent {} instead", fallback.from, fallback.to);
+//! }
+//! let created: serde_json::Value = read_response(response).await?;
+//! # let _ = created; Ok(()) }
+//! ```
+//!
 //! See `docs/client.md` for the fallback rules in full.
 
 mod fallback;
