@@ -692,6 +692,11 @@ fn a_compaction_by_hand_is_reported_as_gone_too() {
     assert!(out.status.success(), "{out:?}");
     let list = a.get(&at_first, "application/json");
     assert_eq!(list.code, 410, "{}", list.text());
+    assert_eq!(
+        list.json()["message"],
+        format!("too old resource version: {first} ({now})"),
+        "the revision etcd compacted to, learnt from etcd"
+    );
     let watch = a.get(
         &format!(
             "{}?watch=true&resourceVersion={first}&timeoutSeconds=5",

@@ -381,10 +381,17 @@ impl EtcdStore {
     async fn revision_error(&self, e: StorageError, requested: Revision) -> StorageError {
         match e {
             StorageError::Gone { .. } => {
-                let compacted = self
+                let mut compacted = self
                     .compacted_revision()
                     .await
                     .unwrap_or_else(|_| self.known_compacted());
+                if compacted <= requested {
+                    // Compacted by someone else (etcdctl, another application): ask etcd.
+                    if let Some(c) = self.probe_compacted().await {
+                        self.note_compacted(c);
+                        compacted = c;
+                    }
+                }
                 StorageError::Gone {
                     requested,
                     compacted,
@@ -396,6 +403,37 @@ impl EtcdStore {
             },
             other => other,
         }
+    }
+
+    /// etcd's compacted revision, learnt the only way etcd tells it: a watch from revision 1
+    /// is cancelled with the compacted revision. `None` if etcd does not say in time.
+    async fn probe_compacted(&self) -> Option<Revision> {
+        let key = self.inner.options.compact_key.clone();
+        let mut stream = self
+            .call("probe compaction", |mut c| async move {
+                c.watch(key, Some(WatchOptions::new().with_start_revision(1)))
+                    .await
+            })
+            .await
+            .ok()?;
+        let timeout = self.inner.options.request_timeout;
+        tokio::time::timeout(timeout, async {
+            // The "created" answer first, then (for a compacted start) the cancellation.
+            for _ in 0..2 {
+                match stream.message().await {
+                    Ok(Some(resp)) if resp.compact_revision() > 0 => {
+                        return Some(resp.compact_revision());
+                    }
+                    Ok(Some(resp)) if resp.canceled() => return None,
+                    Ok(Some(_)) => {}
+                    _ => return None,
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
     }
 
     /// The compact key's value and `mod_revision` (0, 0 when absent).
