@@ -383,9 +383,10 @@ async fn create_object<T: Served>(
             .admit(Operation::Create, &k.meta().name, &fischers)
             .map_err(Status::from)?;
     }
-    if k.meta().name.is_empty() && !k.meta().generate_name.is_empty() {
-        let generated = names::generate_name(&k.meta().generate_name);
-        k.meta_mut().name = generated;
+    let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
+    if generated {
+        let name = names::generate_name(&k.meta().generate_name);
+        k.meta_mut().name = name;
     }
     let mut errs = k.validate_create();
     errs.extend(validate_object_meta(
@@ -406,17 +407,41 @@ async fn create_object<T: Served>(
         t.namespace.as_deref().unwrap_or(""),
         &name,
     );
-    let (bytes, mut stored) = encode_kind(st, k)?;
-    if !dry_run {
-        let kv = st
-            .store
-            .create(&key, bytes)
-            .await
-            .map_err(|e| storage_status(e, <T::K as Kind>::RESOURCE, &name))?;
-        stored.meta_mut().resource_version = kv.mod_revision.to_string();
+    let (mut bytes, mut stored) = encode_kind(st, k)?;
+    if dry_run {
+        return Ok((StatusCode::CREATED, T::from_kind(stored.into_internal())));
+    }
+    let (mut key, mut name) = (key, name);
+    // A generated name that is taken is generated again (Kubernetes' RetryGenerateName).
+    for attempt in 0.. {
+        match st.store.create(&key, bytes.clone()).await {
+            Ok(kv) => {
+                stored.meta_mut().resource_version = kv.mod_revision.to_string();
+                break;
+            }
+            Err(StorageError::AlreadyExists { .. })
+                if generated && attempt < GENERATE_NAME_RETRIES =>
+            {
+                name = names::generate_name(&stored.meta().generate_name);
+                stored.meta_mut().name.clone_from(&name);
+                key = st.keys.object(
+                    <T::K as Kind>::RESOURCE,
+                    t.namespace.as_deref().unwrap_or(""),
+                    &name,
+                );
+                bytes = st
+                    .codec
+                    .encode(&mut stored)
+                    .map_err(|e| storage_status(e, <T::K as Kind>::RESOURCE, &name))?;
+            }
+            Err(e) => return Err(storage_status(e, <T::K as Kind>::RESOURCE, &name)),
+        }
     }
     Ok((StatusCode::CREATED, T::from_kind(stored.into_internal())))
 }
+
+/// How many more names are generated when a generated name is taken.
+const GENERATE_NAME_RETRIES: usize = 7;
 
 /// Every Fischer, for BanFlunder.
 async fn list_fischers(st: &AppState) -> Result<Vec<internal::Fischer>, Status> {

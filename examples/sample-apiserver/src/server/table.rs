@@ -29,7 +29,7 @@ pub fn table<T: Served>(
     let now = Time::now();
     let rows: Vec<Value> = items
         .into_iter()
-        .map(|k| row::<T>(k, include, &api_version, now, true))
+        .map(|k| row::<T>(k, include, &api_version, now))
         .collect::<Result<_, _>>()?;
     let mut t = json!({
         "kind": "Table",
@@ -57,7 +57,7 @@ pub fn event_table<T: Served>(
     let include = q.get("includeObject").unwrap_or("Metadata");
     let api_version = format!("{}/{}", conv.group, conv.version);
     let rv = k.meta().resource_version.clone();
-    let row = row::<T>(k, include, &api_version, Time::now(), true)?;
+    let row = row::<T>(k, include, &api_version, Time::now())?;
     let mut t = json!({
         "kind": "Table",
         "apiVersion": api_version,
@@ -88,13 +88,7 @@ fn columns<K: Kind>() -> Value {
     Value::Array(cols)
 }
 
-fn row<T: Served>(
-    k: T::K,
-    include: &str,
-    api_version: &str,
-    now: Time,
-    _first: bool,
-) -> Result<Value, Status> {
+fn row<T: Served>(k: T::K, include: &str, api_version: &str, now: Time) -> Result<Value, Status> {
     let meta = k.meta();
     let mut cells = vec![json!(meta.name)];
     cells.extend(k.cells());

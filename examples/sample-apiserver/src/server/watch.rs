@@ -35,6 +35,8 @@ use crate::storage::{Event, EventType, KeyValue, Storage, StorageError};
 
 /// How long a watch lasts without `timeoutSeconds` (Kubernetes: 30–60 minutes).
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;
+/// The longest watch this server grants (a day).
+const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// Quiet time before a bookmark.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
 
@@ -71,7 +73,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         None => DEFAULT_TIMEOUT_SECS,
         Some(s) => match s.parse::<u64>() {
             Ok(0) => DEFAULT_TIMEOUT_SECS,
-            Ok(n) => n,
+            Ok(n) => n.min(MAX_TIMEOUT_SECS),
             Err(_) => return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}"))),
         },
     };
