@@ -200,3 +200,75 @@ fn content_types_choose_the_format() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_typed_event_stream_round_trips_and_an_encode_error_ends_it() {
+    use conneg::watch::{WatchResponse, WatchStream};
+    use futures_util::StreamExt;
+
+    /// Fails to serialize when `v` is negative.
+    struct Num {
+        v: f64,
+    }
+    impl Serialize for Num {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error, SerializeStruct};
+            if self.v < 0.0 {
+                return Err(S::Error::custom("cannot encode a negative number"));
+            }
+            let mut st = s.serialize_struct("Num", 1)?;
+            st.serialize_field("v", &self.v)?;
+            st.end()
+        }
+    }
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct NumBack {
+        v: f64,
+    }
+    for codec in [Codec::Cbor, Codec::Json] {
+        // The third event cannot be encoded: the client sees an ERROR and the end.
+        let events = futures_util::stream::iter([
+            WatchEvent::Added(Num { v: 1.5 }),
+            WatchEvent::Modified(Num { v: 2.0 }),
+            WatchEvent::Modified(Num { v: -1.0 }),
+            WatchEvent::Deleted(Num { v: 3.0 }),
+        ]);
+        let response = WatchResponse::with_codec(codec.clone()).events(events);
+        let got: Vec<_> = WatchStream::<NumBack, _>::from_response(response)
+            .unwrap()
+            .collect()
+            .await;
+        assert_eq!(got.len(), 3, "{codec}: {got:?}");
+        assert_eq!(
+            *got[0].as_ref().unwrap(),
+            WatchEvent::Added(NumBack { v: 1.5 })
+        );
+        match &got[2] {
+            Ok(WatchEvent::Error(status)) => assert_eq!(status.code, 500),
+            other => panic!("{codec}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_codec_without_a_stream_form_is_406() {
+    use conneg::codec::{BoxError, CustomCodec};
+    use conneg::watch::WatchResponse;
+
+    struct Yaml;
+    impl CustomCodec for Yaml {
+        fn media_type(&self) -> &str {
+            "application/yaml"
+        }
+        fn encode(&self, v: &serde_json::Value, out: &mut Vec<u8>) -> Result<(), BoxError> {
+            out.extend_from_slice(v.to_string().as_bytes());
+            Ok(())
+        }
+        fn decode(&self, _: &[u8]) -> Result<serde_json::Value, BoxError> {
+            Err("no".into())
+        }
+    }
+    let response = WatchResponse::with_codec(Codec::custom(Yaml))
+        .events(futures_util::stream::iter([WatchEvent::Added(1)]));
+    assert_eq!(response.status(), http::StatusCode::NOT_ACCEPTABLE);
+}

@@ -8,7 +8,6 @@ use std::task::{Context, Poll, ready};
 use bytes::Buf;
 use futures_core::Stream;
 use http::HeaderValue;
-use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::event::{WatchEvent, decode_event, decode_with};
@@ -89,10 +88,11 @@ impl std::error::Error for WatchError {}
 /// [`push`](Self::push), take events with [`next_event`](Self::next_event), and call
 /// [`finish`](Self::finish) at the end of the input (which fails if an event was cut short).
 ///
-/// Item boundaries come from the codecs' own parsers (conneg-cbor's deserializer skipping one
-/// item; serde_json's stream deserializer), so nothing here re-implements CBOR. A partial item
-/// is re-scanned from its start each time more bytes arrive: linear for the usual chunk sizes,
-/// quadratic for one huge event trickling in tiny chunks.
+/// Item boundaries come from the codecs' own parsers (conneg-cbor's incremental
+/// [`SeqDecoder`](conneg_cbor::SeqDecoder); serde_json's stream deserializer), so nothing here
+/// re-implements CBOR. A partial item is re-scanned from its start each time more bytes
+/// arrive: linear for the usual chunk sizes, quadratic for one huge event trickling in tiny
+/// chunks.
 ///
 /// Unknown fields in objects are ignored (as client-go does); everything else about the CBOR
 /// profile is enforced.
@@ -115,6 +115,9 @@ impl std::error::Error for WatchError {}
 /// ```
 pub struct WatchDecoder<T> {
     format: StreamFormat,
+    /// CBOR: conneg-cbor's incremental sequence decoder finds item boundaries.
+    seq: conneg_cbor::SeqDecoder,
+    /// JSON: received bytes, of which `start..` are not yet returned.
     buf: Vec<u8>,
     start: usize,
     failed: bool,
@@ -125,7 +128,10 @@ impl<T> fmt::Debug for WatchDecoder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WatchDecoder")
             .field("format", &self.format)
-            .field("buffered", &(self.buf.len() - self.start))
+            .field(
+                "buffered",
+                &(self.buf.len() - self.start + self.seq.buffered()),
+            )
             .finish()
     }
 }
@@ -135,6 +141,7 @@ impl<T: DeserializeOwned> WatchDecoder<T> {
     pub fn new(format: StreamFormat) -> Self {
         WatchDecoder {
             format,
+            seq: conneg_cbor::SeqDecoder::with_options(cbor_options()),
             buf: Vec::new(),
             start: 0,
             failed: false,
@@ -144,11 +151,17 @@ impl<T: DeserializeOwned> WatchDecoder<T> {
 
     /// Bytes received but not yet returned as events.
     pub fn buffered(&self) -> usize {
-        self.buf.len() - self.start
+        match self.format {
+            StreamFormat::CborSeq => self.seq.buffered(),
+            StreamFormat::Json => self.buf.len() - self.start,
+        }
     }
 
     /// Appends received bytes.
     pub fn push(&mut self, bytes: &[u8]) {
+        if self.format == StreamFormat::CborSeq {
+            return self.seq.push(bytes);
+        }
         if self.start > 0 && self.start >= self.buf.len() / 2 {
             self.buf.drain(..self.start);
             self.start = 0;
@@ -165,10 +178,9 @@ impl<T: DeserializeOwned> WatchDecoder<T> {
                 "the watch stream failed earlier",
             ));
         }
-        let rest = &self.buf[self.start..];
         let result = match self.format {
-            StreamFormat::CborSeq => next_cbor(rest),
-            StreamFormat::Json => next_json(rest),
+            StreamFormat::CborSeq => next_cbor(&mut self.seq).map(|e| e.map(|e| (e, 0))),
+            StreamFormat::Json => next_json(&self.buf[self.start..]),
         };
         match result {
             Ok(Some((event, used))) => {
@@ -189,19 +201,23 @@ impl<T: DeserializeOwned> WatchDecoder<T> {
 
     /// Checks that the input ended between events (JSON may end with whitespace).
     pub fn finish(&self) -> Result<(), WatchError> {
-        let rest = &self.buf[self.start..];
         let partial = match self.format {
-            StreamFormat::CborSeq => !rest.is_empty(),
-            StreamFormat::Json => rest.iter().any(|b| !b.is_ascii_whitespace()),
+            StreamFormat::CborSeq => self.seq.buffered() > 0,
+            StreamFormat::Json => self.buf[self.start..]
+                .iter()
+                .any(|b| !b.is_ascii_whitespace()),
         };
         if partial {
             return Err(WatchError::new(
                 WatchErrorKind::Truncated,
                 format!(
                     "the watch stream ended inside an event ({} bytes of it received)",
-                    rest.len()
+                    self.buffered()
                 ),
             ));
+        }
+        if self.format == StreamFormat::CborSeq {
+            self.seq.finish().map_err(decode_error)?;
         }
         Ok(())
     }
@@ -215,26 +231,19 @@ fn decode_error(e: impl fmt::Display) -> WatchError {
     WatchError::new(WatchErrorKind::Decode, format!("invalid watch event: {e}"))
 }
 
-/// One CBOR item from the front of `rest`, decoded, and its length.
+/// The next complete CBOR item from `seq`, decoded.
 fn next_cbor<T: DeserializeOwned>(
-    rest: &[u8],
-) -> Result<Option<(WatchEvent<T>, usize)>, WatchError> {
-    if rest.is_empty() {
+    seq: &mut conneg_cbor::SeqDecoder,
+) -> Result<Option<WatchEvent<T>>, WatchError> {
+    let Some(item) = seq.next_item().map_err(decode_error)? else {
         return Ok(None);
-    }
-    let mut de = conneg_cbor::Deserializer::with_options(rest, cbor_options());
-    match IgnoredAny::deserialize(&mut de) {
-        Ok(_) => {}
-        Err(e) if e.is_eof() => return Ok(None),
-        Err(e) => return Err(decode_error(e)),
-    }
-    let item = &rest[..de.position()];
-    let event = decode_event(|target| {
+    };
+    decode_event(|target| {
         let mut de = conneg_cbor::Deserializer::with_options(item, cbor_options());
         decode_with(target, &mut de)
     })
-    .map_err(decode_error)?;
-    Ok(Some((event, item.len())))
+    .map(Some)
+    .map_err(decode_error)
 }
 
 /// One JSON value from the front of `rest` (after any whitespace), decoded, and the bytes used.
