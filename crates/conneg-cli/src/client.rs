@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use conneg::client::{
-    Client, ClientBody, ContentNegotiationLayer, Error, Exchange, FallbackMemory, Gates,
+    Client, ClientBody, ContentNegotiationLayer, ENV_ALLOW_CBOR, ENV_PREFER_CBOR, Error, Exchange,
+    FallbackMemory, Gates, parse_bool,
 };
 use conneg::watch::WatchEvent;
 use futures_util::StreamExt;
@@ -63,6 +64,15 @@ impl Format {
         } else if self.prefer_cbor {
             Gates::new()
         } else {
+            // conneg logs invalid values through `tracing`, which this command does not print.
+            for name in [ENV_ALLOW_CBOR, ENV_PREFER_CBOR] {
+                if let Some(value) = std::env::var_os(name) {
+                    let value = value.to_string_lossy();
+                    if parse_bool(&value).is_none() {
+                        eprintln!("conneg: warning: ignoring {name}={value:?}: not a boolean");
+                    }
+                }
+            }
             Gates::from_env()
         }
     }

@@ -405,6 +405,28 @@ fn format_flags_set_the_gates() {
         .unwrap();
     ok(&out);
     assert_eq!(s.count(&["request_content_type=\"application/cbor\""]), 0);
+    // An invalid value is ignored with a warning: the default (CBOR) applies.
+    std::fs::write(&f, flunder("w").to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_conneg"))
+        .args([
+            "create",
+            "--server",
+            &s.url,
+            COLL,
+            "-f",
+            f.to_str().unwrap(),
+        ])
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("KUBE_FEATURE_ClientsAllowCBOR", "yes")
+        .env_remove("KUBE_FEATURE_ClientsPreferCBOR")
+        .output()
+        .unwrap();
+    let (_, stderr) = ok(&out);
+    assert_eq!(
+        stderr,
+        "conneg: warning: ignoring KUBE_FEATURE_ClientsAllowCBOR=\"yes\": not a boolean\n"
+    );
+    assert_eq!(s.count(&["request_content_type=\"application/cbor\""]), 1);
 
     // Two format flags at once are a usage error.
     let out = conneg(
