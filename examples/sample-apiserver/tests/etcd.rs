@@ -137,6 +137,16 @@ impl Etcd {
         }
     }
 
+    /// SIGSTOP / SIGCONT: etcd keeps its sockets but stops answering.
+    fn signal(&self, sig: &str) {
+        let pid = self.child.as_ref().expect("etcd running").id().to_string();
+        let ok = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    }
+
     fn ctl(&self, args: &[&str]) -> Output {
         Command::new("etcdctl")
             .env("ETCDCTL_API", "3")
@@ -612,6 +622,35 @@ fn with_etcd_down_requests_fail_with_a_5xx_status_and_readyz_fails_until_it_retu
         &["\"ADDED\"", "\"name\":\"y\""],
     );
     assert!(ok, "watch after recovery: {text}");
+}
+
+#[test]
+fn a_frozen_etcd_gives_504_instead_of_a_hang_then_service_resumes() {
+    let etcd = Etcd::start();
+    let da = tempdir();
+    let a = replica(&etcd, &da, &["--etcd-request-timeout", "1s"]);
+    let r = create(&a, "f", json!({}));
+    assert_eq!(r.code, 201, "{}", r.text());
+
+    etcd.signal("-STOP");
+    // Every request is bounded by the etcd request timeout (the test client gives up after
+    // 60 s, so a hang fails the test).
+    let r = get(&a, "f");
+    assert_eq!(r.code, 504, "{}", r.text());
+    assert_eq!(r.json()["reason"], "Timeout");
+    let r = create(&a, "g", json!({}));
+    assert_eq!(r.code, 504, "{}", r.text());
+    assert_ne!(a.get("/readyz", "*/*").code, 200);
+
+    etcd.signal("-CONT");
+    wait_for("/readyz to pass again", || {
+        a.get("/readyz", "*/*").code == 200
+    });
+    assert_eq!(get(&a, "f").code, 200);
+    // The create that timed out may or may not have been applied; either answer is honest.
+    let r = create(&a, "g", json!({}));
+    assert!(r.code == 201 || r.code == 409, "{}", r.text());
+    assert_eq!(get(&a, "g").code, 200);
 }
 
 #[test]

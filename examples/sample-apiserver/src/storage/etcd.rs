@@ -114,8 +114,8 @@ impl fmt::Debug for EtcdStore {
 
 fn connect_options(o: &EtcdOptions) -> ConnectOptions {
     ConnectOptions::new()
+        // Requests are bounded by `call` (one timeout, one error: Timeout), not by tonic.
         .with_connect_timeout(o.request_timeout)
-        .with_timeout(o.request_timeout)
         // HTTP/2 pings find a dead or frozen etcd under a long-lived watch.
         .with_keep_alive(Duration::from_secs(10), o.request_timeout)
         .with_keep_alive_while_idle(true)
@@ -170,6 +170,10 @@ fn map_error(what: &str, e: etcd_client::Error) -> (StorageError, bool) {
             }
             let text = format!("etcd {what}: {} ({:?})", msg, s.code());
             let code: i32 = s.code().into();
+            if code == grpc_code::CANCELLED && msg.contains("Timeout expired") {
+                // tonic's own deadline.
+                return (StorageError::Timeout(text), true);
+            }
             match code {
                 grpc_code::UNAVAILABLE | grpc_code::CANCELLED | grpc_code::UNKNOWN => {
                     (StorageError::Unavailable(text), true)
