@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full, Limited};
 use tower_service::Service;
 
 use super::fallback::{self, ClientBody};
@@ -15,6 +15,10 @@ use super::layer::Config;
 use super::memory::ResourceKey;
 use super::{Error, Exchange, Fallback};
 use crate::codec::BoxError;
+
+/// How much of a 415's body is read (and dropped) before the retry, so that an HTTP/1
+/// connection goes back to the pool rather than being closed. A `Status` is a few hundred bytes.
+const DRAIN_LIMIT: usize = 64 * 1024;
 
 /// The client middleware built by [`ContentNegotiationLayer`](super::ContentNegotiationLayer).
 ///
@@ -54,7 +58,9 @@ where
     S: Service<Request<Full<Bytes>>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Error: Into<BoxError>,
-    B: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
 {
     type Response = Response<B>;
     type Error = Error;
@@ -80,6 +86,8 @@ async fn exchange<S, B>(
 where
     S: Service<Request<Full<Bytes>>, Response = Response<B>>,
     S::Error: Into<BoxError>,
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
 {
     let (mut parts, body) = req.into_parts();
     if !parts.headers.contains_key(ACCEPT) {
@@ -125,8 +133,8 @@ where
         return Ok(record(res, key, accept, Some(first), remembered, None));
     };
     tracing::debug!(%key, from = first, to = next, ?offered, "conneg client: 415, retrying once");
-    // The 415's body is dropped unread; the connection pool copes.
-    drop(res);
+    // Read (a bounded amount of) the 415's body so that the connection can be reused.
+    let _ = Limited::new(res.into_body(), DRAIN_LIMIT).collect().await;
     std::future::poll_fn(|cx| inner.poll_ready(cx))
         .await
         .map_err(Error::transport)?;

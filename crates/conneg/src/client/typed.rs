@@ -126,6 +126,7 @@ where
     S::Future: Send,
     S::Error: Into<BoxError>,
     B: http_body::Body + Send + 'static,
+    B::Data: Send,
     B::Error: Into<BoxError>,
 {
     /// The server URL (scheme, authority, path prefix).
