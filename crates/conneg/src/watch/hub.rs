@@ -492,3 +492,88 @@ impl<T> Drop for Watcher<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Context;
+
+    fn poll(w: &mut Watcher<u32>) -> Poll<Option<Bytes>> {
+        let mut cx = Context::from_waker(Waker::noop());
+        Pin::new(w).poll_next(&mut cx)
+    }
+
+    #[test]
+    fn filters_choose_watchers_and_unused_codecs_are_never_encoded() {
+        let hub = WatchHub::<u32>::new();
+        let mut even = hub
+            .subscribe_filtered(&Codec::Json, |e| e.object().is_some_and(|n| n % 2 == 0))
+            .unwrap();
+        let mut all = hub.subscribe(&Codec::Json).unwrap();
+        assert_eq!(hub.publish(WatchEvent::Added(1)), 1);
+        assert_eq!(hub.publish(WatchEvent::Added(2)), 2);
+        assert_eq!(hub.stats().encoded, 2, "JSON only, once per event");
+        assert_eq!(
+            poll(&mut even),
+            Poll::Ready(Some(Bytes::from_static(
+                b"{\"type\":\"ADDED\",\"object\":2}\n"
+            )))
+        );
+        assert!(poll(&mut even).is_pending());
+        assert!(matches!(poll(&mut all), Poll::Ready(Some(_))));
+        assert!(matches!(poll(&mut all), Poll::Ready(Some(_))));
+
+        drop((even, all));
+        assert_eq!(hub.publish(WatchEvent::Added(4)), 0);
+        assert_eq!(hub.stats().encoded, 2, "nobody listening: nothing encoded");
+    }
+
+    #[test]
+    fn a_full_queue_ends_the_watch_and_frees_it() {
+        let hub = WatchHub::<u32>::with_limits(WatchLimits {
+            max_bytes: usize::MAX,
+            max_events: 3,
+        });
+        let mut slow = hub.subscribe(&Codec::Cbor).unwrap();
+        let mut fast = hub.subscribe(&Codec::Cbor).unwrap();
+        for i in 0..5 {
+            hub.publish(WatchEvent::Modified(i));
+            assert!(matches!(poll(&mut fast), Poll::Ready(Some(_))));
+            assert!(slow.queued_events() <= 3);
+        }
+        let stats = hub.stats();
+        assert_eq!(stats.overflowed, 1);
+        assert_eq!(slow.end(), Some(WatchEnd::Overflowed));
+        assert_eq!(slow.queued_bytes(), 0, "the queue was dropped");
+        assert_eq!(poll(&mut slow), Poll::Ready(None));
+        assert!(poll(&mut fast).is_pending(), "the fast watcher goes on");
+        assert_eq!(fast.end(), None);
+    }
+
+    #[test]
+    fn the_byte_bound_admits_one_event_into_an_empty_queue() {
+        let hub = WatchHub::<String>::with_limits(WatchLimits {
+            max_bytes: 10,
+            max_events: 100,
+        });
+        let mut w = hub.subscribe(&Codec::Json).unwrap();
+        hub.publish(WatchEvent::Added("a long object, over the bound".into()));
+        assert_eq!(w.end(), None);
+        assert!(w.queued_bytes() > 10);
+        hub.publish(WatchEvent::Added("x".into()));
+        assert_eq!(w.end(), Some(WatchEnd::Overflowed));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert_eq!(Pin::new(&mut w).poll_next(&mut cx), Poll::Ready(None));
+    }
+
+    #[test]
+    fn dropping_the_hub_ends_watches_after_their_queues() {
+        let hub = WatchHub::<u32>::new();
+        let mut w = hub.subscribe(&Codec::Json).unwrap();
+        hub.publish(WatchEvent::Deleted(7));
+        drop(hub);
+        assert!(matches!(poll(&mut w), Poll::Ready(Some(_))));
+        assert_eq!(poll(&mut w), Poll::Ready(None));
+        assert_eq!(w.end(), Some(WatchEnd::Closed));
+    }
+}
