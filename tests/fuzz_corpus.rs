@@ -53,3 +53,16 @@ fn the_kubernetes_seed_decodes() {
             .unwrap();
     assert_eq!(v, serde_json::json!({"apiVersion": "x", "kind": "y"}));
 }
+
+/// Inputs the fuzzer once failed on (fuzz/regressions), kept passing.
+#[test]
+fn fuzz_regressions() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        body::decode(&std::fs::read(&path).unwrap());
+        n += 1;
+    }
+    assert!(n >= 2, "{n} regression inputs");
+}

@@ -5,7 +5,8 @@
 //! For every input: no panic, no hang, no unbounded allocation (the decoder's own limits), and
 //! whatever is accepted must survive the round trips the KEP asks for:
 //! CBOR -> value -> CBOR -> value gives the same value, deterministic encoding is a fixed point,
-//! and CBOR -> JSON -> value gives the same value.
+//! and CBOR -> JSON -> value gives the same value. Read as a CBOR sequence, the bytes must give
+//! the same items and errors whether they arrive at once or in chunks.
 
 #![allow(missing_docs, unreachable_pub)]
 
@@ -17,10 +18,12 @@ use std::fmt::Debug;
 #[path = "../../crates/conneg-cbor/benches/k8s/mod.rs"]
 pub mod k8s;
 
-/// Display of every error is one line (the CLI prints it as one).
+/// Every error message is one line. (Only the message: the path shows map keys as they are, so
+/// a key holding a newline makes a multi-line `Display`; see docs/kep-4222-conformance.md.)
 fn check_error(e: &conneg_cbor::Error) {
-    let s = e.to_string();
-    assert!(!s.contains('\n'), "multi-line error: {s:?}");
+    let m = e.message();
+    assert!(!m.contains('\n'), "multi-line error message: {m:?}");
+    let _ = e.to_string();
 }
 
 fn round_trip<T: Serialize + DeserializeOwned + PartialEq + Debug>(v: &T) {
@@ -52,33 +55,95 @@ fn typed<T: Serialize + DeserializeOwned + PartialEq + Debug>(data: &[u8]) {
 
 /// The fuzz body.
 pub fn decode(data: &[u8]) {
-    match conneg_cbor::from_slice::<Value>(data) {
-        Ok(v) => {
-            round_trip(&v);
-            // CBOR -> JSON -> value.
-            let json = serde_json::to_vec(&v).expect("accepted values are JSON");
-            let from_json: Value = serde_json::from_slice(&json).unwrap();
-            assert_eq!(from_json, v, "CBOR -> JSON -> value");
+    let value = conneg_cbor::from_slice::<Value>(data);
+    // Straight to JSON without a tree: accepted exactly when the value decode is.
+    let json = conneg_cbor::transcode::cbor_to_json(data);
+    match (&value, &json) {
+        (Ok(v), Ok(j)) => {
+            round_trip(v);
+            // CBOR -> JSON -> value. serde_json stops at 128 levels of nesting (the CBOR
+            // decoder allows 10000, as Kubernetes does): deeper documents cannot come back.
+            match serde_json::from_slice::<Value>(j) {
+                Ok(from_json) => {
+                    assert_eq!(&from_json, v, "CBOR -> JSON (transcode) -> value");
+                    let re = conneg_cbor::transcode::json_to_cbor(j).expect("JSON -> CBOR");
+                    assert_eq!(
+                        re,
+                        conneg_cbor::to_vec(v).unwrap(),
+                        "JSON -> CBOR (transcode)"
+                    );
+                }
+                Err(e) => assert!(e.to_string().contains("recursion limit"), "{e}"),
+            }
         }
-        Err(e) => check_error(&e),
+        (Err(e), Err(f)) => {
+            check_error(e);
+            check_error(f);
+        }
+        (v, j) => panic!(
+            "Value decode and transcode disagree: {:?} vs {:?}",
+            v.as_ref().err(),
+            j.as_ref().err()
+        ),
     }
     typed::<k8s::Pod>(data);
     typed::<k8s::PostgresCluster>(data);
-    // A sequence (RFC 8742): items back to back until the input ends or an item fails.
-    let mut de = conneg_cbor::Deserializer::from_slice(data);
-    let mut last = 0;
-    while de.position() < data.len() {
-        match <Value as serde::Deserialize>::deserialize(&mut de) {
-            Ok(_) => {
-                assert!(de.position() > last, "an item consumed no input");
-                last = de.position();
-            }
-            Err(e) => {
-                check_error(&e);
-                break;
+    // The same bytes as an RFC 8742 sequence, fed whole and in chunks: the decoder must give
+    // the same items and errors however the bytes arrive.
+    let whole = sequence(data, data.len());
+    // A partial item is re-examined from its start on every push, so bound the pushes.
+    if data.len() <= 256 {
+        assert_eq!(sequence(data, 1), whole, "byte-by-byte sequence differs");
+    }
+    let chunk = (data.len() / 16).max(7);
+    assert_eq!(
+        sequence(data, chunk),
+        whole,
+        "{chunk}-byte-chunk sequence differs"
+    );
+}
+
+/// One outcome of a sequence decoder call.
+#[derive(Debug, PartialEq)]
+pub enum SeqOut {
+    Item(Value),
+    Error(conneg_cbor::ErrorKind),
+}
+
+/// Runs `SeqDecoder` over `data` pushed in `chunk`-byte pieces: the items and errors, then what
+/// `finish` says.
+pub fn sequence(data: &[u8], chunk: usize) -> (Vec<SeqOut>, Option<conneg_cbor::ErrorKind>) {
+    let mut dec = conneg_cbor::SeqDecoder::new();
+    let mut out = Vec::new();
+    'chunks: for c in data.chunks(chunk.max(1)) {
+        dec.push(c);
+        loop {
+            let before = dec.buffered();
+            match dec.next::<Value>() {
+                Ok(Some(v)) => {
+                    assert!(dec.buffered() < before, "an item consumed no input");
+                    round_trip(&v);
+                    out.push(SeqOut::Item(v));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    check_error(&e);
+                    out.push(SeqOut::Error(e.kind()));
+                    if dec.buffered() == before {
+                        // Fatal (ill-formed item): every later call repeats it.
+                        let again = dec.next::<Value>().expect_err("a fatal error sticks");
+                        assert_eq!(again.kind(), e.kind());
+                        break 'chunks;
+                    }
+                }
             }
         }
     }
+    let fin = dec.finish().err().map(|e| {
+        check_error(&e);
+        e.kind()
+    });
+    (out, fin)
 }
 
 /// Seeds: RFC 8949 Appendix A (given as hex strings), the benchmark objects in every encoder

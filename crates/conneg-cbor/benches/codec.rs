@@ -1,7 +1,8 @@
 //! conneg-cbor against serde_json on realistic Kubernetes objects: a Pod (~4.6 KiB of JSON), a
 //! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, each as `serde_json::Value`
 //! and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
-//! Kubernetes-style bytes, byte strings everywhere). Output sizes are printed before the runs.
+//! Kubernetes-style bytes, byte strings everywhere), and both decoders into `IgnoredAny` (parse
+//! and validate only, no tree). Output sizes are printed before the runs.
 //!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
@@ -13,7 +14,7 @@ mod k8s;
 use conneg_cbor::EncodeOptions;
 use criterion::{BenchmarkId, Criterion, black_box, criterion_group, criterion_main};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::Value;
 use std::fmt::Debug;
 
@@ -87,6 +88,15 @@ fn bench_repr<T: Serialize + DeserializeOwned>(
     g.bench_function(BenchmarkId::new("decode/cbor", repr), |b| {
         b.iter(|| conneg_cbor::from_slice::<T>(black_box(&cbor)).unwrap())
     });
+    if repr == "value" {
+        // Parsing and validation alone, no tree built: what each codec costs by itself.
+        g.bench_function(BenchmarkId::new("decode/json", "ignored"), |b| {
+            b.iter(|| serde_json::from_slice::<IgnoredAny>(black_box(&json)).unwrap())
+        });
+        g.bench_function(BenchmarkId::new("decode/cbor", "ignored"), |b| {
+            b.iter(|| conneg_cbor::from_slice::<IgnoredAny>(black_box(&cbor)).unwrap())
+        });
+    }
     g.finish();
 }
 

@@ -34,3 +34,15 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
             continue
         print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
               f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
+print()
+print("Parse and validate only (into `serde::de::IgnoredAny`, no tree built):")
+print()
+print("| object | JSON | CBOR | speed-up |")
+print("|---|---|---|---|")
+for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+    try:
+        jd = median_ns(obj, "decode", "json", "ignored")
+        cd = median_ns(obj, "decode", "cbor", "ignored")
+    except FileNotFoundError:
+        continue
+    print(f"| {obj} | {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
