@@ -28,11 +28,14 @@ use std::process::ExitCode;
 #[command(
     name = "conneg",
     version,
-    about = "Decode, encode and inspect Kubernetes-profile CBOR (KEP-4222)",
+    about = "Decode, encode and inspect Kubernetes-profile CBOR (KEP-4222), and talk to API servers preferring CBOR",
     long_about = "Decode, encode and inspect CBOR as Kubernetes writes it (KEP-4222): \
                   self-described (d9 d9 f7), strings as byte strings, RFC 8742 sequences for \
                   watch streams. Decoding applies the strict profile: duplicate keys, NaN, \
-                  Infinity, undefined, bignums and integers outside int64 are errors."
+                  Infinity, undefined, bignums and integers outside int64 are errors. \
+                  get/create/apply/delete/watch talk to an API server preferring CBOR, fall \
+                  back on 415 per (method, resource), and cache what a 415 taught for 10 \
+                  minutes under $XDG_CACHE_HOME/conneg."
 )]
 struct Cli {
     #[command(subcommand)]
