@@ -103,6 +103,10 @@ impl<M: Serialize> StreamingList<M> {
     }
 
     /// A 200 response with the negotiated codec's `Content-Type` and the streamed list.
+    ///
+    /// The first frame is encoded at once: a list that fits in it (64 KiB by default) is
+    /// complete and has an exact size, so hyper sends it with `Content-Length`; a longer list
+    /// is sent chunked, a frame at a time.
     pub fn response<I>(self, negotiated: &Negotiated, items: I) -> Response<ListBody>
     where
         I: IntoIterator,
@@ -110,7 +114,9 @@ impl<M: Serialize> StreamingList<M> {
         I::Item: Serialize,
     {
         let codec = negotiated.response_codec();
-        let mut response = Response::new(self.body(codec, items));
+        let mut body = self.body(codec, items);
+        body.prime();
+        let mut response = Response::new(body);
         *response.status_mut() = StatusCode::OK;
         response
             .headers_mut()
@@ -362,6 +368,73 @@ impl ListBody {
     }
 }
 
+/// How far [`ListBody::fill`] got.
+enum Filled {
+    /// A frame's worth is buffered.
+    Frame,
+    /// The source has nothing ready.
+    Pending,
+    /// The list is complete in the buffer.
+    Done,
+}
+
+impl ListBody {
+    /// Encodes items into the buffer until a frame is full, the source pends, or the list
+    /// ends (the tail is then appended).
+    fn fill(&mut self, cx: &mut Context<'_>) -> Result<Filled, EncodeError> {
+        if self.whole.is_some() {
+            self.encode_whole()?;
+        }
+        while let Some(items) = self.items.as_mut() {
+            if self.buf.len() >= self.frame_size {
+                return Ok(Filled::Frame);
+            }
+            let mark = self.buf.len();
+            if matches!(self.codec, Codec::Json) && self.written > 0 {
+                self.buf.push(b',');
+            }
+            match items.poll_item(cx, &self.codec, &mut self.buf) {
+                Poll::Ready(Some(Ok(()))) => {
+                    self.written += 1;
+                    if self.written > self.expected && matches!(self.codec, Codec::Cbor) {
+                        return Err(EncodeError(format!(
+                            "the list said {} items but yielded more",
+                            self.expected
+                        )));
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return Err(e),
+                Poll::Ready(None) => {
+                    self.buf.truncate(mark);
+                    self.items = None;
+                    if self.written != self.expected && matches!(self.codec, Codec::Cbor) {
+                        return Err(EncodeError(format!(
+                            "the list said {} items but yielded {}",
+                            self.expected, self.written
+                        )));
+                    }
+                    let tail = std::mem::take(&mut self.tail);
+                    self.buf.extend_from_slice(&tail);
+                }
+                Poll::Pending => {
+                    self.buf.truncate(mark);
+                    return Ok(Filled::Pending);
+                }
+            }
+        }
+        Ok(Filled::Done)
+    }
+
+    /// Encodes the first frame now, so that a list that fits in one frame is complete before
+    /// the response is sent: its exact size then gives it a `Content-Length`.
+    fn prime(&mut self) {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        if let Err(e) = self.fill(&mut cx) {
+            self.fail(e);
+        }
+    }
+}
+
 impl http_body::Body for ListBody {
     type Data = Bytes;
     type Error = EncodeError;
@@ -374,63 +447,15 @@ impl http_body::Body for ListBody {
         if let Some(e) = this.error.take() {
             return Poll::Ready(Some(Err(e)));
         }
-        if this.whole.is_some() {
-            if let Err(e) = this.encode_whole() {
+        match this.fill(cx) {
+            Err(e) => {
                 this.fail(e);
-                return Poll::Ready(this.error.take().map(Err));
+                Poll::Ready(this.error.take().map(Err))
             }
-        }
-        while let Some(items) = this.items.as_mut() {
-            if this.buf.len() >= this.frame_size {
-                return Poll::Ready(Some(Ok(this.take_frame())));
-            }
-            let json_comma = matches!(this.codec, Codec::Json) && this.written > 0;
-            let mark = this.buf.len();
-            if json_comma {
-                this.buf.push(b',');
-            }
-            match items.poll_item(cx, &this.codec, &mut this.buf) {
-                Poll::Ready(Some(Ok(()))) => {
-                    this.written += 1;
-                    if this.written > this.expected && matches!(this.codec, Codec::Cbor) {
-                        this.fail(EncodeError(format!(
-                            "the list said {} items but yielded more",
-                            this.expected
-                        )));
-                        return Poll::Ready(this.error.take().map(Err));
-                    }
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    this.fail(e);
-                    return Poll::Ready(this.error.take().map(Err));
-                }
-                Poll::Ready(None) => {
-                    this.buf.truncate(mark);
-                    this.items = None;
-                    if this.written != this.expected && matches!(this.codec, Codec::Cbor) {
-                        this.fail(EncodeError(format!(
-                            "the list said {} items but yielded {}",
-                            this.expected, this.written
-                        )));
-                        return Poll::Ready(this.error.take().map(Err));
-                    }
-                    let tail = std::mem::take(&mut this.tail);
-                    this.buf.extend_from_slice(&tail);
-                }
-                Poll::Pending => {
-                    this.buf.truncate(mark);
-                    if this.buf.is_empty() {
-                        return Poll::Pending;
-                    }
-                    // Send what is ready rather than wait with it.
-                    return Poll::Ready(Some(Ok(this.take_frame())));
-                }
-            }
-        }
-        if this.buf.is_empty() {
-            Poll::Ready(None)
-        } else {
-            Poll::Ready(Some(Ok(this.take_frame())))
+            // Send what is ready rather than wait with it.
+            Ok(Filled::Pending) if this.buf.is_empty() => Poll::Pending,
+            Ok(Filled::Done) if this.buf.is_empty() => Poll::Ready(None),
+            Ok(_) => Poll::Ready(Some(Ok(this.take_frame()))),
         }
     }
 
@@ -439,8 +464,8 @@ impl http_body::Body for ListBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        if self.is_end_stream() {
-            SizeHint::with_exact(0)
+        if self.items.is_none() && self.whole.is_none() && self.error.is_none() {
+            SizeHint::with_exact(self.buf.len() as u64)
         } else {
             SizeHint::default()
         }

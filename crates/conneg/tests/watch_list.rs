@@ -189,3 +189,35 @@ async fn a_stream_of_items() {
     let v: Value = conneg_cbor::from_slice(&frames(body).await.unwrap().concat()).unwrap();
     assert_eq!(v, expected(100));
 }
+
+#[tokio::test]
+async fn a_response_that_fits_one_frame_has_an_exact_size() {
+    let (parts, ()) = http::Request::get("/items")
+        .header("accept", "application/cbor")
+        .body(())
+        .unwrap()
+        .into_parts();
+    let negotiated = conneg::Negotiator::new().negotiate_parts(&parts).unwrap();
+
+    let small = list().response(&negotiated, items(10));
+    assert_eq!(small.headers()["content-type"], "application/cbor");
+    let exact = small
+        .body()
+        .size_hint()
+        .exact()
+        .expect("complete: Content-Length");
+    let bytes = small.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(bytes.len() as u64, exact);
+    assert_eq!(
+        conneg_cbor::from_slice::<Value>(&bytes).unwrap(),
+        expected(10)
+    );
+
+    let large = list().frame_size(4096).response(&negotiated, items(1000));
+    assert_eq!(large.body().size_hint().exact(), None, "streamed: chunked");
+    let bytes = large.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(
+        conneg_cbor::from_slice::<Value>(&bytes).unwrap(),
+        expected(1000)
+    );
+}
