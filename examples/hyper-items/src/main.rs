@@ -5,7 +5,16 @@
 //! ```sh
 //! cargo run -p hyper-items -- --listen 127.0.0.1:3000
 //! curl -si localhost:3000/items -H 'content-type: application/json' -d '{"metadata":{"name":"a"}}'
+//! curl -sN 'localhost:3000/items?watch=1' -H 'accept: application/cbor' | xxd
 //! ```
+//!
+//! `GET /items?watch=true` (or `watch=1`, optional `timeoutSeconds`) streams every later
+//! create, change and delete from a [`WatchHub`] (JSON lines or an `application/cbor-seq` CBOR
+//! Sequence); `GET /items` streams the list item by item ([`StreamingList`]). A watch that asks for `application/cbor`
+//! (as client-go does) gets `application/cbor-seq`; `application/cbor-seq` itself in `Accept`
+//! is a 406 here, as in Kubernetes (`NegotiateLayer::streaming(true)` would accept it, but also
+//! lists the stream types in every 406). Responses are
+//! therefore a boxed body: a full one, a watch or a list.
 
 // `Status` (a Kubernetes object of ~300 bytes) is the error of error paths only.
 #![allow(clippy::result_large_err)]
@@ -15,10 +24,15 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use conneg::{NegotiateLayer, Negotiated, Patch, PatchType, Status, StatusReason, read_body};
+use conneg::codec::BoxError;
+use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
+use conneg::{
+    NegotiateLayer, Negotiated, Patch, PatchType, Status, StatusReason, StreamingList, read_body,
+};
 use http::header::{ALLOW, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
+use http_body_util::BodyExt;
+use http_body_util::combinators::UnsyncBoxBody;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
@@ -27,17 +41,24 @@ use tower::{ServiceBuilder, ServiceExt, service_fn};
 
 /// The store: items by `metadata.name`, so lists come out in name order.
 type Items = Arc<Mutex<BTreeMap<String, Value>>>;
+/// Every create, change and delete, for `GET /items?watch=true`.
+type Hub = WatchHub<Value>;
+/// A response body: a whole value, a watch stream or a streamed list.
+type Body = UnsyncBoxBody<Bytes, BoxError>;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let items = Items::default();
+    let hub = Hub::new();
     let service = ServiceBuilder::new()
         .layer(NegotiateLayer::new().patch_types([
             PatchType::JsonPatch,
             PatchType::MergePatch,
             PatchType::ApplyCbor,
         ]))
-        .service(service_fn(move |req| handle(items.clone(), req)));
+        .service(service_fn(move |req| {
+            handle(items.clone(), hub.clone(), req)
+        }));
     let listen = std::env::args().skip_while(|a| a != "--listen").nth(1);
     let listen = listen.as_deref().unwrap_or("127.0.0.1:3000");
     let listener = tokio::net::TcpListener::bind(listen).await?;
@@ -90,26 +111,61 @@ fn route(path: &str) -> Option<(Option<String>, &'static str)> {
 }
 
 /// Routes the request, then encodes the answer with the negotiated codec.
-async fn handle(items: Items, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    items: Items,
+    hub: Hub,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let negotiated = Negotiated::from_extensions(req.extensions())
         .expect("NegotiateLayer runs first")
         .clone();
+    if matches!(*req.method(), Method::GET | Method::HEAD) && req.uri().path() == "/items" {
+        return Ok(list_or_watch(&items, &hub, &negotiated, req.uri().query()));
+    }
     let reply = match route(req.uri().path()) {
-        Some((name, _)) => serve(&items, &negotiated, req, name).await,
+        Some((name, _)) => serve(&items, &hub, &negotiated, req, name).await,
         None => Err(Status::failure(
             StatusCode::NOT_FOUND,
             StatusReason::NotFound,
             "the server could not find the requested resource",
         )),
     };
-    Ok(match reply {
+    let response = match reply {
         Ok((code, item)) => negotiated.response(code, &item),
         Err(status) => negotiated.error_response(&status),
-    })
+    };
+    Ok(response.map(|full| full.map_err(|never| match never {}).boxed_unsync()))
+}
+
+/// `GET /items`: the list, streamed item by item; with `watch=true|1`, a watch instead.
+fn list_or_watch(
+    items: &Items,
+    hub: &Hub,
+    negotiated: &Negotiated,
+    query: Option<&str>,
+) -> Response<Body> {
+    let param = |key: &str| {
+        query?
+            .split('&')
+            .find_map(|pair| pair.strip_prefix(key)?.strip_prefix('='))
+    };
+    if matches!(param("watch"), Some("true" | "1")) {
+        let timeout = param("timeoutSeconds").and_then(|s| s.parse().ok());
+        return WatchResponse::new(negotiated)
+            .timeout_seconds(timeout)
+            .subscribe(hub)
+            .map(|body| body.map_err(|never| match never {}).boxed_unsync());
+    }
+    // A snapshot of the items (not of their encoding): the body is encoded as it is sent.
+    let snapshot: Vec<Value> = items.lock().unwrap().values().cloned().collect();
+    StreamingList::new("List", "v1", json!({}))
+        .response(negotiated, snapshot)
+        .map(|body| body.map_err(BoxError::from).boxed_unsync())
 }
 
 async fn serve(
     items: &Items,
+    hub: &Hub,
     negotiated: &Negotiated,
     req: Request<Incoming>,
     name: Option<String>,
@@ -117,14 +173,6 @@ async fn serve(
     let (parts, body) = req.into_parts();
     let not_found = |name: &str| Status::not_found("", "items", name);
     match (parts.method, name) {
-        (Method::GET | Method::HEAD, None) => {
-            let items = items.lock().unwrap();
-            let items: Vec<&Value> = items.values().collect();
-            Ok((
-                StatusCode::OK,
-                json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}),
-            ))
-        }
         (Method::POST, None) => {
             let item: Value = negotiated.decode_body(body).await?.value;
             let name = name_of(&item)?;
@@ -133,6 +181,8 @@ async fn serve(
                 return Err(Status::already_exists("", "items", &name));
             }
             items.insert(name, item.clone());
+            // Published under the store's lock, so watchers see writes in their order.
+            hub.publish(WatchEvent::Added(item.clone()));
             Ok((StatusCode::CREATED, item))
         }
         (Method::GET | Method::HEAD, Some(name)) => {
@@ -140,8 +190,10 @@ async fn serve(
             Ok((StatusCode::OK, item.ok_or_else(|| not_found(&name))?))
         }
         (Method::DELETE, Some(name)) => {
-            let item = items.lock().unwrap().remove(&name);
-            Ok((StatusCode::OK, item.ok_or_else(|| not_found(&name))?))
+            let mut items = items.lock().unwrap();
+            let item = items.remove(&name).ok_or_else(|| not_found(&name))?;
+            hub.publish(WatchEvent::Deleted(item.clone()));
+            Ok((StatusCode::OK, item))
         }
         (method @ (Method::PUT | Method::PATCH), Some(name)) => {
             // The body first (400, 413), then the item (404), then the update (400, 422).
@@ -169,6 +221,7 @@ async fn serve(
                 )));
             }
             *current = updated;
+            hub.publish(WatchEvent::Modified(current.clone()));
             Ok((StatusCode::OK, current.clone()))
         }
         _ => Err(Status::failure(
