@@ -53,21 +53,51 @@ fn etcd_installed() {
 struct Etcd {
     child: Option<Child>,
     dir: tempfile::TempDir,
+    name: String,
     client_port: u16,
     peer_port: u16,
+    /// `--initial-cluster`: every member's `name=peer-url`.
+    initial_cluster: String,
 }
 
 impl Etcd {
-    fn start() -> Etcd {
-        etcd_installed();
-        let mut e = Etcd {
+    fn member(name: &str) -> Etcd {
+        let peer_port = free_port();
+        Etcd {
             child: None,
             dir: tempdir(),
+            name: name.to_owned(),
             client_port: free_port(),
-            peer_port: free_port(),
-        };
+            peer_port,
+            initial_cluster: format!("{name}=http://127.0.0.1:{peer_port}"),
+        }
+    }
+
+    fn start() -> Etcd {
+        etcd_installed();
+        let mut e = Etcd::member("test");
         e.spawn();
         e
+    }
+
+    /// An `n`-member cluster, all members started and healthy.
+    fn cluster(n: usize) -> Vec<Etcd> {
+        etcd_installed();
+        let mut members: Vec<Etcd> = (0..n).map(|i| Etcd::member(&format!("m{i}"))).collect();
+        let initial = members
+            .iter()
+            .map(|m| m.initial_cluster.clone())
+            .collect::<Vec<_>>()
+            .join(",");
+        for m in &mut members {
+            m.initial_cluster.clone_from(&initial);
+            // A member is healthy only once a quorum runs: start all, then wait.
+            m.spawn_nowait();
+        }
+        for m in &mut members {
+            m.wait_healthy();
+        }
+        members
     }
 
     fn url(&self) -> String {
@@ -81,6 +111,11 @@ impl Etcd {
     /// Starts etcd on the data dir and ports (again, after [`Etcd::kill`]) and waits until it
     /// answers.
     fn spawn(&mut self) {
+        self.spawn_nowait();
+        self.wait_healthy();
+    }
+
+    fn spawn_nowait(&mut self) {
         assert!(self.child.is_none(), "etcd already running");
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let log = std::fs::OpenOptions::new()
@@ -90,7 +125,7 @@ impl Etcd {
             .expect("etcd log file");
         let mut cmd = Command::new("etcd");
         cmd.arg("--name")
-            .arg("test")
+            .arg(&self.name)
             .arg("--data-dir")
             .arg(self.dir.path().join("data"))
             .arg("--listen-client-urls")
@@ -102,13 +137,16 @@ impl Etcd {
             .arg("--initial-advertise-peer-urls")
             .arg(&peer)
             .arg("--initial-cluster")
-            .arg(format!("test={peer}"))
+            .arg(&self.initial_cluster)
             .stdout(Stdio::null())
             .stderr(log);
         if cfg!(target_arch = "aarch64") {
             cmd.env("ETCD_UNSUPPORTED_ARCH", "arm64");
         }
         self.child = Some(cmd.spawn().expect("spawn etcd"));
+    }
+
+    fn wait_healthy(&mut self) {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
@@ -958,4 +996,63 @@ fn the_storage_trait_on_etcd() {
         assert_eq!(s.compact_once().await.unwrap(), None);
         s.ready().await.unwrap();
     });
+}
+
+#[test]
+fn a_replica_given_every_member_of_a_three_member_cluster_survives_losing_one() {
+    let mut members = Etcd::cluster(3);
+    let urls = members.iter().map(Etcd::url).collect::<Vec<_>>().join(",");
+    let da = tempdir();
+    let a = Server::start(da.path(), &["--etcd-servers", &urls]);
+    for i in 0..5 {
+        let r = create(&a, &format!("before-{i}"), json!({}));
+        assert_eq!(r.code, 201, "{}", r.text());
+    }
+
+    // Lose the member listed first (the one the replica talks to first).
+    members[0].kill();
+    wait_for("/readyz with two of three members", || {
+        a.get("/readyz", "*/*").code == 200
+    });
+    for i in 0..5 {
+        assert_eq!(get(&a, &format!("before-{i}")).code, 200);
+    }
+    // Writes and watches go on against the remaining quorum.
+    for i in 0..5 {
+        let r = create(&a, &format!("after-{i}"), json!({}));
+        assert_eq!(r.code, 201, "{}", r.text());
+    }
+    let (text, ok) = stream_until(
+        &a.addr,
+        &format!(
+            "{}?watch=true&resourceVersion=1&timeoutSeconds=60",
+            flunders("v1alpha1", "default")
+        ),
+        &["\"name\":\"before-0\"", "\"name\":\"after-4\""],
+    );
+    assert!(ok, "{text}");
+    // What the surviving members hold is what was acknowledged.
+    let out = members[1].ctl(&[
+        "get",
+        "--prefix",
+        "--keys-only",
+        "/registry/wardle.example.com/flunders/",
+    ]);
+    let keys = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(keys.lines().filter(|l| !l.is_empty()).count(), 10, "{keys}");
+}
+
+#[test]
+fn an_unreachable_url_in_etcd_servers_is_skipped() {
+    let etcd = Etcd::start();
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let urls = format!("{dead},{}", etcd.url());
+    let da = tempdir();
+    let a = Server::start(da.path(), &["--etcd-servers", &urls]);
+    for i in 0..5 {
+        let r = create(&a, &format!("o{i}"), json!({}));
+        assert_eq!(r.code, 201, "{}", r.text());
+        assert_eq!(get(&a, &format!("o{i}")).code, 200);
+        assert_eq!(a.get("/readyz", "*/*").code, 200);
+    }
 }

@@ -33,7 +33,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -88,13 +88,31 @@ impl EtcdOptions {
     }
 }
 
-struct Inner {
-    options: EtcdOptions,
+/// One etcd member's client.
+struct Endpoint {
+    url: String,
     client: RwLock<Client>,
     /// A call failed at the transport level: rebuild the client before the next one.
     broken: AtomicBool,
+}
+
+struct Inner {
+    options: EtcdOptions,
+    endpoints: Vec<Endpoint>,
+    /// The endpoint calls go to first; moves on when it fails.
+    current: AtomicUsize,
     /// The highest compacted revision seen (from the compact key, compactions, errors).
     compacted: AtomicI64,
+}
+
+/// Whether a failed call may be sent again (to the next endpoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// Reads: always.
+    Read,
+    /// Writes: only when the request surely never reached etcd (the connection could not be
+    /// made); otherwise it may have been applied and the caller must find out.
+    Write,
 }
 
 /// The etcd-backed store. Cloning shares the client.
@@ -121,31 +139,60 @@ fn connect_options(o: &EtcdOptions) -> ConnectOptions {
         .with_keep_alive_while_idle(true)
 }
 
-async fn connect(o: &EtcdOptions) -> Result<Client> {
+/// A client for one endpoint (lazy: nothing is sent until the first request).
+async fn connect(o: &EtcdOptions, url: &str) -> Result<Client> {
     match tokio::time::timeout(
         o.request_timeout,
-        Client::connect(&o.endpoints, Some(connect_options(o))),
+        Client::connect([url], Some(connect_options(o))),
     )
     .await
     {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(StorageError::Unavailable(format!(
-            "etcd client for {:?}: {e}",
-            o.endpoints
+            "etcd client for {url}: {e}"
         ))),
         Err(_) => Err(StorageError::Timeout(format!(
-            "etcd client for {:?}: not built within {:?}",
-            o.endpoints, o.request_timeout
+            "etcd client for {url}: not built within {:?}",
+            o.request_timeout
         ))),
+    }
+}
+
+/// A failed etcd call, mapped.
+struct Failure {
+    err: StorageError,
+    /// The connection is suspect: rebuild the endpoint's client and try another endpoint.
+    broken: bool,
+    /// The request never left (no connection could be made), so even a write may be retried.
+    unsent: bool,
+}
+
+/// An etcd client error as a storage error, and what it says about the connection.
+fn map_error(what: &str, e: etcd_client::Error) -> Failure {
+    let text = e.to_string();
+    let (err, broken) = classify(what, e);
+    let unsent = broken
+        && [
+            "tcp connect error",
+            "error trying to connect",
+            "Connection refused",
+        ]
+        .iter()
+        .any(|m| text.contains(m));
+    Failure {
+        err,
+        broken,
+        unsent,
     }
 }
 
 const COMPACTED_MSG: &str = "required revision has been compacted";
 const FUTURE_MSG: &str = "required revision is a future revision";
 
-/// An etcd client error as a storage error. `Gone` and `FutureRevision` carry placeholder
+/// An etcd client error as a storage error, and whether the connection is suspect. `Gone`
+/// and `FutureRevision` carry placeholder
 /// revisions; callers that know the requested revision fill them in.
-fn map_error(what: &str, e: etcd_client::Error) -> (StorageError, bool) {
+fn classify(what: &str, e: etcd_client::Error) -> (StorageError, bool) {
     use etcd_client::Error as E;
     match e {
         E::GRpcStatus(s) => {
@@ -302,12 +349,19 @@ impl EtcdStore {
         if options.endpoints.is_empty() {
             return Err(StorageError::Backend("no etcd endpoints given".into()));
         }
-        let client = connect(&options).await?;
+        let mut endpoints = Vec::with_capacity(options.endpoints.len());
+        for url in &options.endpoints {
+            endpoints.push(Endpoint {
+                url: url.clone(),
+                client: RwLock::new(connect(&options, url).await?),
+                broken: AtomicBool::new(false),
+            });
+        }
         let store = EtcdStore {
             inner: Arc::new(Inner {
                 options,
-                client: RwLock::new(client),
-                broken: AtomicBool::new(false),
+                endpoints,
+                current: AtomicUsize::new(0),
                 compacted: AtomicI64::new(0),
             }),
         };
@@ -323,54 +377,99 @@ impl EtcdStore {
         &self.inner.options
     }
 
-    async fn client(&self) -> Result<Client> {
-        if self.inner.broken.swap(false, Ordering::AcqRel) {
-            match connect(&self.inner.options).await {
+    /// Endpoint `i`'s client, rebuilt first if a call on it failed at the transport level.
+    async fn client_at(&self, i: usize) -> Result<Client> {
+        let ep = &self.inner.endpoints[i];
+        if ep.broken.swap(false, Ordering::AcqRel) {
+            match connect(&self.inner.options, &ep.url).await {
                 Ok(c) => {
-                    *self
-                        .inner
-                        .client
+                    *ep.client
                         .write()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = c;
                 }
                 Err(e) => {
-                    self.inner.broken.store(true, Ordering::Release);
+                    ep.broken.store(true, Ordering::Release);
                     return Err(e);
                 }
             }
         }
-        Ok(self
-            .inner
+        Ok(ep
             .client
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone())
     }
 
-    /// Runs one etcd call with the request timeout, mapping errors.
-    async fn call<T, F, Fut>(&self, what: &str, f: F) -> Result<T>
+    /// Runs one etcd call, each attempt bounded by the request timeout, on the current
+    /// endpoint; when that one fails at the transport level the call moves on to the next
+    /// endpoint (reads always, writes only if they were surely not sent). Returns the result
+    /// and the endpoint that answered.
+    async fn call_on<T, F, Fut>(&self, what: &str, retry: Retry, f: F) -> Result<(T, usize)>
     where
-        F: FnOnce(Client) -> Fut,
+        F: Fn(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        let client = self.client().await?;
+        let n = self.inner.endpoints.len();
+        let start = self.inner.current.load(Ordering::Acquire) % n;
         let timeout = self.inner.options.request_timeout;
-        match tokio::time::timeout(timeout, f(client)).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => {
-                let (err, broken) = map_error(what, e);
-                if broken {
-                    self.inner.broken.store(true, Ordering::Release);
-                }
-                Err(err)
+        let mut last = None;
+        for attempt in 0..n {
+            let i = (start + attempt) % n;
+            let failure = match self.client_at(i).await {
+                Err(err) => Failure {
+                    err,
+                    broken: true,
+                    unsent: true,
+                },
+                Ok(client) => match tokio::time::timeout(timeout, f(client)).await {
+                    Ok(Ok(v)) => {
+                        if attempt > 0 {
+                            self.inner.current.store(i, Ordering::Release);
+                        }
+                        return Ok((v, i));
+                    }
+                    Ok(Err(e)) => map_error(what, e),
+                    Err(_) => Failure {
+                        err: StorageError::Timeout(format!(
+                            "etcd {what}: no answer within {timeout:?}"
+                        )),
+                        broken: true,
+                        unsent: false,
+                    },
+                },
+            };
+            if !failure.broken {
+                return Err(failure.err);
             }
-            Err(_) => {
-                self.inner.broken.store(true, Ordering::Release);
-                Err(StorageError::Timeout(format!(
-                    "etcd {what}: no answer within {timeout:?}"
-                )))
+            self.inner.endpoints[i]
+                .broken
+                .store(true, Ordering::Release);
+            // Later calls start at the next endpoint.
+            let _ = self.inner.current.compare_exchange(
+                i,
+                (i + 1) % n,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            let again = retry == Retry::Read || failure.unsent;
+            if !again {
+                return Err(failure.err);
             }
+            if n > 1 {
+                tracing::debug!(endpoint = %self.inner.endpoints[i].url, error = %failure.err, "etcd endpoint failed; trying the next");
+            }
+            last = Some(failure.err);
         }
+        Err(last.unwrap_or_else(|| StorageError::Unavailable("no etcd endpoint".into())))
+    }
+
+    /// [`EtcdStore::call_on`] without the endpoint.
+    async fn call<T, F, Fut>(&self, what: &str, retry: Retry, f: F) -> Result<T>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        self.call_on(what, retry, f).await.map(|(v, _)| v)
     }
 
     fn note_compacted(&self, rev: Revision) {
@@ -414,9 +513,12 @@ impl EtcdStore {
     async fn probe_compacted(&self) -> Option<Revision> {
         let key = self.inner.options.compact_key.clone();
         let mut stream = self
-            .call("probe compaction", |mut c| async move {
-                c.watch(key, Some(WatchOptions::new().with_start_revision(1)))
-                    .await
+            .call("probe compaction", Retry::Read, move |mut c| {
+                let key = key.clone();
+                async move {
+                    c.watch(key, Some(WatchOptions::new().with_start_revision(1)))
+                        .await
+                }
             })
             .await
             .ok()?;
@@ -444,10 +546,10 @@ impl EtcdStore {
     async fn read_compact_key(&self) -> Result<(Revision, Revision)> {
         let key = self.inner.options.compact_key.clone();
         let mut resp = self
-            .call(
-                "get compact key",
-                |mut c| async move { c.get(key, None).await },
-            )
+            .call("get compact key", Retry::Read, move |mut c| {
+                let key = key.clone();
+                async move { c.get(key, None).await }
+            })
             .await?;
         match resp.take_kvs().into_iter().next() {
             None => Ok((0, 0)),
@@ -484,17 +586,17 @@ impl EtcdStore {
             )])
             .and_then([TxnOp::put(key, target.to_string(), None)]);
         let resp = self
-            .call(
-                "claim compaction",
-                |mut c| async move { c.txn(claim).await },
-            )
+            .call("claim compaction", Retry::Write, move |mut c| {
+                let claim = claim.clone();
+                async move { c.txn(claim).await }
+            })
             .await?;
         if !resp.succeeded() {
             // Another replica compacted meanwhile.
             return Ok(None);
         }
         match self
-            .call("compact", |mut c| async move {
+            .call("compact", Retry::Read, move |mut c| async move {
                 c.compact(target, Some(CompactionOptions::new().with_physical()))
                     .await
             })
@@ -529,6 +631,8 @@ async fn compactor(inner: Weak<Inner>, interval: Duration) {
 
 struct WatchState {
     stream: etcd_client::WatchStream,
+    /// The endpoint the watch runs on.
+    endpoint: usize,
     pending: std::collections::VecDeque<Arc<Event>>,
     store: EtcdStore,
     last: Revision,
@@ -539,8 +643,9 @@ impl Storage for EtcdStore {
     async fn current_revision(&self) -> Result<Revision> {
         let key = self.inner.options.compact_key.clone();
         let resp = self
-            .call("get revision", |mut c| async move {
-                c.get(key, Some(GetOptions::new().with_count_only())).await
+            .call("get revision", Retry::Read, move |mut c| {
+                let key = key.clone();
+                async move { c.get(key, Some(GetOptions::new().with_count_only())).await }
             })
             .await?;
         header_revision(resp.header())
@@ -555,7 +660,10 @@ impl Storage for EtcdStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let k = key.to_owned();
         let mut resp = self
-            .call("get", |mut c| async move { c.get(k, None).await })
+            .call("get", Retry::Read, move |mut c| {
+                let k = k.clone();
+                async move { c.get(k, None).await }
+            })
             .await?;
         resp.take_kvs().into_iter().next().map(to_kv).transpose()
     }
@@ -576,7 +684,10 @@ impl Storage for EtcdStore {
             get = get.with_revision(rev);
         }
         let mut resp = match self
-            .call("list", |mut c| async move { c.get(start, Some(get)).await })
+            .call("list", Retry::Read, move |mut c| {
+                let (start, get) = (start.clone(), get.clone());
+                async move { c.get(start, Some(get)).await }
+            })
             .await
         {
             Ok(r) => r,
@@ -608,7 +719,10 @@ impl Storage for EtcdStore {
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.to_vec(), None)]);
         let resp = self
-            .call("create", |mut c| async move { c.txn(txn).await })
+            .call("create", Retry::Write, move |mut c| {
+                let txn = txn.clone();
+                async move { c.txn(txn).await }
+            })
             .await?;
         if !resp.succeeded() {
             return Err(StorageError::AlreadyExists { key: key.into() });
@@ -656,7 +770,10 @@ impl Storage for EtcdStore {
             .and_then([TxnOp::put(key, value.to_vec(), None)])
             .or_else([TxnOp::get(key, None)]);
         let resp = self
-            .call("update", |mut c| async move { c.txn(txn).await })
+            .call("update", Retry::Write, move |mut c| {
+                let txn = txn.clone();
+                async move { c.txn(txn).await }
+            })
             .await?;
         if resp.succeeded() {
             let rev = header_revision(resp.header())?;
@@ -697,7 +814,10 @@ impl Storage for EtcdStore {
             )])
             .or_else([TxnOp::get(key, None)]);
         let resp = self
-            .call("delete", |mut c| async move { c.txn(txn).await })
+            .call("delete", Retry::Write, move |mut c| {
+                let txn = txn.clone();
+                async move { c.txn(txn).await }
+            })
             .await?;
         if resp.succeeded() {
             let revision = header_revision(resp.header())?;
@@ -729,17 +849,20 @@ impl Storage for EtcdStore {
         // same revision answers now (a future revision is fine for a watch).
         let (p, end) = (prefix.to_owned(), prefix_end(prefix));
         match self
-            .call("watch precheck", |mut c| async move {
-                c.get(
-                    p,
-                    Some(
-                        GetOptions::new()
-                            .with_range(end)
-                            .with_count_only()
-                            .with_revision(start),
-                    ),
-                )
-                .await
+            .call("watch precheck", Retry::Read, move |mut c| {
+                let (p, end) = (p.clone(), end.clone());
+                async move {
+                    c.get(
+                        p,
+                        Some(
+                            GetOptions::new()
+                                .with_range(end)
+                                .with_count_only()
+                                .with_revision(start),
+                        ),
+                    )
+                    .await
+                }
             })
             .await
         {
@@ -750,22 +873,26 @@ impl Storage for EtcdStore {
             Err(e) => return Err(e),
         }
         let (p, end) = (prefix.to_owned(), prefix_end(prefix));
-        let stream = self
-            .call("watch", |mut c| async move {
-                c.watch(
-                    p,
-                    Some(
-                        WatchOptions::new()
-                            .with_range(end)
-                            .with_start_revision(start)
-                            .with_prev_key(),
-                    ),
-                )
-                .await
+        let (stream, endpoint) = self
+            .call_on("watch", Retry::Read, move |mut c| {
+                let (p, end) = (p.clone(), end.clone());
+                async move {
+                    c.watch(
+                        p,
+                        Some(
+                            WatchOptions::new()
+                                .with_range(end)
+                                .with_start_revision(start)
+                                .with_prev_key(),
+                        ),
+                    )
+                    .await
+                }
             })
             .await?;
         let state = WatchState {
             stream,
+            endpoint,
             pending: std::collections::VecDeque::new(),
             store: self.clone(),
             last: after_revision,
@@ -814,11 +941,13 @@ impl Storage for EtcdStore {
                             "etcd ended the watch stream; watch again".into(),
                         ),
                         Err(e) => {
-                            let (err, broken) = map_error("watch", e);
-                            if broken {
-                                st.store.inner.broken.store(true, Ordering::Release);
+                            let f = map_error("watch", e);
+                            if f.broken {
+                                st.store.inner.endpoints[st.endpoint]
+                                    .broken
+                                    .store(true, Ordering::Release);
                             }
-                            err
+                            f.err
                         }
                     };
                     st.done = true;
