@@ -220,6 +220,17 @@ fn main() {
                 black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());
             }),
         };
+        // PERF_ITERS=n runs a fixed number of iterations (for `perf stat` instruction counts,
+        // which a busy machine does not disturb).
+        if let Some(n) = std::env::var("PERF_ITERS")
+            .ok()
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            for _ in 0..n {
+                f();
+            }
+            return;
+        }
         let start = Instant::now();
         while start.elapsed() < d {
             f();

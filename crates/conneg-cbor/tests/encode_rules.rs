@@ -329,3 +329,71 @@ fn nested_maps_sort_independently() {
         "a241618 1a241790241 7a01 4162a2416302416401".replace(' ', "")
     );
 }
+
+#[test]
+fn unknown_length_maps_inside_and_around_maps_that_need_sorting() {
+    // Flattened maps have no declared length: their heads are fixed up after the entries are
+    // written and sorted (a memmove when they hold 24 or more), which moves everything inside
+    // them. Compare with the same data encoded through serde_json::Value (known lengths).
+    #[derive(Serialize)]
+    struct Leaf {
+        zzz: u8,
+        a: u8,
+    }
+    #[derive(Serialize)]
+    struct Mid {
+        yy: Leaf,
+        #[serde(flatten)]
+        extra: BTreeMap<String, Leaf>,
+        b: Leaf,
+    }
+    #[derive(Serialize)]
+    struct Top {
+        zzzz: Mid,
+        #[serde(flatten)]
+        more: BTreeMap<String, Mid>,
+        c: u8,
+    }
+    let mid = |n: usize| Mid {
+        yy: Leaf { zzz: 1, a: 2 },
+        extra: (0..n)
+            .map(|i| {
+                (
+                    format!("{}k{i}", "x".repeat(i % 5)),
+                    Leaf { zzz: i as u8, a: 0 },
+                )
+            })
+            .collect(),
+        b: Leaf { zzz: 3, a: 4 },
+    };
+    for (n_mid, n_top) in [(0, 0), (1, 2), (30, 3), (3, 30), (40, 40)] {
+        let top = Top {
+            zzzz: mid(n_mid),
+            more: (0..n_top)
+                .map(|i| (format!("m{i:03}"), mid(i % 7)))
+                .collect(),
+            c: 9,
+        };
+        let value = serde_json::to_value(&top).unwrap();
+        assert_eq!(bare(&top), bare(&value), "{n_mid} {n_top}");
+    }
+}
+
+#[test]
+fn nested_out_of_order_maps_deeply() {
+    let mut v = json!(1);
+    for i in 0..300 {
+        v = json!({"long-key-first": v, "k": i});
+    }
+    let out = bare(&v);
+    let back: serde_json::Value = conneg_cbor::from_slice(&hex_decode(&out)).unwrap();
+    assert_eq!(back, v);
+    assert!(out.starts_with("a2416b"), "{}", &out[..20]);
+}
+
+fn hex_decode(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}

@@ -55,6 +55,90 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A deliberately simple recursive reference for deterministic encoding (no prefix): each
+/// map's entries encoded separately and sorted by their encoded key.
+fn reference(v: &Value, out: &mut Vec<u8>) {
+    fn head(out: &mut Vec<u8>, major: u8, n: u64) {
+        let m = major << 5;
+        match n {
+            0..=23 => out.push(m | n as u8),
+            24..=0xff => out.extend([m | 24, n as u8]),
+            0x100..=0xffff => {
+                out.push(m | 25);
+                out.extend((n as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(m | 26);
+                out.extend((n as u32).to_be_bytes());
+            }
+            _ => {
+                out.push(m | 27);
+                out.extend(n.to_be_bytes());
+            }
+        }
+    }
+    fn string(out: &mut Vec<u8>, s: &str) {
+        head(out, 2, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+    }
+    match v {
+        Value::Null => out.push(0xf6),
+        Value::Bool(b) => out.push(if *b { 0xf5 } else { 0xf4 }),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                head(out, 0, u);
+            } else if let Some(i) = n.as_i64() {
+                head(out, 1, !(i as u64));
+            } else {
+                let f = n.as_f64().unwrap();
+                // Shortest exact width; this reference leans on the codec's own float rule,
+                // which has its own unit tests.
+                out.extend(
+                    conneg_cbor::EncodeOptions::deterministic()
+                        .self_described(false)
+                        .to_vec(&f)
+                        .unwrap(),
+                );
+            }
+        }
+        Value::String(s) => string(out, s),
+        Value::Array(a) => {
+            head(out, 4, a.len() as u64);
+            for x in a {
+                reference(x, out);
+            }
+        }
+        Value::Object(m) => {
+            head(out, 5, m.len() as u64);
+            let mut entries: Vec<(Vec<u8>, Vec<u8>)> = m
+                .iter()
+                .map(|(k, v)| {
+                    let mut kb = Vec::new();
+                    string(&mut kb, k);
+                    let mut vb = Vec::new();
+                    reference(v, &mut vb);
+                    (kb, vb)
+                })
+                .collect();
+            entries.sort();
+            for (k, v) in entries {
+                out.extend(k);
+                out.extend(v);
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn deterministic_matches_a_reference_encoder(v in value()) {
+        let mut want = Vec::new();
+        reference(&v, &mut want);
+        let got = conneg_cbor::EncodeOptions::deterministic().self_described(false).to_vec(&v).unwrap();
+        prop_assert_eq!(got, want);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
