@@ -766,7 +766,7 @@ fn hostile_input_never_500s() {
     let (s, _d) = memory_server();
     let coll = flunders("v1beta1", "default");
     type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>, Vec<u8>);
-    let cases: Vec<Case<'_>> = vec![
+    let mut cases: Vec<Case<'_>> = vec![
         (
             "GET",
             "/apis/wardle.example.com/v1beta1/namespaces/%ff/flunders".into(),
@@ -867,6 +867,15 @@ fn hostile_input_never_500s() {
             b"{}".to_vec(),
         ),
     ];
+    // A 5000-deep CBOR apply patch (conneg-cbor decodes 10000 levels).
+    let mut deep = [0xa1u8, 0x41, b'a'].repeat(5000);
+    deep.push(0x01);
+    cases.push((
+        "PATCH",
+        format!("{coll}/x?fieldManager=t"),
+        vec![("Content-Type", "application/apply-patch+cbor")],
+        deep,
+    ));
     for (m, p, h, b) in cases {
         let r = s.req(m, &p, &h, &b);
         assert!(

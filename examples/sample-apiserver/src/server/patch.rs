@@ -11,8 +11,10 @@ use conneg::{PatchType, Status, StatusReason};
 use http::StatusCode;
 use serde_json::{Map, Value};
 
-/// Nesting allowed in a patch document (Kubernetes limits decoding depth too).
-const MAX_DEPTH: usize = 10_000;
+/// Nesting allowed in a patch document. The wardle types are a few levels deep; patching,
+/// serializing and decoding walk documents recursively, so a deeper patch is refused up front
+/// (400) rather than risk a task's stack.
+const MAX_DEPTH: usize = 100;
 
 /// Parses a PATCH body of type `kind` into a JSON value (400 when it does not parse).
 pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
@@ -24,6 +26,14 @@ pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
         }
         .to_json_value()?,
     };
+    if depth(&doc) > MAX_DEPTH {
+        // CBOR decodes up to 10000 levels (on a grown stack); dropping such a value recurses
+        // as deep, so drop it on a stack of its own too.
+        stacker::grow(64 << 20, move || drop(doc));
+        return Err(Status::bad_request(format!(
+            "the patch is nested more than {MAX_DEPTH} levels deep"
+        )));
+    }
     match (kind, &doc) {
         (PatchType::JsonPatch, Value::Array(_)) => Ok(doc),
         (PatchType::JsonPatch, _) => Err(Status::bad_request(
@@ -34,6 +44,21 @@ pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
             "the body of the patch must be a JSON or CBOR object",
         )),
     }
+}
+
+/// The nesting depth of a JSON value, without recursion.
+fn depth(v: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        max = max.max(d);
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|x| (x, d + 1))),
+            Value::Object(m) => stack.extend(m.values().map(|x| (x, d + 1))),
+            _ => {}
+        }
+    }
+    max
 }
 
 /// `application/apply-patch+yaml`: YAML (JSON is a subset) into JSON values. Non-string keys
@@ -193,5 +218,8 @@ mod tests {
         assert!(parse(PatchType::ApplyYaml, br#"{"a":1}"#).is_ok());
         assert!(parse(PatchType::MergePatch, b"[1]").is_err());
         assert!(parse(PatchType::JsonPatch, b"{}").is_err());
+        let deep = format!("{}1{}", "{\"a\":".repeat(150), "}".repeat(150));
+        assert!(parse(PatchType::MergePatch, deep.as_bytes()).is_err());
+        assert_eq!(depth(&serde_json::json!({"a": [1, {"b": 2}]})), 4);
     }
 }
