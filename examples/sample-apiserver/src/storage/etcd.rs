@@ -25,11 +25,13 @@
 //!   `<prefix>/compact_rev_key` (value: the revision in decimal), so one replica wins each
 //!   round and every replica can read the compacted revision back.
 //!
-//! Failure behaviour: every etcd call is bounded by `request_timeout` (5 s by default); an
-//! unreachable etcd gives [`StorageError::Unavailable`] (HTTP 503), no answer in time
-//! [`StorageError::Timeout`] (HTTP 504). After such a failure the gRPC client is rebuilt
-//! before the next call, so service resumes as soon as etcd answers again. A watch whose etcd
-//! stream breaks ends with an error; the client watches again from its last revision.
+//! Failure behaviour: every etcd call is bounded by `request_timeout` (5 s by default) per
+//! member tried; an unreachable etcd gives [`StorageError::Unavailable`] (HTTP 503), no answer
+//! in time [`StorageError::Timeout`] (HTTP 504). There is one gRPC client per endpoint; calls
+//! go to the current endpoint and, when it fails at the transport level, move on to the next
+//! (reads always, writes only if they surely never left). A failed endpoint's client is
+//! rebuilt before its next use, so service resumes as soon as etcd answers again. A watch whose
+//! etcd stream breaks ends with an error; the client watches again from its last revision.
 
 use std::fmt;
 use std::future::Future;
