@@ -20,9 +20,8 @@
 //!   one boxed closure in the response extensions and the layer's response future encodes it
 //!   with the negotiated codec. The encoding itself is monomorphic (no erased serde); the cost
 //!   is one small allocation, and `T` must be `Send + Sync + 'static`. Without [`NegotiateLayer`](crate::NegotiateLayer) such a response
-//!   is a 500 `Status` explaining that the layer is missing. (Consequence: the layer reads a
-//!   500 left on a `Conneg` response as "no status set" and sends 200; to fail, return a
-//!   [`Status`] instead.)
+//!   is a server error (status 599) whose body, a 500 `Status`, explains that the layer is
+//!   missing. With the layer, any status the handler sets is kept, 500 included.
 //!
 //! A [`Status`] returned from a handler has a compact JSON body, which the layer re-encodes
 //! when the client negotiated CBOR (or pretty JSON).
@@ -173,11 +172,14 @@ impl<S: Send + Sync> FromRequest<S> for Patch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::StatusCode;
 
     #[test]
     fn missing_layer_placeholder_is_a_valid_status() {
         let status: Status = serde_json::from_slice(MISSING_LAYER).unwrap();
-        assert_eq!(status.code(), Deferred::PLACEHOLDER);
+        assert_eq!(status.code(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(Deferred::PLACEHOLDER.is_server_error());
+        assert_ne!(Deferred::PLACEHOLDER, StatusCode::INTERNAL_SERVER_ERROR);
         let expected = Status::internal_error(
             "conneg: a Conneg<T> response needs NegotiateLayer to choose its format",
         );

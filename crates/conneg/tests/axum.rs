@@ -234,6 +234,27 @@ async fn vary_accept_not_duplicated_by_nested_layers() {
 }
 
 #[tokio::test]
+async fn deferred_response_keeps_an_explicit_500() {
+    async fn failing() -> (StatusCode, Conneg<Item>) {
+        let item = Item {
+            name: "broken".into(),
+        };
+        (StatusCode::INTERNAL_SERVER_ERROR, Conneg(item))
+    }
+    let router = Router::new()
+        .route("/fail", get(failing))
+        .layer(NegotiateLayer::new());
+    let headers = [("accept", "application/cbor")];
+    let (parts, body) = send(router, req("GET", "/fail", &headers, Body::empty())).await;
+    assert_eq!(parts.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(parts.headers[CONTENT_TYPE], "application/cbor");
+    assert_eq!(
+        conneg_cbor::from_slice::<Item>(&body).unwrap().name,
+        "broken"
+    );
+}
+
+#[tokio::test]
 async fn without_the_layer() {
     // Extractors negotiate on their own; a deferred response explains what is missing.
     let router = Router::new().route("/a", get(read)).route("/b", get(plain));
@@ -251,6 +272,6 @@ async fn without_the_layer() {
     assert_eq!(parts.headers[CONTENT_TYPE], "application/cbor");
     assert_eq!(conneg_cbor::from_slice::<Item>(&body).unwrap().name, "a");
     let (parts, body) = send(router, req("GET", "/b", &[], Body::empty())).await;
-    assert_eq!(parts.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(parts.status.is_server_error(), "{}", parts.status);
     assert!(String::from_utf8_lossy(&body).contains("needs NegotiateLayer"));
 }

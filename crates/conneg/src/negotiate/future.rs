@@ -22,17 +22,22 @@ type Encode = dyn Fn(&Negotiated) -> Result<Bytes, EncodeError> + Send + Sync;
 /// holding the closure and the value) per response; the encoding inside it is monomorphic (no
 /// erased serde).
 ///
-/// The response it rides on is a 500 placeholder (what the client sees if the layer is
-/// missing). A status still equal to [`Deferred::PLACEHOLDER`] when the layer sees it means
-/// "not set by the handler" and becomes 200; any other status (from `(StatusCode::CREATED,
-/// Conneg(v))`) is kept.
+/// The response it rides on carries a placeholder status, 599 (what the client sees if the
+/// layer is missing: a server error, RFC 9110 §15 treats an unknown 5xx as 500). A status
+/// still equal to [`Deferred::PLACEHOLDER`] when the layer sees it means "not set by the
+/// handler" and becomes 200; any other status (from `(StatusCode::CREATED, Conneg(v))`, or
+/// an explicit `(StatusCode::INTERNAL_SERVER_ERROR, Conneg(v))`) is kept. No handler has a
+/// reason to send 599, so no status a handler chooses is mistaken for the placeholder.
 #[derive(Clone)]
 pub(crate) struct Deferred {
     encode: Arc<Encode>,
 }
 
 impl Deferred {
-    pub(crate) const PLACEHOLDER: StatusCode = StatusCode::INTERNAL_SERVER_ERROR;
+    pub(crate) const PLACEHOLDER: StatusCode = match StatusCode::from_u16(599) {
+        Ok(code) => code,
+        Err(_) => panic!("599 is a valid status code"),
+    };
 
     #[cfg_attr(not(feature = "axum"), allow(dead_code))]
     pub(crate) fn new(encode: Arc<Encode>) -> Self {
