@@ -257,38 +257,60 @@ fn rv(v: &Value) -> i64 {
         .unwrap_or_else(|| panic!("no resourceVersion in {v}"))
 }
 
+/// An open streaming GET (a watch), read incrementally.
+struct Stream {
+    s: TcpStream,
+    raw: Vec<u8>,
+}
+
+impl Stream {
+    fn open(addr: &str, path: &str) -> Stream {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_millis(500))).ok();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        )
+        .expect("write request");
+        Stream { s, raw: Vec::new() }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.raw).into_owned()
+    }
+
+    /// Reads until every needle appeared (true) or the stream ended (false).
+    fn read_until(&mut self, needles: &[&str]) -> bool {
+        let deadline = Instant::now() + PATIENCE;
+        let mut buf = [0u8; 8192];
+        loop {
+            let text = self.text();
+            if needles.iter().all(|n| text.contains(n)) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            match self.s.read(&mut buf) {
+                Ok(0) => return false,
+                Ok(n) => self.raw.extend_from_slice(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
 /// Reads a streaming response on `addr` until every needle appeared or the stream ended;
 /// returns what was read and whether all needles were found.
 fn stream_until(addr: &str, path: &str, needles: &[&str]) -> (String, bool) {
-    let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_millis(500))).ok();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
-    )
-    .expect("write request");
-    let deadline = Instant::now() + PATIENCE;
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        if needles.iter().all(|n| text.contains(n)) {
-            return (text, true);
-        }
-        if Instant::now() > deadline {
-            return (text, false);
-        }
-        match s.read(&mut buf) {
-            Ok(0) => return (text, false),
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return (text, false),
-        }
-    }
+    let mut st = Stream::open(addr, path);
+    let ok = st.read_until(needles);
+    (st.text(), ok)
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
@@ -611,20 +633,16 @@ fn with_etcd_down_requests_fail_with_a_5xx_status_and_readyz_fails_until_it_retu
     assert_eq!(a.get("/readyz", "*/*").code, 200);
 
     // A watch open when etcd dies ends (with an ERROR event), so its client watches again.
-    let watcher = {
-        let addr = a.addr.clone();
-        std::thread::spawn(move || {
-            stream_until(
-                &addr,
-                &format!(
-                    "{}?watch=true&resourceVersion={created_rv}&timeoutSeconds=3600",
-                    flunders("v1alpha1", "default")
-                ),
-                &["\"ERROR\""],
-            )
-        })
-    };
-    std::thread::sleep(Duration::from_millis(300));
+    // It starts before the create, so its first event proves it is established.
+    let mut watch = Stream::open(
+        &a.addr,
+        &format!(
+            "{}?watch=true&resourceVersion={}&timeoutSeconds=3600",
+            flunders("v1alpha1", "default"),
+            created_rv - 1
+        ),
+    );
+    assert!(watch.read_until(&["\"ADDED\""]), "{}", watch.text());
     etcd.kill();
 
     for r in [
@@ -641,8 +659,11 @@ fn with_etcd_down_requests_fail_with_a_5xx_status_and_readyz_fails_until_it_retu
     assert_ne!(ready.code, 200, "{}", ready.text());
     assert!(ready.text().contains("[-]etcd"), "{}", ready.text());
     assert_ne!(a.get("/readyz/etcd", "*/*").code, 200);
-    let (text, ok) = watcher.join().expect("watcher");
-    assert!(ok, "the watch did not end with an ERROR event: {text}");
+    assert!(
+        watch.read_until(&["\"ERROR\""]),
+        "the watch did not end with an ERROR event: {}",
+        watch.text()
+    );
 
     etcd.spawn();
     wait_for("/readyz to pass again", || {
