@@ -320,8 +320,11 @@ async fn a_reader_that_stops_reading_is_bounded_and_then_ended() {
         };
         let hub = WatchHub::with_limits(limits);
         let addr = server(hub.clone()).await;
-        // A client that sends the request and then reads nothing.
-        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        // A client that sends the request and then reads nothing. A fixed, small receive
+        // buffer keeps the kernel from absorbing the stream (autotuning could grow it to MBs).
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(64 * 1024).unwrap();
+        let mut tcp = socket.connect(addr).await.unwrap();
         tcp.write_all(
             b"GET /items?watch=1 HTTP/1.1\r\nhost: x\r\naccept: application/cbor\r\nconnection: close\r\n\r\n",
         )
