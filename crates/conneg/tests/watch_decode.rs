@@ -272,3 +272,35 @@ async fn a_codec_without_a_stream_form_is_406() {
         .events(futures_util::stream::iter([WatchEvent::Added(1)]));
     assert_eq!(response.status(), http::StatusCode::NOT_ACCEPTABLE);
 }
+
+#[tokio::test]
+async fn initial_state_then_live_events_in_order() {
+    use conneg::watch::{WatchHub, WatchResponse, WatchStream};
+    use futures_util::StreamExt;
+
+    for codec in [Codec::Cbor, Codec::Json] {
+        let hub = WatchHub::<u32>::new();
+        let response = WatchResponse::with_codec(codec.clone())
+            .subscribe_with_initial(&hub, (1..=3).map(WatchEvent::Added));
+        // Published after subscribing, before anything was read: queued behind the snapshot.
+        hub.publish(WatchEvent::Modified(2));
+        hub.publish(WatchEvent::Deleted(3));
+        hub.close();
+        let got: Vec<_> = WatchStream::<u32, _>::from_response(response)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(
+            got,
+            [
+                WatchEvent::Added(1),
+                WatchEvent::Added(2),
+                WatchEvent::Added(3),
+                WatchEvent::Modified(2),
+                WatchEvent::Deleted(3)
+            ],
+            "{codec}"
+        );
+    }
+}

@@ -177,6 +177,33 @@ impl WatchResponse {
         }
     }
 
+    /// Subscribes to `hub`, then streams `initial` (encoded as the connection takes them)
+    /// before what the hub publishes from now on: Kubernetes' watch without a
+    /// `resourceVersion`, which starts with the current state as `ADDED` events.
+    ///
+    /// For no event to be lost or doubled, take the snapshot and call this under the same lock
+    /// your writes hold while they publish. Live events queue (within the hub's
+    /// [`WatchLimits`](super::WatchLimits)) while the initial ones are written.
+    pub fn subscribe_with_initial<T, I>(self, hub: &WatchHub<T>, initial: I) -> Response<WatchBody>
+    where
+        T: Serialize + Send + 'static,
+        I: IntoIterator<Item = WatchEvent<T>>,
+        I::IntoIter: Send + 'static,
+    {
+        match hub.subscribe(&self.codec) {
+            Ok(watcher) => {
+                let codec = self.codec.clone();
+                self.encoded(InitialThen {
+                    initial: Some(Box::new(initial.into_iter())),
+                    codec,
+                    watcher,
+                    failed: false,
+                })
+            }
+            Err(_) => not_acceptable(&self.codec),
+        }
+    }
+
     /// Streams an existing hub subscription (its codec must be this response's codec).
     pub fn watcher<T: Send + 'static>(self, watcher: Watcher<T>) -> Response<WatchBody> {
         debug_assert!(watcher.codec().same_as(&self.codec));
@@ -232,6 +259,40 @@ impl<T: Serialize> Stream for EncodeEvents<T> {
             }
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+/// Initial events, encoded one by one, then a hub subscription.
+struct InitialThen<T> {
+    initial: Option<Box<dyn Iterator<Item = WatchEvent<T>> + Send>>,
+    codec: Codec,
+    watcher: Watcher<T>,
+    failed: bool,
+}
+
+impl<T: Serialize> Stream for InitialThen<T> {
+    type Item = Bytes;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        if let Some(initial) = &mut this.initial {
+            match initial.next().map(|e| e.to_bytes(&this.codec)) {
+                Some(Ok(bytes)) => return Poll::Ready(Some(bytes)),
+                Some(Err(err)) => {
+                    // A server bug: say so and end, as the hub does.
+                    tracing::error!(%err, codec = %this.codec, "watch event failed to encode");
+                    this.failed = true;
+                    let status = Status::internal_error(err);
+                    let error = WatchEvent::<()>::Error(status).to_bytes(&this.codec);
+                    return Poll::Ready(Some(error.unwrap_or_default()));
+                }
+                None => this.initial = None,
+            }
+        }
+        Pin::new(&mut this.watcher).poll_next(cx)
     }
 }
 

@@ -53,6 +53,10 @@
 //! # }
 //! ```
 //!
+//! A watch that starts from the current state (Kubernetes' watch without `resourceVersion`)
+//! uses [`WatchResponse::subscribe_with_initial`]: snapshot and subscribe under the lock your
+//! writes publish under, and the snapshot's `ADDED` events go out before the live ones.
+//!
 //! # Client
 //!
 //! [`WatchStream::from_response`] turns a response (`http::Response<B>` for any
