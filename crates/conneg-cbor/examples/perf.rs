@@ -213,6 +213,9 @@ fn main() {
                     black_box(conneg_cbor::from_slice::<Pod>(&one).unwrap());
                 })
             }
+            "dec-ignored" => Box::new(|| {
+                black_box(conneg_cbor::from_slice::<serde::de::IgnoredAny>(&cb_v).unwrap());
+            }),
             "dec-value" => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
             }),

@@ -107,8 +107,29 @@ fn scan_inner(
                 if left.is_none() && *count > opts.max_map_pairs {
                     return Err(map_too_long(kstart, opts.max_map_pairs));
                 }
-                let d = depth0 + stack.len();
-                let k = read_key(input, &mut pos, d, opts, keys)?;
+                let k = match input.get(pos) {
+                    // Fast path: a short definite-length key with no tag in front.
+                    Some(&b @ (0x40..=0x57 | 0x60..=0x77))
+                        if pos + 1 + (b & 0x1f) as usize <= input.len()
+                            && (b < 0x60
+                                || std::str::from_utf8(
+                                    &input[pos + 1..pos + 1 + (b & 0x1f) as usize],
+                                )
+                                .is_ok()) =>
+                    {
+                        let (s, e) = (pos + 1, pos + 1 + (b & 0x1f) as usize);
+                        pos = e;
+                        KeyRef {
+                            start: s,
+                            end: e,
+                            arena: false,
+                        }
+                    }
+                    _ => {
+                        let d = depth0 + stack.len();
+                        read_key(input, &mut pos, d, opts, keys)?
+                    }
+                };
                 let Some(Frame::Map {
                     keys: mk, want_key, ..
                 }) = stack.last_mut()
@@ -156,6 +177,26 @@ fn scan_inner(
                 }
             }
             _ => {}
+        }
+        // Fast path: small integers and short byte strings, outside tags, need no checks.
+        if !matches!(stack.last(), Some(Frame::Tag(_))) {
+            match input.get(pos) {
+                Some(0x00..=0x17) => {
+                    pos += 1;
+                    if complete(stack, keys) {
+                        return Ok(pos);
+                    }
+                    continue;
+                }
+                Some(&b @ 0x40..=0x57) if pos + 1 + (b & 0x1f) as usize <= input.len() => {
+                    pos += 1 + (b & 0x1f) as usize;
+                    if complete(stack, keys) {
+                        return Ok(pos);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
         }
         let depth = depth0 + stack.len();
         let start = pos;
@@ -241,6 +282,7 @@ fn scan_inner(
 }
 
 /// An item finished: pop every frame it completes. Returns true when the outermost item is done.
+#[inline]
 fn complete(stack: &mut Vec<Frame>, keys: &mut KeyTracker) -> bool {
     loop {
         match stack.last_mut() {
