@@ -186,7 +186,15 @@ impl<'de> Deserializer<'de> {
             match *seg {
                 Seg::Key(k) => {
                     s.push('.');
-                    s.push_str(&String::from_utf8_lossy(self.keys.resolve(self.input, k)));
+                    // Control characters escaped, so that a message stays one line of text.
+                    let key = String::from_utf8_lossy(self.keys.resolve(self.input, k));
+                    for c in key.chars() {
+                        if c.is_control() {
+                            s.extend(c.escape_debug());
+                        } else {
+                            s.push(c);
+                        }
+                    }
                 }
                 Seg::Index(i) => {
                     s.push('[');
