@@ -66,3 +66,18 @@ fn fuzz_regressions() {
     }
     assert!(n >= 2, "{n} regression inputs");
 }
+
+/// Found by `cargo fuzz`: a map key holding a newline made the error's path, and so its
+/// `Display`, span lines. Paths escape control characters.
+#[test]
+fn error_paths_escape_control_characters() {
+    // [{_ "b": "c", "\n\0": <break>}]
+    let e = conneg_cbor::from_slice::<serde_json::Value>(&body::unhex("82bf61626163620a00ff"))
+        .unwrap_err();
+    assert_eq!(e.path(), r"[0].\n\0");
+    assert!(!e.to_string().contains('\n'), "{e}");
+    // Ordinary keys are untouched.
+    let e =
+        conneg_cbor::from_slice::<serde_json::Value>(&body::unhex("a1416ba1416af7")).unwrap_err();
+    assert_eq!(e.path(), ".k.j");
+}
