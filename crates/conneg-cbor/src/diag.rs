@@ -177,6 +177,14 @@ fn walk(input: &[u8], mut pos: usize, opts: &DiagOptions, out: &mut String) -> R
                         "break (0xff) outside an indefinite-length item",
                     ));
                 }
+                // RFC 8949 §3.3: f8 00..f8 1f are not well-formed.
+                24 if h.arg < 32 => {
+                    return Err(Error::at(
+                        ErrorKind::Syntax,
+                        start,
+                        format!("invalid two-byte encoding of simple value {}", h.arg),
+                    ));
+                }
                 _ => {
                     let _ = write!(out, "simple({})", h.arg);
                 }
