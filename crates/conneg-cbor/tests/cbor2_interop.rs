@@ -140,6 +140,15 @@ if req["op"] == "decode":
 elif req["op"] == "encode":
     for item in req["items"]:
         out.append(encode(item["value"], item["style"]).hex())
+elif req["op"] == "decode_seq":
+    # RFC 8742: items back to back; read until the stream is exhausted
+    import io
+    data = bytes.fromhex(req["items"])
+    dec = cbor2.CBORDecoder(io.BytesIO(data))
+    while dec.fp.tell() < len(data):
+        out.append(to_json(dec.decode(), {"bytes": 0, "text": 0}))
+elif req["op"] == "encode_seq":
+    out = "".join(encode(item["value"], item["style"]).hex() for item in req["items"])
 elif req["op"] == "forbidden":
     for name in req["items"]:
         out.append({"hex": forbidden(name).hex()})
@@ -498,4 +507,41 @@ fn what_cbor2_can_write_but_the_profile_forbids_is_rejected() {
             conneg_cbor::from_slice::<Obj>(&unhex(resp[i]["hex"].as_str().unwrap())).unwrap_err();
         assert_eq!(err.kind(), DuplicateKey, "{}: {err}", cases[i].0);
     }
+}
+
+#[test]
+fn sequences_both_ways() {
+    let events: Vec<Value> = vec![
+        json!({"type": "ADDED", "object": fixture("pod.json")}),
+        json!({"type": "MODIFIED", "object": fixture("cr.json")}),
+        json!({"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "12345"}}}),
+        json!({"type": "DELETED", "object": {"kind": "Flunder", "n": [1, 1.5, null]}}),
+    ];
+    // Our SeqEncoder's watch stream, read item by item by cbor2.
+    let mut enc = conneg_cbor::SeqEncoder::with_options(EncodeOptions::fast());
+    for e in &events {
+        enc.push(e).unwrap();
+    }
+    let stream = enc.into_inner();
+    let got = python(&json!({"op": "decode_seq", "items": hex(&stream)}));
+    assert_eq!(got.as_array().unwrap(), &events);
+    // cbor2's items back to back (Go-style, plain and indefinite), read by SeqDecoder in chunks.
+    let styles = ["gostyle", "default", "indefinite_bytes", "tagged"];
+    let items: Vec<Value> = events
+        .iter()
+        .zip(styles.iter().cycle())
+        .map(|(e, s)| json!({"style": s, "value": e}))
+        .collect();
+    let h = python(&json!({"op": "encode_seq", "items": items}));
+    let bytes = unhex(h.as_str().unwrap());
+    let mut dec = conneg_cbor::SeqDecoder::new();
+    let mut seen = Vec::new();
+    for chunk in bytes.chunks(100) {
+        dec.push(chunk);
+        while let Some(v) = dec.next::<Value>().unwrap() {
+            seen.push(v);
+        }
+    }
+    dec.finish().unwrap();
+    assert_eq!(seen, events);
 }
