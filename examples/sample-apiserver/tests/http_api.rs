@@ -887,3 +887,65 @@ fn hostile_input_never_500s() {
     }
     assert_eq!(s.get("/healthz", "*/*").code, 200);
 }
+
+#[test]
+fn dry_run_preconditions_and_table_watch() {
+    let (s, _d) = memory_server();
+    let coll = flunders("v1beta1", "default");
+    // dryRun=All: the answer is the object, nothing is stored.
+    let r = s.post_json(
+        &format!("{coll}?dryRun=All"),
+        &json!({"metadata": {"name": "dry"}}).to_string(),
+    );
+    assert_eq!(r.code, 201, "{}", r.text());
+    assert_eq!(r.json()["metadata"]["name"], "dry");
+    assert_eq!(s.get(&format!("{coll}/dry"), "application/json").code, 404);
+    assert_eq!(s.post_json(&format!("{coll}?dryRun=Some"), "{}").code, 400);
+
+    // Delete preconditions.
+    let r = s.post_json(&coll, &json!({"metadata": {"name": "pre"}}).to_string());
+    let uid = r.json()["metadata"]["uid"].as_str().unwrap().to_owned();
+    let del = |body: Value| {
+        s.req(
+            "DELETE",
+            &format!("{coll}/pre"),
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+    };
+    let r = del(json!({"preconditions": {"uid": "other"}}));
+    assert_eq!(r.code, 409);
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("Precondition failed")
+    );
+    let r = del(json!({"preconditions": {"uid": uid}, "propagationPolicy": "Background"}));
+    assert_eq!(r.code, 200);
+    assert!(
+        r.header("warning").is_none(),
+        "DeleteOptions fields are not warned about"
+    );
+
+    // A watch asking for Table gets one-row Tables, column definitions on the first only.
+    s.post_json(&coll, &json!({"metadata": {"name": "t1"}}).to_string());
+    s.post_json(&coll, &json!({"metadata": {"name": "t2"}}).to_string());
+    let r = s.req(
+        "GET",
+        &format!("{coll}?watch=true&timeoutSeconds=1"),
+        &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+        b"",
+    );
+    assert_eq!(r.code, 200);
+    let events: Vec<Value> = r
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["object"]["kind"], "Table");
+    assert!(events[0]["object"]["columnDefinitions"].is_array());
+    assert!(events[1]["object"].get("columnDefinitions").is_none());
+    assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "t2");
+}
