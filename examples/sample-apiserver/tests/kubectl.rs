@@ -288,3 +288,53 @@ fn kubectl_with_cbor_gates() {
     }
     scenario(true);
 }
+
+/// kubectl with the CBOR gates against a `--no-cbor` server: everything still works, in JSON.
+#[test]
+fn kubectl_cbor_gates_against_no_cbor_server() {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_cbor_gates_against_no_cbor_server) !!!!!\n"
+        );
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\n",
+    )
+    .unwrap();
+    let server = Server::start(&dir.path().join("data"), &["--no-cbor"]);
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor: true,
+    };
+    let file = dir.path().join("flunder.yaml");
+    std::fs::write(&file, FLUNDER).unwrap();
+    assert!(
+        k.run(&["create", "-f", file.to_str().unwrap()])
+            .contains("created")
+    );
+    let applied = dir.path().join("applied.yaml");
+    std::fs::write(&applied, APPLIED).unwrap();
+    assert!(
+        k.run(&["apply", "--server-side", "-f", applied.to_str().unwrap()])
+            .contains("serverside-applied")
+    );
+    assert!(k.run(&["get", "flunders"]).contains("applied"));
+    let raw = k.run(&[
+        "get",
+        "--raw",
+        "/apis/wardle.example.com/v1beta1/namespaces/default/flunders/applied",
+    ]);
+    assert!(
+        raw.starts_with('{'),
+        "expected JSON from a --no-cbor server: {raw}"
+    );
+    let metrics = server.get("/metrics", "*/*").text();
+    assert!(
+        !metrics.contains("response_content_type=\"application/cbor\""),
+        "{metrics}"
+    );
+}
