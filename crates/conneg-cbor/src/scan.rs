@@ -375,14 +375,20 @@ pub(crate) fn check_tag(tag: u64, offset: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks the head that follows tag `tag` (tag 0 needs a string, tag 1 a number in range).
+/// Checks the head that follows tag `tag` (tag 0 needs a text string, as in Kubernetes: a byte
+/// string is refused there although it is accepted as text everywhere else; tag 1 needs a number
+/// in range).
 #[inline]
 pub(crate) fn check_tag_content(tag: u64, h: &Head, offset: usize) -> Result<()> {
     match tag {
-        0 if !matches!(h.major, MAJOR_TEXT | MAJOR_BYTES) => Err(Error::at(
+        0 if h.major != MAJOR_TEXT => Err(Error::at(
             ErrorKind::UnsupportedValue,
             offset,
-            "tag 0 must be followed by a string",
+            if h.major == MAJOR_BYTES {
+                "tag number 0 must be followed by text string, got byte string"
+            } else {
+                "tag number 0 must be followed by text string"
+            },
         )),
         1 => match h.major {
             MAJOR_UNSIGNED | MAJOR_NEGATIVE => {

@@ -243,7 +243,18 @@ fn time_tags() {
         value("c0 74323031332d30332d32315432303a30343a30305a"),
         json!("2013-03-21T20:04:00Z")
     );
-    assert_eq!(value("c0 4161"), json!("a"));
+    // Kubernetes: "cbor: tag number 0 must be followed by text string, got byte string", although
+    // a byte string is accepted as text everywhere else (also when indefinite-length).
+    assert_eq!(both("c0 4161"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("c0 5f4161ff"), ErrorKind::UnsupportedValue);
+    assert_eq!(both("a1 4161 c0 4161"), ErrorKind::UnsupportedValue);
+    assert!(
+        conneg_cbor::from_slice::<String>(&unhex("c0 4161"))
+            .unwrap_err()
+            .to_string()
+            .contains("tag number 0 must be followed by text string, got byte string")
+    );
+    assert_eq!(value("c0 7f6161ff"), json!("a"));
     let s: String = conneg_cbor::from_slice(&unhex("c1 01")).unwrap();
     assert_eq!(s, "1970-01-01T00:00:01Z");
     assert_eq!(both("c0 01"), ErrorKind::UnsupportedValue);
