@@ -4,14 +4,15 @@
 //! key with the same bytes are duplicates). Definite-length keys are recorded as ranges of the
 //! input, so checking allocates nothing in steady state; indefinite-length keys are joined into
 //! a shared arena. One tracker serves every open map: nested maps push above their parent's keys
-//! and truncate back when they close. Small maps are checked by a linear scan; past
+//! and truncate back when they close. Small maps keep a 64-bit Bloom word of key fingerprints and
+//! are scanned linearly only when a new key hits it; past
 //! [`LINEAR_MAX`] keys a map switches to a set of keyed (SipHash) hashes, confirming any hit by
 //! comparing contents.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
-const LINEAR_MAX: usize = 16;
+const LINEAR_MAX: usize = 32;
 
 /// Where a key's bytes are: in the input, or in the tracker's arena.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +37,9 @@ pub(crate) struct KeyTracker {
 pub(crate) struct MapKeys {
     base: usize,
     arena_base: usize,
+    /// One bit per key of the map (bit `bloom_bit` of its fingerprint): a key whose bit is clear
+    /// is certainly new, so the linear scan runs only on a hit.
+    bloom: u64,
     set: Option<HashSet<u64>>,
 }
 
@@ -51,6 +55,7 @@ impl KeyTracker {
         MapKeys {
             base: self.keys.len(),
             arena_base: self.arena.len(),
+            bloom: 0,
             set: None,
         }
     }
@@ -77,11 +82,15 @@ impl KeyTracker {
         if m.set.is_none() && n < LINEAR_MAX {
             // Compare a fingerprint (length and first bytes) before the contents.
             let fp = fingerprint(kb);
-            for (i, &f) in self.fps[m.base..].iter().enumerate() {
-                if f == fp && self.resolve(input, self.keys[m.base + i]) == kb {
-                    return false;
+            let bit = bloom_bit(fp);
+            if m.bloom & bit != 0 {
+                for (i, &f) in self.fps[m.base..].iter().enumerate() {
+                    if f == fp && self.resolve(input, self.keys[m.base + i]) == kb {
+                        return false;
+                    }
                 }
             }
+            m.bloom |= bit;
             self.keys.push(key);
             self.fps.push(fp);
             return true;
@@ -113,6 +122,12 @@ impl KeyTracker {
         self.fps.push(0);
         true
     }
+}
+
+/// The Bloom bit of a fingerprint: equal keys have equal fingerprints, hence equal bits.
+#[inline]
+fn bloom_bit(fp: u64) -> u64 {
+    1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 /// Length and first bytes of a key packed in a word: different fingerprints, different keys.
