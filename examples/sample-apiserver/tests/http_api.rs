@@ -949,3 +949,84 @@ fn dry_run_preconditions_and_table_watch() {
     assert!(events[1]["object"].get("columnDefinitions").is_none());
     assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "t2");
 }
+
+/// Watches that start now without selectors share one hub: live events reach all of them,
+/// each sees only its namespace (or object), in its own codec.
+#[test]
+fn shared_watches_get_live_events() {
+    let (s, _d) = memory_server();
+    let coll_a = flunders("v1beta1", "a");
+    let coll_b = flunders("v1beta1", "b");
+    s.post_json(
+        &coll_a,
+        &json!({"metadata": {"name": "before"}}).to_string(),
+    );
+    let start = |path: String, accept: &'static str| {
+        let addr = s.addr.clone();
+        std::thread::spawn(move || common::request(&addr, "GET", &path, &[("Accept", accept)], b""))
+    };
+    let all = start(
+        "/apis/wardle.example.com/v1beta1/flunders?watch=true&timeoutSeconds=2".into(),
+        "application/json",
+    );
+    let only_a = start(
+        format!("{coll_a}?watch=true&timeoutSeconds=2"),
+        "application/json",
+    );
+    let one = start(
+        format!("{coll_a}/later?watch=true&timeoutSeconds=2"),
+        "application/json",
+    );
+    let cbor = start(
+        format!("{coll_b}?watch=true&timeoutSeconds=2"),
+        "application/cbor",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    s.post_json(&coll_a, &json!({"metadata": {"name": "later"}}).to_string());
+    s.post_json(&coll_b, &json!({"metadata": {"name": "other"}}).to_string());
+    s.req("DELETE", &format!("{coll_a}/later"), &[], b"");
+    let events = |r: common::Resp| -> Vec<(String, String)> {
+        r.text()
+            .lines()
+            .map(|l| {
+                let e: Value = serde_json::from_str(l).unwrap();
+                (
+                    e["type"].as_str().unwrap().to_owned(),
+                    e["object"]["metadata"]["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let ev = |t: &str, n: &str| (t.to_owned(), n.to_owned());
+    assert_eq!(
+        events(all.join().unwrap()),
+        [
+            ev("ADDED", "before"),
+            ev("ADDED", "later"),
+            ev("ADDED", "other"),
+            ev("DELETED", "later")
+        ]
+    );
+    assert_eq!(
+        events(only_a.join().unwrap()),
+        [
+            ev("ADDED", "before"),
+            ev("ADDED", "later"),
+            ev("DELETED", "later")
+        ]
+    );
+    assert_eq!(
+        events(one.join().unwrap()),
+        [ev("ADDED", "later"), ev("DELETED", "later")]
+    );
+    let r = cbor.join().unwrap();
+    assert_eq!(r.header("content-type"), Some("application/cbor-seq"));
+    assert!(
+        r.body.windows(5).any(|w| w == b"other"),
+        "CBOR watcher saw the new object"
+    );
+    assert!(
+        !r.body.windows(6).any(|w| w == b"before"),
+        "and only its namespace"
+    );
+}

@@ -58,6 +58,8 @@ pub struct AppState {
     pub metrics: Arc<metrics::Metrics>,
     /// Whether CBOR is served (false with `--no-cbor`).
     pub cbor: bool,
+    /// Shared watch fan-out, one hub per version and resource ([`watch`]).
+    pub hubs: watch::Hubs,
 }
 
 /// Server options beyond storage.
@@ -82,6 +84,7 @@ impl AppState {
             keys: storage.keys,
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
+            hubs: watch::Hubs::default(),
         }
     }
 

@@ -11,13 +11,24 @@
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first).
+//!
+//! Watches that start now without selectors, Table or bookmarks (a namespace or object name is
+//! fine: they never change) share one [`WatchHub`] per version and resource: a single task
+//! reads the storage watch, decodes each event once, and the hub encodes it once per codec
+//! for all of them. The others get their own storage watch, since selectors (ADDED/DELETED
+//! on a change of match) and starting revisions are theirs alone.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
-use conneg::watch::{WatchEvent, WatchResponse};
+use http::Response;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
 use conneg::{Negotiated, Status};
 use futures_util::StreamExt;
 use futures_util::stream;
@@ -61,6 +72,140 @@ impl Filter {
     }
 }
 
+/// The shared hubs, by (version, resource); each holds a `WatchHub<T>` for its type.
+#[derive(Clone, Default)]
+pub struct Hubs(Arc<Mutex<HubMap>>);
+
+type HubMap = HashMap<(&'static str, &'static str), Box<dyn Any + Send + Sync>>;
+
+impl std::fmt::Debug for Hubs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hubs")
+    }
+}
+
+/// A shared hub and the revision of the last event its feeder started publishing.
+struct Shared<T> {
+    hub: WatchHub<T>,
+    started: Arc<AtomicI64>,
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Self {
+            hub: self.hub.clone(),
+            started: self.started.clone(),
+        }
+    }
+}
+
+/// The hub of `T`, started (with its feeding task) on first use.
+async fn hub<T: Served>(st: &AppState) -> Result<Shared<T>, Status> {
+    let key = (T::VERSION.as_str(), T::RESOURCE.resource);
+    let existing = |m: &HubMap| {
+        m.get(&key)
+            .and_then(|b| b.downcast_ref::<Shared<T>>())
+            .cloned()
+    };
+    if let Some(h) = st.hubs.0.lock().ok().and_then(|m| existing(&m)) {
+        return Ok(h);
+    }
+    let from = st
+        .store
+        .current_revision()
+        .await
+        .map_err(|e| storage_status(e, T::RESOURCE, ""))?;
+    let prefix = st.keys.collection(T::RESOURCE, None);
+    let mut events = st
+        .store
+        .watch(&prefix, from)
+        .await
+        .map_err(|e| storage_status(e, T::RESOURCE, ""))?;
+    let shared = {
+        let Ok(mut m) = st.hubs.0.lock() else {
+            return Err(Status::internal_error("watch hub registry poisoned"));
+        };
+        if let Some(h) = existing(&m) {
+            return Ok(h); // another request started it meanwhile
+        }
+        let shared = Shared {
+            hub: WatchHub::<T>::new(),
+            started: Arc::new(AtomicI64::new(from)),
+        };
+        m.insert(key, Box::new(shared.clone()));
+        shared
+    };
+    let (st2, feeder) = (st.clone(), shared.clone());
+    tokio::spawn(async move {
+        let all = Filter {
+            sel: Selectors::default(),
+            name: None,
+        };
+        while let Some(item) = events.next().await {
+            match item {
+                Ok(ev) => {
+                    feeder.started.store(ev.revision(), Ordering::SeqCst);
+                    if let Some(e) = translate::<T>(&st2, &all, &ev) {
+                        feeder.hub.publish(e.map(T::from_kind));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "watch hub feed ended; its watchers re-watch");
+                    break;
+                }
+            }
+        }
+        if let Ok(mut m) = st2.hubs.0.lock() {
+            m.remove(&key);
+        }
+        feeder.hub.close();
+    });
+    Ok(shared)
+}
+
+/// Serves a watch that starts now without selectors from the shared hub: `initial` (the
+/// list at revision `from`) first, then every event after `from`. `None` when the hub's
+/// feeder has already gone past `from` (events could be missed): the caller then watches
+/// storage itself.
+async fn watch_shared<T: Served>(
+    st: &AppState,
+    t: &Target,
+    n: &Negotiated,
+    initial: &[T::K],
+    from: i64,
+    timeout: u64,
+) -> Result<Option<Response<Body>>, Status> {
+    let shared = hub::<T>(st).await?;
+    let codec = n.response_codec().clone();
+    let (ns, name) = (t.namespace.clone(), t.name.clone());
+    let watcher = shared
+        .hub
+        .subscribe_filtered(&codec, move |e: &WatchEvent<T>| {
+            e.object().is_some_and(|o| {
+                let m = o.meta();
+                ns.as_ref().is_none_or(|ns| *ns == m.namespace)
+                    && name.as_ref().is_none_or(|n| *n == m.name)
+                    && m.resource_version.parse::<i64>().unwrap_or(0) > from
+            })
+        })?;
+    // Every event the feeder starts from now on reaches this watcher; the ones it started
+    // before must all be in the list.
+    if shared.started.load(Ordering::SeqCst) > from {
+        return Ok(None);
+    }
+    let mut first = Vec::with_capacity(initial.len());
+    for k in initial {
+        let bytes = WatchEvent::Added(T::from_kind(k.clone()))
+            .to_bytes(&codec)
+            .map_err(Status::from)?;
+        first.push(bytes);
+    }
+    let resp = WatchResponse::new(n)
+        .timeout_seconds(Some(timeout))
+        .encoded(stream::iter(first).chain(watcher));
+    Ok(Some(resp.map(Body::new)))
+}
+
 /// Serves a watch on the target collection (or object).
 pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
     let sel = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))
@@ -99,6 +244,12 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
             (Vec::new(), rev)
         }
     };
+    let start_now = matches!(q.get("resourceVersion"), None | Some("0"));
+    if start_now && filter.sel.is_empty() && !bookmarks && n.conversion().is_none() {
+        if let Some(resp) = watch_shared::<T>(st, t, n, &initial, from, timeout).await? {
+            return Ok(resp);
+        }
+    }
     let events = st
         .store
         .watch(&prefix, from)
