@@ -397,3 +397,46 @@ fn hex_decode(s: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
 }
+
+/// Unsorted maps nested in a map and in arrays of unknown length whose heads grow when they end
+/// (24 or more elements): the deferred reorder must follow the bytes the head fix moved.
+#[test]
+fn unsorted_maps_under_growing_heads() {
+    struct Unknown(Vec<serde_json::Value>);
+    impl Serialize for Unknown {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter())
+        }
+    }
+    struct UnknownMap(Vec<(String, serde_json::Value)>);
+    impl Serialize for UnknownMap {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(None)?;
+            for (k, v) in &self.0 {
+                m.serialize_entry(k, v)?;
+            }
+            m.end()
+        }
+    }
+    let item =
+        |i: usize| json!({"zzzz": i, "a": {"bbb": [1, {"cc": 1, "b": 2}], "c": i}, "yy": "x"});
+    let items: Vec<_> = (0..30).map(item).collect();
+    let want = conneg_cbor::to_vec(&serde_json::Value::Array(items.clone())).unwrap();
+    assert_eq!(conneg_cbor::to_vec(&Unknown(items.clone())).unwrap(), want);
+    // A map of unknown length with 30 entries, keys out of order, values unsorted maps.
+    let entries: Vec<_> = (0..30)
+        .rev()
+        .map(|i| {
+            (
+                format!("k{i:02}"),
+                json!({"long": Unknown(vec![item(i); 25]).0, "s": i}),
+            )
+        })
+        .collect();
+    let want_map: serde_json::Map<_, _> = entries.iter().cloned().collect();
+    assert_eq!(
+        conneg_cbor::to_vec(&UnknownMap(entries)).unwrap(),
+        conneg_cbor::to_vec(&serde_json::Value::Object(want_map)).unwrap()
+    );
+}
