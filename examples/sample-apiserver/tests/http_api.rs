@@ -1030,3 +1030,28 @@ fn shared_watches_get_live_events() {
         "and only its namespace"
     );
 }
+
+/// `allowWatchBookmarks=true`: after 10 s without events a BOOKMARK carries the revision.
+#[test]
+fn watch_bookmarks_after_quiet() {
+    let (s, _d) = memory_server();
+    let coll = flunders("v1beta1", "default");
+    let r = s.post_json(&coll, &json!({"metadata": {"name": "b"}}).to_string());
+    let rv = r.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s.req(
+        "GET",
+        &format!(
+            "{coll}?watch=true&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=12"
+        ),
+        &[("Accept", "application/json")],
+        b"",
+    );
+    assert_eq!(r.code, 200);
+    let first: Value = serde_json::from_str(r.text().lines().next().expect("an event")).unwrap();
+    assert_eq!(first["type"], "BOOKMARK");
+    assert_eq!(first["object"]["kind"], "Flunder");
+    assert_eq!(first["object"]["metadata"]["resourceVersion"], json!(rv));
+}
