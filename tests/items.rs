@@ -8,76 +8,14 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+
 use std::time::Duration;
 
 use conneg_cbor::{EncodeOptions, StringEncoding};
+use conneg_tests::{Example, item_example_binaries};
 use serde_json::{Value, json};
 
-const PACKAGES: [&str; 2] = ["axum-items", "hyper-items"];
 const LIMIT: usize = 3 * 1024 * 1024;
-
-/// Builds the example binaries once per test run and returns their paths.
-fn binaries() -> &'static [PathBuf] {
-    static BINS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    BINS.get_or_init(|| {
-        // This test runs from target/<profile>/deps/; the binaries land in target/<profile>/.
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let profile = dir.file_name().unwrap().to_str().unwrap().to_owned();
-        PACKAGES
-            .iter()
-            .map(|package| {
-                let status = Command::new(env!("CARGO"))
-                    .args(["build", "--quiet", "-p", package, "--profile"])
-                    .arg(if profile == "debug" { "dev" } else { &profile })
-                    .status()
-                    .unwrap();
-                assert!(status.success(), "cargo build -p {package} failed");
-                dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX))
-            })
-            .collect()
-    })
-}
-
-/// A running example; killed on drop.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start(bin: &PathBuf) -> Server {
-        let mut child = Command::new(bin)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The first line of stdout is "listening on http://ADDR".
-        let mut stdout = child.stdout.take().unwrap();
-        let mut line = Vec::new();
-        let mut byte = [0];
-        while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
-            line.push(byte[0]);
-        }
-        let line = String::from_utf8(line).unwrap();
-        let addr = line
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("{bin:?} printed {line:?}"))
-            .parse()
-            .unwrap();
-        Server { child, addr }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// One HTTP/1.1 response.
 #[derive(Debug, PartialEq)]
@@ -183,12 +121,12 @@ fn send(addr: SocketAddr, head: &str, body: &[u8]) -> Reply {
 }
 
 /// Both examples, side by side.
-struct Both([Server; 2]);
+struct Both([Example; 2]);
 
 impl Both {
     fn start() -> Both {
-        let bins = binaries();
-        Both([Server::start(&bins[0]), Server::start(&bins[1])])
+        let bins = item_example_binaries();
+        Both([Example::start(&bins[0]), Example::start(&bins[1])])
     }
 
     /// Sends the same request to both servers, checks that the answers are identical, and

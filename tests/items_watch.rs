@@ -1,47 +1,16 @@
-//! `GET /items?watch=true` (and `watch=1`) and the streamed `GET /items`, against the real
-//! binary over a socket: every later create, change and delete reaches a CBOR watcher and a
+//! `GET /items?watch=true` (and `watch=1`) and the streamed `GET /items`, against both item
+//! examples (axum-items and hyper-items) over a socket: every later create, change and delete reaches a CBOR watcher and a
 //! JSON watcher, in order, while the watch stays open.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use conneg::watch::{StreamFormat, WatchDecoder, WatchEvent};
+use conneg_tests::{Example, item_example_binaries};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-const BIN: &str = env!("CARGO_BIN_EXE_axum-items");
-
-/// The server, killed when the test ends.
-struct Server(Child, SocketAddr);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start() -> Server {
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the example");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    Server(child, addr)
-}
 
 /// A response read from a socket: the head, then the body chunk by chunk.
 struct Conn {
@@ -124,9 +93,15 @@ async fn next_event(conn: &mut Conn, d: &mut WatchDecoder<Value>) -> WatchEvent<
 
 #[tokio::test]
 async fn watch_streams_every_change_and_list_streams() {
+    for bin in item_example_binaries() {
+        watch_streams_every_change_and_list_streams_on(bin).await;
+    }
+}
+
+async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
     tokio::time::timeout(Duration::from_secs(60), async {
-        let server = start();
-        let addr = server.1;
+        let server = Example::start(bin);
+        let addr = server.addr;
         let mut watchers = Vec::new();
         for (query, accept, ct, format) in [
             ("watch=true", "application/cbor", "application/cbor-seq", StreamFormat::CborSeq),
