@@ -122,6 +122,18 @@ impl StorageArgs {
         }
     }
 
+    /// Where objects live, for the startup log: the etcd endpoints, the data directory, or memory.
+    pub fn location(&self) -> String {
+        if !self.etcd_servers.is_empty() {
+            format!("etcd {}", self.etcd_servers.join(","))
+        } else {
+            match self.kind {
+                StorageKind::Embedded => format!("embedded {}", self.data_dir.display()),
+                StorageKind::Memory => "memory".to_owned(),
+            }
+        }
+    }
+
     /// Open the configured store.
     pub async fn open(&self) -> Result<OpenedStorage> {
         let keys = self.keys();

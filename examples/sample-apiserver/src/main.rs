@@ -74,8 +74,7 @@ async fn main() -> std::process::ExitCode {
         }
     };
     tracing::info!(
-        backend = ?cli.storage.kind,
-        data_dir = %cli.storage.data_dir.display(),
+        storage = %cli.storage.location(),
         media_type = %opened.codec.media_type,
         revision,
         cbor = !cli.no_cbor,
