@@ -130,15 +130,18 @@ fn bloom_bit(fp: u64) -> u64 {
     1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
-/// Length and first bytes of a key packed in a word: different fingerprints, different keys.
+/// First eight bytes of a key (zero-padded) mixed with its length: a function of the key's bytes
+/// only, so different fingerprints mean different keys. Keys of eight bytes or more take a
+/// fixed-size load (no variable-length copy).
 #[inline]
 fn fingerprint(k: &[u8]) -> u64 {
     let mut b = [0u8; 8];
-    let n = k.len().min(6);
-    b[..n].copy_from_slice(&k[..n]);
-    b[6] = (k.len() >> 8) as u8;
-    b[7] = k.len() as u8;
-    u64::from_ne_bytes(b)
+    if k.len() >= 8 {
+        b.copy_from_slice(&k[..8]);
+    } else {
+        b[..k.len()].copy_from_slice(k);
+    }
+    u64::from_le_bytes(b) ^ (k.len() as u64).rotate_right(8)
 }
 
 /// Renders a key for an error message: as a quoted string when it is UTF-8, as hex otherwise.
