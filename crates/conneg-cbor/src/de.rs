@@ -287,6 +287,13 @@ impl<'de> Deserializer<'de> {
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
     fn peek_null(&self) -> Result<bool> {
+        // Fast path: a null, or any first byte that is not a tag (the head itself, well-formed
+        // or not, is read by whatever decodes the value next).
+        match self.input.get(self.pos) {
+            Some(&0xf6) => return Ok(true),
+            Some(&b) if b >> 5 != MAJOR_TAG => return Ok(false),
+            _ => {}
+        }
         let mut pos = self.pos;
         loop {
             let h = read_head(self.input, &mut pos)?;
