@@ -867,12 +867,28 @@ impl<'de> MapAccess<'_, 'de> {
             let input: &'de [u8] = self.de.input;
             // Fast path: a short definite-length byte or text string key.
             let mut key_str: Option<&'de str> = None;
+            let mut pre_known: Option<usize> = None;
             let key = match input.get(kstart) {
                 Some(&b @ (0x40..=0x57 | 0x60..=0x77))
                     if kstart + 1 + (b & 0x1f) as usize <= input.len() =>
                 {
                     let (s, e) = (kstart + 1, kstart + 1 + (b & 0x1f) as usize);
-                    match std::str::from_utf8(&input[s..e]) {
+                    let kb = &input[s..e];
+                    // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
+                    if let Some(fields) = self.fields {
+                        if let Some(i) = fields.iter().position(|f| {
+                            let f = f.as_bytes();
+                            f.len() == kb.len() && f.first() == kb.first() && f == kb
+                        }) {
+                            pre_known = Some(i);
+                            key_str = Some(fields[i]);
+                        }
+                    }
+                    let checked = match key_str {
+                        Some(k) => Ok(k),
+                        None => std::str::from_utf8(kb),
+                    };
+                    match checked {
                         Ok(k) => {
                             key_str = Some(k);
                             self.de.pos = e;
@@ -890,6 +906,7 @@ impl<'de> MapAccess<'_, 'de> {
             };
             let kb = self.de.keys.resolve(input, key);
             let known = match self.fields {
+                _ if pre_known.is_some() => pre_known,
                 Some(fields) => fields.iter().position(|f| {
                     // Length and first byte before a memcmp call: most candidates differ there.
                     let f = f.as_bytes();
