@@ -23,7 +23,6 @@ struct Buffers {
     scratch: Vec<u8>,
     keys: KeyTracker,
     scanner: Scanner,
-    path: Vec<Seg>,
 }
 
 /// Largest string scratch buffer kept between decodes.
@@ -46,11 +45,9 @@ impl Deserializer<'_> {
             scratch: std::mem::take(&mut self.scratch),
             keys: std::mem::take(&mut self.keys),
             scanner: std::mem::take(&mut self.scanner),
-            path: std::mem::take(&mut self.path),
         };
         b.scratch.clear();
         b.keys.reset();
-        b.path.clear();
         let _ = POOL.try_with(|p| {
             if let Ok(mut p) = p.try_borrow_mut() {
                 *p = Some(b);
@@ -59,7 +56,7 @@ impl Deserializer<'_> {
     }
 }
 
-/// One step of the path to the item being decoded.
+/// One step of the path to an item: errors and warnings get it as they leave the item.
 #[derive(Clone, Copy, Debug)]
 enum Seg {
     Key(KeyRef),
@@ -105,8 +102,10 @@ pub struct Deserializer<'de> {
     scratch: Vec<u8>,
     keys: KeyTracker,
     scanner: Scanner,
-    path: Vec<Seg>,
     warnings: Option<Vec<Error>>,
+    /// `warnings.len()` (0 when not collecting): a level that sees it grow while decoding a child
+    /// prepends the child's path segment to the new warnings.
+    warned: usize,
     /// Input bytes promised to size hints of open containers (each hinted element needs at least
     /// one byte of its own), so hints across nesting levels never exceed the input length.
     reserved: usize,
@@ -134,8 +133,8 @@ impl<'de> Deserializer<'de> {
             scratch: b.scratch,
             keys: b.keys,
             scanner: b.scanner,
-            path: b.path,
             warnings: None,
+            warned: 0,
             reserved: 0,
         }
     }
@@ -175,50 +174,58 @@ impl<'de> Deserializer<'de> {
             return Err(Error::at(ErrorKind::Eof, 0, "empty input"));
         }
         T::deserialize(&mut *self).map_err(|mut e| {
-            self.fill(&mut e, 0);
+            e.set_offset_if_none(0);
             e
         })
     }
 
-    fn path_string(&self) -> String {
+    fn seg_string(&self, seg: Seg) -> String {
         let mut s = String::new();
-        for seg in &self.path {
-            match *seg {
-                Seg::Key(k) => {
-                    s.push('.');
-                    // Control characters escaped, so that a message stays one line of text.
-                    let key = String::from_utf8_lossy(self.keys.resolve(self.input, k));
-                    for c in key.chars() {
-                        if c.is_control() {
-                            s.extend(c.escape_debug());
-                        } else {
-                            s.push(c);
-                        }
+        match seg {
+            Seg::Key(k) => {
+                s.push('.');
+                // Control characters escaped, so that a message stays one line of text.
+                let key = String::from_utf8_lossy(self.keys.resolve(self.input, k));
+                for c in key.chars() {
+                    if c.is_control() {
+                        s.extend(c.escape_debug());
+                    } else {
+                        s.push(c);
                     }
                 }
-                Seg::Index(i) => {
-                    s.push('[');
-                    s.push_str(&i.to_string());
-                    s.push(']');
-                }
+            }
+            Seg::Index(i) => {
+                s.push('[');
+                s.push_str(&i.to_string());
+                s.push(']');
             }
         }
         s
     }
 
-    /// Gives an error the current path (and an offset) unless it has them already.
+    /// An error leaves the item at `seg` (which starts at `offset`) for its parent: it gets the
+    /// segment in front of its path, and the offset unless it has one.
     #[cold]
-    fn fill(&self, e: &mut Error, offset: usize) {
-        if !e.has_path() {
-            e.set_path(self.path_string());
-        }
+    fn leave(&self, e: &mut Error, seg: Seg, offset: usize) {
+        e.prepend_path(self.seg_string(seg));
         e.set_offset_if_none(offset);
+    }
+
+    /// Warnings from `warnings[from..]` leave the item at `seg` for its parent.
+    #[cold]
+    fn warnings_leave(&mut self, from: usize, seg: Seg) {
+        let s = self.seg_string(seg);
+        if let Some(w) = &mut self.warnings {
+            for e in &mut w[from..] {
+                e.prepend_path(s.clone());
+            }
+        }
     }
 
     #[cold]
     fn err_here(&self, e: Error) -> Error {
         let mut e = e;
-        self.fill(&mut e, self.pos);
+        e.set_offset_if_none(self.pos);
         e
     }
 
@@ -688,7 +695,10 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
                     ));
                 }
                 de.enter(start)?;
-                let value = visitor.visit_enum(VariantAccess { de: &mut *de })?;
+                let value = visitor.visit_enum(VariantAccess {
+                    de: &mut *de,
+                    key: None,
+                })?;
                 if h.indefinite() {
                     if de.input.get(de.pos) != Some(&BREAK) {
                         return Err(Error::at(
@@ -782,18 +792,21 @@ impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
             self.de.reserved -= 1;
         }
         let start = self.de.pos;
-        self.de.path.push(Seg::Index(self.index));
+        let warned = self.de.warned;
+        let index = self.index;
         self.index += 1;
-        let r = seed.deserialize(&mut *self.de);
-        let r = match r {
-            Ok(v) => Ok(Some(v)),
+        match seed.deserialize(&mut *self.de) {
+            Ok(v) => {
+                if self.de.warned != warned {
+                    self.de.warnings_leave(warned, Seg::Index(index));
+                }
+                Ok(Some(v))
+            }
             Err(mut e) => {
-                self.de.fill(&mut e, start);
+                self.de.leave(&mut e, Seg::Index(index), start);
                 Err(e)
             }
-        };
-        self.de.path.pop();
-        r
+        }
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -935,23 +948,17 @@ impl<'de> MapAccess<'_, 'de> {
                         kstart,
                         format!("unknown field {}", display_key(kb)),
                     );
-                    if self.de.warnings.is_some() {
-                        let mut err = err;
-                        err.set_path(self.de.path_string());
-                        if let Some(w) = &mut self.de.warnings {
-                            w.push(err);
-                        }
+                    // The warning's path is this map's: levels above prepend theirs.
+                    if let Some(w) = &mut self.de.warnings {
+                        w.push(err);
+                        self.de.warned = w.len();
                     } else if self.de.opts.unknown_fields == UnknownFields::Deny {
                         return Err(err);
                     }
-                    self.de.path.push(Seg::Key(key));
-                    let r = self.de.skip_value();
-                    if let Err(mut e) = r {
-                        self.de.fill(&mut e, kstart);
-                        self.de.path.pop();
+                    if let Err(mut e) = self.de.skip_value() {
+                        self.de.leave(&mut e, Seg::Key(key), kstart);
                         return Err(e);
                     }
-                    self.de.path.pop();
                     self.pair_done();
                     continue;
                 }
@@ -988,7 +995,7 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         let start = self.de.pos;
         self.next_key_inner(seed).map_err(|mut e| {
-            self.de.fill(&mut e, start);
+            e.set_offset_if_none(start);
             e
         })
     }
@@ -999,20 +1006,20 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
             .take()
             .expect("next_value_seed after next_key_seed");
         let start = self.de.pos;
-        self.de.path.push(Seg::Key(key));
-        let r = seed.deserialize(&mut *self.de);
-        let r = match r {
+        let warned = self.de.warned;
+        match seed.deserialize(&mut *self.de) {
             Ok(v) => {
+                if self.de.warned != warned {
+                    self.de.warnings_leave(warned, Seg::Key(key));
+                }
                 self.pair_done();
                 Ok(v)
             }
             Err(mut e) => {
-                self.de.fill(&mut e, start);
+                self.de.leave(&mut e, Seg::Key(key), start);
                 Err(e)
             }
-        };
-        self.de.path.pop();
-        r
+        }
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -1094,13 +1101,15 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
 /// `{variant: value}` enums.
 struct VariantAccess<'a, 'de> {
     de: &'a mut Deserializer<'de>,
+    /// The variant's key, once read: the path segment of the content.
+    key: Option<KeyRef>,
 }
 
 impl<'de> de::EnumAccess<'de> for VariantAccess<'_, 'de> {
     type Error = Error;
     type Variant = Self;
 
-    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
+    fn variant_seed<V: DeserializeSeed<'de>>(mut self, seed: V) -> Result<(V::Value, Self)> {
         if self.de.input.get(self.de.pos) == Some(&BREAK) {
             return Err(Error::at(
                 ErrorKind::Message,
@@ -1122,19 +1131,26 @@ impl<'de> de::EnumAccess<'de> for VariantAccess<'_, 'de> {
                 borrowed: Some(&input[key.start..key.end]),
             })?
         };
-        self.de.path.push(Seg::Key(key));
+        self.key = Some(key);
         Ok((v, self))
     }
 }
 
 impl<'de> VariantAccess<'_, 'de> {
-    fn finish<T>(self, r: Result<T>, start: usize) -> Result<T> {
-        let r = r.map_err(|mut e| {
-            self.de.fill(&mut e, start);
-            e
-        });
-        self.de.path.pop();
-        r
+    fn finish<T>(self, r: Result<T>, start: usize, warned: usize) -> Result<T> {
+        let Some(key) = self.key else { return r };
+        match r {
+            Ok(v) => {
+                if self.de.warned != warned {
+                    self.de.warnings_leave(warned, Seg::Key(key));
+                }
+                Ok(v)
+            }
+            Err(mut e) => {
+                self.de.leave(&mut e, Seg::Key(key), start);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -1142,21 +1158,21 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<()> {
-        let start = self.de.pos;
+        let (start, warned) = (self.de.pos, self.de.warned);
         let r = <() as Deserialize>::deserialize(&mut *self.de);
-        self.finish(r, start)
+        self.finish(r, start, warned)
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
-        let start = self.de.pos;
+        let (start, warned) = (self.de.pos, self.de.warned);
         let r = seed.deserialize(&mut *self.de);
-        self.finish(r, start)
+        self.finish(r, start, warned)
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value> {
-        let start = self.de.pos;
+        let (start, warned) = (self.de.pos, self.de.warned);
         let r = de::Deserializer::deserialize_seq(&mut *self.de, visitor);
-        self.finish(r, start)
+        self.finish(r, start, warned)
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -1164,9 +1180,9 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let start = self.de.pos;
+        let (start, warned) = (self.de.pos, self.de.warned);
         let r = de::Deserializer::deserialize_struct(&mut *self.de, "", fields, visitor);
-        self.finish(r, start)
+        self.finish(r, start, warned)
     }
 }
 

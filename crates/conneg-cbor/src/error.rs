@@ -1,6 +1,7 @@
 //! The error type shared by encoding and decoding.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 /// `Result` with [`Error`] as the default error type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -49,7 +50,11 @@ pub struct Error {
 struct Inner {
     kind: ErrorKind,
     msg: String,
-    path: Option<String>,
+    /// Path segments (`.key`, `[index]`), innermost first: a decoder adds one per level as the
+    /// error propagates out, so that decoding keeps no path on the success path.
+    segs: Vec<String>,
+    /// `segs` joined outermost first, rendered on first use.
+    path: OnceLock<String>,
     offset: Option<usize>,
     io: Option<std::io::Error>,
 }
@@ -60,7 +65,8 @@ impl Error {
             inner: Box::new(Inner {
                 kind,
                 msg: msg.into(),
-                path: None,
+                segs: Vec::new(),
+                path: OnceLock::new(),
                 offset: None,
                 io: None,
             }),
@@ -90,7 +96,9 @@ impl Error {
 
     /// The path to the offending item, e.g. `.spec.containers[2].name`; `""` at the root.
     pub fn path(&self) -> &str {
-        self.inner.path.as_deref().unwrap_or("")
+        self.inner
+            .path
+            .get_or_init(|| self.inner.segs.iter().rev().map(String::as_str).collect())
     }
 
     /// The byte offset in the input where the offending item starts, when known.
@@ -114,6 +122,7 @@ impl Error {
             inner: Box::new(Inner {
                 kind: self.inner.kind,
                 msg: self.inner.msg.clone(),
+                segs: self.inner.segs.clone(),
                 path: self.inner.path.clone(),
                 offset: self.inner.offset,
                 io: None,
@@ -127,12 +136,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn has_path(&self) -> bool {
-        self.inner.path.is_some()
-    }
-
-    pub(crate) fn set_path(&mut self, path: String) {
-        self.inner.path = Some(path);
+    /// Puts `seg` (`.key` or `[index]`) in front of the path: the error is leaving the item that
+    /// `seg` names for its parent.
+    pub(crate) fn prepend_path(&mut self, seg: String) {
+        self.inner.path.take();
+        self.inner.segs.push(seg);
     }
 
     pub(crate) fn set_offset_if_none(&mut self, offset: usize) {
@@ -145,9 +153,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.inner.msg)?;
-        match self.inner.path.as_deref() {
-            Some(p) if !p.is_empty() => write!(f, " at {p}"),
-            _ => Ok(()),
+        match self.path() {
+            "" => Ok(()),
+            p => write!(f, " at {p}"),
         }
     }
 }
