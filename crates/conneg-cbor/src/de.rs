@@ -6,7 +6,7 @@ use crate::head::{
     BREAK, Head, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGATIVE, MAJOR_SIMPLE, MAJOR_TAG,
     MAJOR_TEXT, MAJOR_UNSIGNED, TAG_SELF_DESCRIBED, check_float, check_int, float_value, read_head,
 };
-use crate::keys::{KeyRef, KeyTracker, MapKeys, display_key};
+use crate::keys::{KeyRef, KeyTracker, MapKeys, display_key, key_eq};
 use crate::options::{DecodeOptions, UnknownFields};
 use crate::scan::{self, Scanner};
 use crate::strenc::LaterEncoding;
@@ -828,6 +828,12 @@ struct MapAccess<'a, 'de> {
     seen: u64,
 }
 
+/// The index of the field named `kb`.
+#[inline(always)]
+fn find_field(fields: &'static [&'static str], kb: &[u8]) -> Option<usize> {
+    fields.iter().position(|f| key_eq(f.as_bytes(), kb))
+}
+
 impl<'de> MapAccess<'_, 'de> {
     /// Advances to the next key; false at the end of the map.
     #[inline]
@@ -878,24 +884,24 @@ impl<'de> MapAccess<'_, 'de> {
             }
             let kstart = self.de.pos;
             let input: &'de [u8] = self.de.input;
-            // Fast path: a short definite-length byte or text string key.
             let mut key_str: Option<&'de str> = None;
-            let mut pre_known: Option<usize> = None;
-            let key = match input.get(kstart) {
-                Some(&b @ (0x40..=0x57 | 0x60..=0x77))
-                    if kstart + 1 + (b & 0x1f) as usize <= input.len() =>
-                {
-                    let (s, e) = (kstart + 1, kstart + 1 + (b & 0x1f) as usize);
+            let mut known: Option<usize> = None;
+            let mut searched = false;
+            // Fast path: a definite-length byte or text string key shorter than 256 bytes.
+            let short = match input.get(kstart) {
+                Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => Some((kstart + 1, (b & 0x1f) as usize)),
+                Some(&(0x58 | 0x78)) => input.get(kstart + 1).map(|&n| (kstart + 2, n as usize)),
+                _ => None,
+            };
+            let key = match short {
+                Some((s, n)) if n <= input.len() - s => {
+                    let e = s + n;
                     let kb = &input[s..e];
-                    // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
                     if let Some(fields) = self.fields {
-                        if let Some(i) = fields.iter().position(|f| {
-                            let f = f.as_bytes();
-                            f.len() == kb.len() && f.first() == kb.first() && f == kb
-                        }) {
-                            pre_known = Some(i);
-                            key_str = Some(fields[i]);
-                        }
+                        searched = true;
+                        known = find_field(fields, kb);
+                        // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
+                        key_str = known.map(|i| fields[i]);
                     }
                     let checked = match key_str {
                         Some(k) => Ok(k),
@@ -917,16 +923,10 @@ impl<'de> MapAccess<'_, 'de> {
                 }
                 _ => self.de.read_key()?,
             };
-            let kb = self.de.keys.resolve(input, key);
-            let known = match self.fields {
-                _ if pre_known.is_some() => pre_known,
-                Some(fields) => fields.iter().position(|f| {
-                    // Length and first byte before a memcmp call: most candidates differ there.
-                    let f = f.as_bytes();
-                    f.len() == kb.len() && f.first() == kb.first() && f == kb
-                }),
-                None => None,
-            };
+            if let (Some(fields), false) = (self.fields, searched) {
+                let kb = self.de.keys.resolve(input, key);
+                known = find_field(fields, kb);
+            }
             let fresh = match known {
                 // Known fields of small structs: a bit per field.
                 Some(i) if i < 64 => {

@@ -154,3 +154,47 @@ pub(crate) fn display_key(k: &[u8]) -> String {
         ),
     }
 }
+
+/// `a == b` for short keys without a `memcmp` call: keys of up to 24 bytes are compared as at
+/// most three (overlapping) words.
+#[inline(always)]
+pub(crate) fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        if n > 24 {
+            return a == b;
+        }
+        let w = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8) && (n <= 16 || w(a, 8) == w(b, 8))
+    } else if n >= 4 {
+        let w = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+        w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4)
+    } else {
+        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_eq;
+
+    #[test]
+    fn key_eq_is_slice_equality() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+            assert!(key_eq(&a, &a.clone()), "{n}");
+            assert!(!key_eq(&a, &a[..n.saturating_sub(1)]) || n == 0, "{n}");
+            for i in 0..n {
+                for bit in [0x01, 0x80] {
+                    let mut b = a.clone();
+                    b[i] ^= bit;
+                    assert!(!key_eq(&a, &b), "{n} {i} {bit}");
+                    assert!(!key_eq(&b, &a), "{n} {i} {bit}");
+                }
+            }
+        }
+    }
+}
