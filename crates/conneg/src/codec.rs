@@ -29,6 +29,7 @@
 //! assert_eq!(decoded.warnings, [r#"unknown field "extra""#]);
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -348,38 +349,99 @@ fn decode_json<T: DeserializeOwned>(
         }),
         FieldValidation::Warn | FieldValidation::Strict => with_unknown_fields(&mut de),
     };
-    let mut decoded = result.map_err(|e| DecodeError::syntax(e.to_string()))?;
+    let mut decoded = match result {
+        Ok(decoded) => decoded,
+        Err(e) => return decode_json_with_duplicates(body, validation, e),
+    };
     de.end().map_err(|e| DecodeError::syntax(e.to_string()))?;
-    if validation == FieldValidation::Strict {
-        // Typed struct fields already reject duplicates; maps (labels, `Value`s) keep the last
-        // one silently, so Strict scans for them as Kubernetes' strict JSON decoder does.
-        decoded.warnings.extend(json_duplicate_keys(body));
+    if validation != FieldValidation::Ignore {
+        // Typed struct fields already fail on duplicates (see the slow path); maps (labels,
+        // `Value`s) keep the last one silently, so Warn and Strict scan for them as Kubernetes'
+        // strict JSON decoder does.
+        decoded.warnings.splice(0..0, json_duplicate_keys(body));
+    }
+    finish(decoded, validation)
+}
+
+/// The slow path of [`decode_json`] after a failed decode: a typed struct field given twice
+/// fails serde's derived decoder, where Kubernetes' lax JSON decoder keeps the last value and
+/// its strict one reports `duplicate field "name"`. So when the body has duplicate keys, decode
+/// it again through a `serde_json::Value` (where the last value wins) and report them as
+/// Kubernetes does: a strict error, a warning each, or nothing (`Ignore`). Without duplicates,
+/// the first error stands.
+#[cold]
+fn decode_json_with_duplicates<T: DeserializeOwned>(
+    body: &[u8],
+    validation: FieldValidation,
+    first_error: serde_json::Error,
+) -> Result<Decoded<T>, DecodeError> {
+    let duplicates = json_duplicate_keys(body);
+    if duplicates.is_empty() {
+        return Err(DecodeError::syntax(first_error.to_string()));
+    }
+    let tree: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| DecodeError::syntax(e.to_string()))?;
+    // Unknown fields are collected as warnings here; `finish` turns them into the strict error.
+    let lax = match validation {
+        FieldValidation::Ignore => FieldValidation::Ignore,
+        FieldValidation::Warn | FieldValidation::Strict => FieldValidation::Warn,
+    };
+    let mut decoded = decode_tree::<T>(tree, lax)?;
+    if validation != FieldValidation::Ignore {
+        decoded.warnings.splice(0..0, duplicates);
     }
     finish(decoded, validation)
 }
 
 /// Every duplicate object key in a (valid) JSON document, as `duplicate field "path"`.
 fn json_duplicate_keys(body: &[u8]) -> Vec<String> {
-    let mut found = Vec::new();
+    let mut scan = DupScan::default();
     let mut de = serde_json::Deserializer::from_slice(body);
     // The document already parsed once, so this cannot fail; ignore errors to be safe.
-    let _ = serde::de::DeserializeSeed::deserialize(
-        DupScan {
-            path: String::new(),
-            found: &mut found,
-        },
-        &mut de,
-    );
-    found
+    let _ = serde::de::DeserializeSeed::deserialize(&mut scan, &mut de);
+    scan.found
 }
 
-/// Walks any JSON value, recording duplicate keys with their path.
-struct DupScan<'f> {
-    path: String,
-    found: &'f mut Vec<String>,
+/// Walks any JSON value and records duplicate keys. Keys are borrowed from the body where they
+/// have no escapes, and a path is only spelled out for a duplicate.
+#[derive(Default)]
+struct DupScan<'de> {
+    path: Vec<PathSeg<'de>>,
+    found: Vec<String>,
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for DupScan<'_> {
+enum PathSeg<'de> {
+    Key(Cow<'de, str>),
+    Index(usize),
+}
+
+impl DupScan<'_> {
+    fn report(&mut self, key: &str) {
+        let mut path = String::new();
+        for seg in &self.path {
+            match seg {
+                PathSeg::Key(k) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(k);
+                }
+                PathSeg::Index(i) => {
+                    path.push('[');
+                    path.push_str(&i.to_string());
+                    path.push(']');
+                }
+            }
+        }
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(key);
+        self.found.push(format!("duplicate field {path:?}"));
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut DupScan<'de> {
     type Value = ();
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -387,7 +449,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for DupScan<'_> {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for DupScan<'_> {
+impl<'de> serde::de::Visitor<'de> for &mut DupScan<'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -421,12 +483,10 @@ impl<'de> serde::de::Visitor<'de> for DupScan<'_> {
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0usize;
         loop {
-            let path = format!("{}[{index}]", self.path);
-            let seed = DupScan {
-                path,
-                found: &mut *self.found,
-            };
-            if seq.next_element_seed(seed)?.is_none() {
+            self.path.push(PathSeg::Index(index));
+            let more = seq.next_element_seed(&mut *self)?.is_some();
+            self.path.pop();
+            if !more {
                 return Ok(());
             }
             index += 1;
@@ -434,22 +494,16 @@ impl<'de> serde::de::Visitor<'de> for DupScan<'_> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen: Vec<String> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{key}", self.path)
-            };
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             if seen.contains(&key) {
-                self.found.push(format!("duplicate field {path:?}"));
+                self.report(&key);
             } else {
-                seen.push(key);
+                seen.push(key.clone());
             }
-            map.next_value_seed(DupScan {
-                path,
-                found: &mut *self.found,
-            })?;
+            self.path.push(PathSeg::Key(key));
+            map.next_value_seed(&mut *self)?;
+            self.path.pop();
         }
         Ok(())
     }
@@ -583,14 +637,65 @@ mod tests {
             e.message(),
             r#"strict decoding error: duplicate field "a.x", duplicate field "b[0].y""#
         );
+        let warned = Codec::Json
+            .decode::<serde_json::Value>(body, FieldValidation::Warn)
+            .unwrap();
+        assert_eq!(warned.value, ok.value);
+        assert_eq!(
+            warned.warnings,
+            [r#"duplicate field "a.x""#, r#"duplicate field "b[0].y""#]
+        );
+        // An escaped spelling of the same key is the same key.
+        let escaped = Codec::Json
+            .decode::<serde_json::Value>(br#"{"l":{"ab":1,"a\u0062":2}}"#, FieldValidation::Warn)
+            .unwrap();
+        assert_eq!(escaped.warnings, [r#"duplicate field "l.ab""#]);
+    }
+
+    #[test]
+    fn json_duplicate_struct_fields_follow_field_validation() {
+        // Kubernetes' lax JSON decoder keeps the last value; its strict one names the field.
+        let body = br#"{"name":"a","spec":{"size":1,"size":2},"name":"b","x":0}"#;
+        let d = Codec::Json
+            .decode::<Obj>(body, FieldValidation::Ignore)
+            .unwrap();
+        assert_eq!((d.value.name.as_str(), d.value.spec.size), ("b", 2));
+        assert!(d.warnings.is_empty());
+        let d = Codec::Json
+            .decode::<Obj>(body, FieldValidation::Warn)
+            .unwrap();
+        assert_eq!((d.value.name.as_str(), d.value.spec.size), ("b", 2));
+        assert_eq!(
+            d.warnings,
+            [
+                r#"duplicate field "spec.size""#,
+                r#"duplicate field "name""#,
+                r#"unknown field "x""#
+            ]
+        );
+        let e = Codec::Json
+            .decode::<Obj>(body, FieldValidation::Strict)
+            .unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::Strict);
+        assert_eq!(
+            e.message(),
+            r#"strict decoding error: duplicate field "spec.size", duplicate field "name", unknown field "x""#
+        );
+        // A body that is wrong for another reason keeps that error.
+        let e = Codec::Json
+            .decode::<Obj>(
+                br#"{"name":1,"name":2,"spec":{"size":1}}"#,
+                FieldValidation::Warn,
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), DecodeErrorKind::Invalid);
     }
 
     #[test]
     fn json_rejects_bad_input() {
         for bad in [
-            &br#"{"name":"a","name":"b","spec":{"size":1}}"#[..], // duplicate field
-            b"{\"name\":\"\xff\",\"spec\":{\"size\":1}}",         // bad UTF-8
-            br#"{"name":"a","spec":{"size":NaN}}"#,               // NaN is not JSON
+            &b"{\"name\":\"\xff\",\"spec\":{\"size\":1}}"[..], // bad UTF-8
+            br#"{"name":"a","spec":{"size":NaN}}"#,            // NaN is not JSON
             br#"{"name":"a","spec":{"size":1}} trailing"#,
             b"",
         ] {

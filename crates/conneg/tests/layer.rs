@@ -205,7 +205,6 @@ async fn too_large_is_413_declared_or_streamed() {
 async fn undecodable_bodies_are_400_never_500() {
     for (content_type, body) in [
         ("application/json", &b"{\"name\":"[..]),
-        ("application/json", b"{\"name\":\"a\",\"name\":\"b\"}"),
         ("application/json", b"{\"name\":\"\xff\"}"),
         ("application/cbor", b"\xa1\x64name\xf9\x7e\x00"),
         ("application/cbor", b"\xa2\x64name\x61a\x64name\x61b"),
@@ -223,6 +222,23 @@ async fn undecodable_bodies_are_400_never_500() {
         );
         assert_eq!(json_status(&resp).reason.unwrap().as_str(), "BadRequest");
     }
+    // A JSON field given twice is a 400 only when the client asks for strict decoding;
+    // otherwise Kubernetes keeps the last value and warns.
+    let twice = b"{\"name\":\"a\",\"name\":\"b\"}";
+    let mut strict = request("POST", &[("content-type", "application/json")], twice);
+    *strict.uri_mut() = "/items?fieldValidation=Strict".parse().unwrap();
+    let (parts, _) = call(NegotiateLayer::new(), strict).await;
+    assert_eq!(parts.status, StatusCode::BAD_REQUEST);
+    let (parts, _) = call(
+        NegotiateLayer::new(),
+        request("POST", &[("content-type", "application/json")], twice),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::CREATED);
+    assert_eq!(
+        parts.headers["warning"],
+        r#"299 - "duplicate field \"name\"""#
+    );
 }
 
 #[tokio::test]

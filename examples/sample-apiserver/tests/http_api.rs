@@ -323,6 +323,42 @@ fn validation_admission_and_status_errors() {
 }
 
 #[test]
+fn duplicate_json_fields_follow_field_validation() {
+    let (s, _d) = memory_server();
+    // `metadata.name` twice: Kubernetes keeps the last value unless asked to be strict.
+    let body = |n: &str| {
+        format!(
+            r#"{{"apiVersion":"{V1B1}","kind":"Flunder","metadata":{{"name":"x","name":"{n}"}},"spec":{{}}}}"#
+        )
+    };
+    let post = |q: &str, n: &str| {
+        s.req(
+            "POST",
+            &format!("{}{q}", flunders("v1beta1", "default")),
+            &[("Content-Type", "application/json")],
+            body(n).as_bytes(),
+        )
+    };
+    let r = post("?fieldValidation=Strict", "s");
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        r.json()["message"],
+        "strict decoding error: duplicate field \"metadata.name\""
+    );
+    let r = post("", "w");
+    assert_eq!(r.code, 201);
+    assert_eq!(r.json()["metadata"]["name"], "w");
+    assert_eq!(
+        r.header("warning"),
+        Some(r#"299 - "duplicate field \"metadata.name\"""#)
+    );
+    let r = post("?fieldValidation=Ignore", "i");
+    assert_eq!(r.code, 201);
+    assert_eq!(r.json()["metadata"]["name"], "i");
+    assert!(r.header("warning").is_none());
+}
+
+#[test]
 fn field_validation_strict_warn_ignore() {
     let (s, _d) = memory_server();
     let body = |n: &str| {
