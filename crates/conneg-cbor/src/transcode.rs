@@ -13,16 +13,22 @@
 //! assert_eq!(json, br#"{"a":"x","b":[1,1.0]}"#);
 //! ```
 //!
+//! JSON with a key twice in one object is refused (`ErrorKind::DuplicateKey`, with the JSON
+//! position): the profile has no duplicate keys, and keeping one value would lose the other.
+//!
 //! Limits: serde_json refuses JSON nested deeper than 128 levels (its recursion limit; the
 //! `unbounded_depth` feature is not enabled in this workspace).
 
 use crate::de::Deserializer as CborDeserializer;
 use crate::error::{Error, ErrorKind, Result};
+use crate::keys::display_key;
 use crate::options::{DecodeOptions, EncodeOptions};
 use crate::ser::Serializer as CborSerializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, Serializer};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
 use std::fmt;
 
 /// Converts one JSON text to CBOR (deterministic, `d9 d9 f7` prefix).
@@ -91,7 +97,7 @@ pub(crate) fn from_json_error(e: serde_json::Error) -> Error {
         Category::Syntax => ErrorKind::Syntax,
         Category::Eof => ErrorKind::Eof,
         // Our serializer's errors pass through serde_json's as text; keep the important kinds.
-        Category::Data if msg.starts_with("duplicate map key") => ErrorKind::DuplicateKey,
+        Category::Data if msg.starts_with(DUPLICATE) => ErrorKind::DuplicateKey,
         Category::Data => ErrorKind::Message,
     };
     Error::new(kind, format!("JSON: {msg}"))
@@ -203,8 +209,17 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
-        while let Some(r) = map.next_key_seed(Key(&mut out))? {
-            if let Err(e) = r {
+        // JSON allows a key twice; the CBOR profile does not, and dropping one would lose data.
+        let mut seen = SeenKeys::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if !seen.insert(&key) {
+                // A deserializer error: the input is at fault, and serde_json adds the position.
+                return Err(de::Error::custom(format_args!(
+                    "{DUPLICATE} {}",
+                    display_key(key.as_bytes())
+                )));
+            }
+            if let Err(e) = out.serialize_key(&*key) {
                 return Ok(Err(e));
             }
             if let Err(e) = map.next_value_seed(Value(&mut out))? {
@@ -215,21 +230,66 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
     }
 }
 
+/// How a duplicate key error starts, so that it keeps its kind across serde_json.
+const DUPLICATE: &str = "duplicate map key";
+
+/// A map key as text, borrowed from the input when it can be.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string map key")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// The keys of one map so far: a list while small, a hash set past that.
+#[derive(Default)]
+struct SeenKeys<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> SeenKeys<'de> {
+    /// False if `key` was seen before.
+    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+        const FEW: usize = 16;
+        if self.many.is_empty() {
+            if self.few.contains(key) {
+                return false;
+            }
+            if self.few.len() < FEW {
+                self.few.push(key.clone());
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(key.clone())
+    }
+}
+
 struct Element<'a, T>(&'a mut T);
 
 impl<'de, T: SerializeSeq> DeserializeSeed<'de> for Element<'_, T> {
     type Value = Result<(), T::Error>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         through(d, |v| self.0.serialize_element(v))
-    }
-}
-
-struct Key<'a, T>(&'a mut T);
-
-impl<'de, T: SerializeMap> DeserializeSeed<'de> for Key<'_, T> {
-    type Value = Result<(), T::Error>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        through(d, |v| self.0.serialize_key(v))
     }
 }
 

@@ -77,6 +77,32 @@ fn json_errors() {
 }
 
 #[test]
+fn json_duplicate_keys_are_refused_in_both_modes() {
+    let many: String = (0..40).map(|i| format!("\"k{i}\":{i},")).collect();
+    let cases = [
+        r#"{"a":1,"a":2}"#.to_string(),
+        r#"{"x":[{"b":{"a":1,"\u0061":2}}]}"#.to_string(),
+        format!("{{{many}\"k39\":0}}"),
+    ];
+    for json in &cases {
+        for opts in [EncodeOptions::deterministic(), EncodeOptions::fast()] {
+            let mut out = vec![7];
+            let e = json_to_cbor_with(json.as_bytes(), &opts, &mut out).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DuplicateKey, "{json}: {e}");
+            assert!(e.to_string().contains("duplicate map key"), "{e}");
+            assert_eq!(out, [7], "output restored");
+        }
+    }
+    // The same keys in different maps are fine.
+    let ok = br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#;
+    for opts in [EncodeOptions::deterministic(), EncodeOptions::fast()] {
+        let mut out = Vec::new();
+        json_to_cbor_with(ok, &opts, &mut out).unwrap();
+        assert_eq!(cbor_to_json(&out).unwrap(), ok);
+    }
+}
+
+#[test]
 fn cbor_errors_keep_kind_and_path() {
     let e = cbor_to_json(&unhex("a1 4161 a2 4162 01 4162 02")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DuplicateKey);
