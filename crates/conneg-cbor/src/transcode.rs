@@ -212,7 +212,7 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
         // JSON allows a key twice; the CBOR profile does not, and dropping one would lose data.
         let mut seen = SeenKeys::default();
         while let Some(key) = map.next_key_seed(KeySeed)? {
-            if !seen.insert(&key) {
+            if !seen.insert(key.clone()) {
                 // A deserializer error: the input is at fault, and serde_json adds the position.
                 return Err(de::Error::custom(format_args!(
                     "{DUPLICATE} {}",
@@ -268,19 +268,19 @@ struct SeenKeys<'de> {
 
 impl<'de> SeenKeys<'de> {
     /// False if `key` was seen before.
-    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
         const FEW: usize = 16;
         if self.many.is_empty() {
-            if self.few.contains(key) {
+            if self.few.contains(&key) {
                 return false;
             }
             if self.few.len() < FEW {
-                self.few.push(key.clone());
+                self.few.push(key);
                 return true;
             }
             self.many.extend(self.few.drain(..));
         }
-        self.many.insert(key.clone())
+        self.many.insert(key)
     }
 }
 
