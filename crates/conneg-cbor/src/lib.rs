@@ -73,6 +73,7 @@
 mod de;
 pub mod diag;
 mod error;
+mod frame;
 mod head;
 mod keys;
 mod options;

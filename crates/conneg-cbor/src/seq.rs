@@ -24,6 +24,7 @@
 
 use crate::de::Deserializer;
 use crate::error::{Error, ErrorKind, Result};
+use crate::frame::{Framed, Framer};
 use crate::keys::KeyTracker;
 use crate::options::{DecodeOptions, EncodeOptions};
 use crate::scan::{self, Scanner};
@@ -119,8 +120,8 @@ impl SeqEncoder {
 /// and skipped; an ill-formed item is fatal (RFC 8742 §2.8): that call and every later one return
 /// the error. At the end of the stream, [`finish`](Self::finish) reports a truncated last item.
 ///
-/// A partial item is re-examined from its start each time bytes arrive, so an item that arrives
-/// in k chunks costs O(k × its size).
+/// A partial item is walked on from where the last chunk ended, heads and lengths only, and
+/// decoded once complete (see frame.rs): an item costs the same whatever the chunks.
 #[derive(Default)]
 pub struct SeqDecoder {
     buf: Vec<u8>,
@@ -129,6 +130,8 @@ pub struct SeqDecoder {
     opts: DecodeOptions,
     keys: KeyTracker,
     scanner: Scanner,
+    /// Where the item at `start` ends, as far as it has arrived.
+    framer: Framer,
     fatal: Option<Error>,
     /// `buf.len()` when an attempt last ran out of input: no point trying again until it grows.
     starved_at: Option<usize>,
@@ -177,6 +180,22 @@ impl SeqDecoder {
         self.starved_at == Some(self.buf.len())
     }
 
+    /// Whether the item at `start` may be complete: false while the bytes provably stop inside
+    /// it (walking on from the last call), true when it is complete or the walk cannot tell.
+    fn may_be_complete(&mut self) -> bool {
+        if self.start == self.buf.len() || self.starved() {
+            return false;
+        }
+        self.framer.advance(&self.buf[self.start..], &self.opts) != Framed::Incomplete
+    }
+
+    /// Moves past `n` bytes: the item at `start` is done with.
+    fn skip(&mut self, n: usize) {
+        self.start += n;
+        self.starved_at = None;
+        self.framer.reset();
+    }
+
     /// Handles a failed attempt on the item at `start`: more bytes needed (`Ok(false)`), the
     /// item skipped with an error, or a fatal error.
     fn classify(&mut self, err: Error) -> Result<bool> {
@@ -196,7 +215,7 @@ impl SeqDecoder {
         ) {
             Ok(end) => {
                 // Well-formed but unacceptable: skip just this item.
-                self.start += end;
+                self.skip(end);
                 let mut err = err;
                 err.shift_offset(self.consumed + self.start - end);
                 Err(err)
@@ -218,15 +237,14 @@ impl SeqDecoder {
     /// `Ok(None)` when more bytes are needed.
     pub fn next_item(&mut self) -> Result<Option<&[u8]>> {
         self.check_fatal()?;
-        if self.start == self.buf.len() || self.starved() {
+        if !self.may_be_complete() {
             return Ok(None);
         }
         let data = &self.buf[self.start..];
         match scan::scan(data, 0, 0, &self.opts, &mut self.keys, &mut self.scanner) {
             Ok(end) => {
                 let s = self.start;
-                self.start += end;
-                self.starved_at = None;
+                self.skip(end);
                 Ok(Some(&self.buf[s..s + end]))
             }
             Err(e) => {
@@ -244,7 +262,7 @@ impl SeqDecoder {
     #[allow(clippy::should_implement_trait)]
     pub fn next<T: DeserializeOwned>(&mut self) -> Result<Option<T>> {
         self.check_fatal()?;
-        if self.start == self.buf.len() || self.starved() {
+        if !self.may_be_complete() {
             return Ok(None);
         }
         let r = {
@@ -255,8 +273,7 @@ impl SeqDecoder {
         };
         match r {
             Ok((v, used)) => {
-                self.start += used;
-                self.starved_at = None;
+                self.skip(used);
                 Ok(Some(v))
             }
             Err(e) => {
