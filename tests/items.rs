@@ -697,9 +697,13 @@ fn routing_errors_are_statuses() {
     );
     reply.assert_status(405, "MethodNotAllowed");
     assert_eq!(reply.header("allow"), Some("GET,HEAD,PUT,DELETE,PATCH"));
-    // Names in paths are percent-decoded (axum's `Path` does it; hyper-items does the same).
-    // Known difference, not tested: an escape that is not UTF-8 (`/items/%ff`) is axum's
-    // plain-text 400 in axum-items and a 404 Status in hyper-items.
+    // Names in paths are percent-decoded (axum's `Path` does it; hyper-items does the same),
+    // and an escape that is not UTF-8 names nothing: the unknown-path 404, in the Status format.
+    for method in ["GET", "DELETE"] {
+        let reply = both.send(method, "/items/%ff", &[("Accept", "application/cbor")], b"");
+        reply.assert_status(404, "NotFound");
+        assert_eq!(reply.content_type(), "application/cbor");
+    }
     let spaced = json!({"metadata": {"name": "a b"}});
     assert_eq!(both.json("POST", "/items", &spaced).status, 201);
     let got = both.send("GET", "/items/a%20b", &[], b"");

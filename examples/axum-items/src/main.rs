@@ -28,8 +28,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::extract::{FromRef, Path, Query, State};
+use axum::extract::{FromRef, FromRequestParts, Path, Query, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use conneg::axum::Conneg;
@@ -77,13 +78,7 @@ async fn main() -> std::io::Result<()> {
             "/items/{name}",
             get(read).put(replace).delete(remove).patch(patch),
         )
-        .fallback(|| async {
-            Status::failure(
-                StatusCode::NOT_FOUND,
-                StatusReason::NotFound,
-                "the server could not find the requested resource",
-            )
-        })
+        .fallback(|| async { unknown_path() })
         .method_not_allowed_fallback(|| async {
             Status::failure(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -102,6 +97,31 @@ async fn main() -> std::io::Result<()> {
 
 fn not_found(name: &str) -> Status {
     Status::not_found("", "items", name)
+}
+
+/// The 404 for a path that names nothing.
+fn unknown_path() -> Status {
+    Status::failure(
+        StatusCode::NOT_FOUND,
+        StatusReason::NotFound,
+        "the server could not find the requested resource",
+    )
+}
+
+/// The `{name}` of `/items/{name}`, percent-decoded as axum's `Path` does. An escape that is not
+/// UTF-8 (`/items/%ff`) names no item: a 404 `Status` like any unknown path, where `Path` alone
+/// would answer axum's plain-text 400.
+struct ItemName(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ItemName {
+    type Rejection = Status;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Status> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(name)) => Ok(ItemName(name)),
+            Err(_) => Err(unknown_path()),
+        }
+    }
 }
 
 /// The body's `metadata.name` (400 without one).
@@ -151,7 +171,7 @@ async fn create(
     }
 }
 
-async fn read(State(items): State<Items>, Path(name): Path<String>) -> Reply {
+async fn read(State(items): State<Items>, ItemName(name): ItemName) -> Reply {
     let item = items.lock().unwrap().get(&name).cloned();
     Ok((
         StatusCode::OK,
@@ -162,7 +182,7 @@ async fn read(State(items): State<Items>, Path(name): Path<String>) -> Reply {
 async fn replace(
     State(items): State<Items>,
     State(hub): State<Hub>,
-    Path(name): Path<String>,
+    ItemName(name): ItemName,
     Conneg(item): Conneg<Value>,
 ) -> Reply {
     store(&items, &hub, &name, |_| Ok(item))
@@ -171,7 +191,7 @@ async fn replace(
 async fn patch(
     State(items): State<Items>,
     State(hub): State<Hub>,
-    Path(name): Path<String>,
+    ItemName(name): ItemName,
     patch: Patch,
 ) -> Reply {
     store(&items, &hub, &name, |current| patch.apply_to(current))
@@ -180,7 +200,7 @@ async fn patch(
 async fn remove(
     State(items): State<Items>,
     State(hub): State<Hub>,
-    Path(name): Path<String>,
+    ItemName(name): ItemName,
 ) -> Reply {
     let mut items = items.lock().unwrap();
     let item = items.remove(&name).ok_or_else(|| not_found(&name))?;
