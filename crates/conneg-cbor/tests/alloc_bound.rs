@@ -9,6 +9,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+mod common;
+use common::unhex;
+
 struct Counting;
 
 thread_local! {
@@ -64,14 +67,6 @@ fn allocated_by(input: &[u8]) -> usize {
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
 struct Tree(Vec<Tree>);
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 /// A small fixed-seed xorshift generator, so the corpus is the same on every run.
 struct Rng(u64);

@@ -6,19 +6,11 @@ use conneg_cbor::{EncodeOptions, ErrorKind};
 use serde_json::Value;
 use std::path::PathBuf;
 
+mod common;
+use common::{hex, unhex};
+
 fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/test-vectors")
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn load(name: &str) -> Vec<Value> {

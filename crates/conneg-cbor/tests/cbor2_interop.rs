@@ -17,6 +17,9 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+mod common;
+use common::{hex, unhex};
+
 /// The Python side. Reads one JSON request on stdin, writes one JSON response on stdout.
 const HELPER: &str = r#"
 import sys, json, math
@@ -154,17 +157,6 @@ elif req["op"] == "forbidden":
         out.append({"hex": forbidden(name).hex()})
 json.dump(out, sys.stdout, ensure_ascii=False)
 "#;
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
 
 const INSTALL_HINT: &str = "the cbor2 interop tests need python3 with the cbor2 package: \
                             run scripts/install-test-deps (or `python3 -m pip install 'cbor2>=5.6,<6'`)";

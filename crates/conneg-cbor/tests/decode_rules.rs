@@ -6,13 +6,8 @@ use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+mod common;
+use common::unhex;
 
 fn value(h: &str) -> Value {
     conneg_cbor::from_slice(&unhex(h)).unwrap_or_else(|e| panic!("{h}: {e:?}"))

@@ -3,13 +3,8 @@
 use conneg_cbor::ErrorKind;
 use conneg_cbor::diag::{DiagOptions, diagnose, diagnose_seq};
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+mod common;
+use common::unhex;
 
 fn d(h: &str) -> String {
     diagnose(&unhex(h)).unwrap_or_else(|e| panic!("{h}: {e:?}"))

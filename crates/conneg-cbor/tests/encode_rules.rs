@@ -5,9 +5,8 @@ use serde::{Serialize, Serializer};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+mod common;
+use common::hex;
 
 fn bare<T: Serialize + ?Sized>(v: &T) -> String {
     hex(&EncodeOptions::deterministic()

@@ -5,13 +5,8 @@ use conneg_cbor::ErrorKind;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+mod common;
+use common::unhex;
 
 /// (group, examples) from RFC 8949 Appendix F.1, transcribed by hand.
 const MALFORMED: &[(&str, &[&str])] = &[

@@ -4,15 +4,14 @@ use conneg_cbor::{EncodeOptions, ErrorKind, RawExtension, RawFormat};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+mod common;
+use common::hex;
+
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 struct Event {
     #[serde(rename = "type")]
     kind: String,
     object: RawExtension,
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[test]

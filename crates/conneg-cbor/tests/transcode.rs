@@ -3,13 +3,8 @@
 use conneg_cbor::transcode::{cbor_to_json, cbor_to_json_writer, json_to_cbor, json_to_cbor_with};
 use conneg_cbor::{DecodeOptions, EncodeOptions, ErrorKind};
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+mod common;
+use common::unhex;
 
 #[test]
 fn numbers_keep_their_kind_both_ways() {

@@ -5,17 +5,8 @@ use conneg_cbor::{DecodeOptions, EncodeOptions, ErrorKind, UnknownFields};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+mod common;
+use common::{hex, unhex};
 
 /// CBOR for a JSON value (how a Go peer would send it: byte strings, sorted).
 fn cbor(v: &Value) -> Vec<u8> {
