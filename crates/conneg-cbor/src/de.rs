@@ -13,8 +13,8 @@ use crate::strenc::LaterEncoding;
 use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
 
 /// Leave this much stack before recursing into a container; otherwise grow by `STACK_GROW`.
-const RED_ZONE: usize = 128 * 1024;
-const STACK_GROW: usize = 2 * 1024 * 1024;
+pub(crate) const RED_ZONE: usize = 128 * 1024;
+pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
 
 /// Working buffers of the last deserializer on this thread, so decodes in steady state do not
 /// allocate them again.

@@ -187,6 +187,7 @@ impl Serialize for Raw<'_> {
             }
             RawFormat::Json => {
                 let mut de = serde_json::Deserializer::from_slice(&self.0.bytes);
+                de.disable_recursion_limit();
                 let slot = RefCell::new(None);
                 let r = Transcode::new(&mut de, &slot).serialize(s);
                 if let Some(e) = slot.into_inner() {
@@ -227,6 +228,7 @@ pub(crate) fn write_raw(
         return Ok(());
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
     let slot = RefCell::new(None);
     let r = Transcode::new(&mut de, &slot).serialize(&mut *ser);
     if let Some(e) = slot.into_inner() {

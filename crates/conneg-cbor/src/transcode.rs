@@ -16,10 +16,11 @@
 //! JSON with a key twice in one object is refused (`ErrorKind::DuplicateKey`, with the JSON
 //! position): the profile has no duplicate keys, and keeping one value would lose the other.
 //!
-//! Limits: serde_json refuses JSON nested deeper than 128 levels (its recursion limit; the
-//! `unbounded_depth` feature is not enabled in this workspace).
+//! JSON may nest 10,000 arrays and objects deep, Kubernetes' JSON limit (serde_json's own limit
+//! of 128 is lifted; the stack grows on the heap as the decoder's does). The CBOR decoder's limit
+//! of 10,000 also counts tags, so self-described CBOR holds 9,999 levels of containers.
 
-use crate::de::Deserializer as CborDeserializer;
+use crate::de::{Deserializer as CborDeserializer, RED_ZONE, STACK_GROW};
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::display_key;
 use crate::options::{DecodeOptions, EncodeOptions};
@@ -46,8 +47,12 @@ pub fn json_to_cbor_with(json: &[u8], opts: &EncodeOptions, out: &mut Vec<u8>) -
             out.extend_from_slice(&crate::SELF_DESCRIBED_PREFIX);
         }
         let mut de = serde_json::Deserializer::from_slice(json);
+        de.disable_recursion_limit();
         let mut ser = CborSerializer::with_options(out, *opts);
-        let r = (&mut de).deserialize_any(Pump { ser: &mut ser });
+        let r = (&mut de).deserialize_any(Pump {
+            ser: &mut ser,
+            levels: MAX_JSON_DEPTH,
+        });
         ser.recycle();
         match r {
             Err(e) => return Err(from_json_error(e)),
@@ -80,7 +85,11 @@ pub fn cbor_to_json_writer<W: std::io::Write>(
         return Err(Error::at(ErrorKind::Eof, 0, "empty input"));
     }
     let mut ser = serde_json::Serializer::new(w);
-    let r = match (&mut de).deserialize_any(Pump { ser: &mut ser }) {
+    // The CBOR deserializer applies its own depth limit (`opts`).
+    let r = match (&mut de).deserialize_any(Pump {
+        ser: &mut ser,
+        levels: usize::MAX,
+    }) {
         Err(e) => Err(e),
         Ok(Err(e)) => Err(from_json_error(e)),
         Ok(Ok(())) => de.end(),
@@ -98,6 +107,7 @@ pub(crate) fn from_json_error(e: serde_json::Error) -> Error {
         Category::Eof => ErrorKind::Eof,
         // Our serializer's errors pass through serde_json's as text; keep the important kinds.
         Category::Data if msg.starts_with(DUPLICATE) => ErrorKind::DuplicateKey,
+        Category::Data if msg.starts_with(TOO_DEEP) => ErrorKind::DepthLimit,
         Category::Data => ErrorKind::Message,
     };
     Error::new(kind, format!("JSON: {msg}"))
@@ -108,16 +118,31 @@ pub(crate) fn from_json_error(e: serde_json::Error) -> Error {
 pub(crate) struct Transcode<'s, 'de, D: Deserializer<'de>> {
     de: Cell<Option<D>>,
     slot: &'s RefCell<Option<D::Error>>,
+    /// Arrays and objects that may still open inside this value.
+    levels: usize,
 }
 
 impl<'s, 'de, D: Deserializer<'de>> Transcode<'s, 'de, D> {
+    /// A whole value: nested at most [`MAX_JSON_DEPTH`] deep. A JSON deserializer should have
+    /// its own recursion limit lifted (`disable_recursion_limit`), which this replaces.
     pub(crate) fn new(de: D, slot: &'s RefCell<Option<D::Error>>) -> Self {
+        Self::nested(de, slot, MAX_JSON_DEPTH)
+    }
+
+    fn nested(de: D, slot: &'s RefCell<Option<D::Error>>, levels: usize) -> Self {
         Transcode {
             de: Cell::new(Some(de)),
             slot,
+            levels,
         }
     }
 }
+
+/// The deepest JSON nesting transcoded, as Kubernetes' JSON decoder and the CBOR profile allow.
+pub(crate) const MAX_JSON_DEPTH: usize = 10_000;
+
+/// How a nesting error starts, so that it keeps its kind across serde_json.
+const TOO_DEEP: &str = "exceeded max nesting depth";
 
 impl<'de, D: Deserializer<'de>> Serialize for Transcode<'_, 'de, D> {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
@@ -125,7 +150,10 @@ impl<'de, D: Deserializer<'de>> Serialize for Transcode<'_, 'de, D> {
             .de
             .take()
             .ok_or_else(|| ser::Error::custom("value already transcoded"))?;
-        match de.deserialize_any(Pump { ser }) {
+        match de.deserialize_any(Pump {
+            ser,
+            levels: self.levels,
+        }) {
             Ok(r) => r,
             Err(e) => {
                 let msg = e.to_string();
@@ -140,6 +168,17 @@ impl<'de, D: Deserializer<'de>> Serialize for Transcode<'_, 'de, D> {
 /// errors come back untouched; deserializer errors travel as the visitor's error.
 struct Pump<S> {
     ser: S,
+    /// Arrays and objects that may still open (see [`MAX_JSON_DEPTH`]).
+    levels: usize,
+}
+
+impl<S> Pump<S> {
+    /// The budget for a container's contents, or the depth error.
+    fn enter<E: de::Error>(&self) -> Result<usize, E> {
+        self.levels
+            .checked_sub(1)
+            .ok_or_else(|| E::custom(format_args!("{TOO_DEEP} {MAX_JSON_DEPTH}")))
+    }
 }
 
 impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
@@ -192,23 +231,43 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let levels = self.enter()?;
         let mut out = match self.ser.serialize_seq(None) {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
-        while let Some(r) = seq.next_element_seed(Element(&mut out))? {
-            if let Err(e) = r {
-                return Ok(Err(e));
+        stacker::maybe_grow(RED_ZONE, STACK_GROW, move || {
+            while let Some(r) = seq.next_element_seed(Element(&mut out, levels))? {
+                if let Err(e) = r {
+                    return Ok(Err(e));
+                }
             }
-        }
-        Ok(out.end())
+            Ok(out.end())
+        })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let levels = self.enter()?;
         let mut out = match self.ser.serialize_map(None) {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
+        stacker::maybe_grow(RED_ZONE, STACK_GROW, move || {
+            if let Err(e) = Self::entries(&mut map, &mut out, levels)? {
+                return Ok(Err(e));
+            }
+            Ok(out.end())
+        })
+    }
+}
+
+impl<S: Serializer> Pump<S> {
+    /// A map's entries (a failed write ends them early; `Serializer::end` is not reached then).
+    fn entries<'de, A: MapAccess<'de>>(
+        map: &mut A,
+        out: &mut S::SerializeMap,
+        levels: usize,
+    ) -> Result<Result<(), S::Error>, A::Error> {
         // JSON allows a key twice; the CBOR profile does not, and dropping one would lose data.
         let mut seen = SeenKeys::default();
         while let Some(key) = map.next_key_seed(KeySeed)? {
@@ -222,11 +281,11 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
             if let Err(e) = out.serialize_key(&*key) {
                 return Ok(Err(e));
             }
-            if let Err(e) = map.next_value_seed(Value(&mut out))? {
+            if let Err(e) = map.next_value_seed(Value(&mut *out, levels))? {
                 return Ok(Err(e));
             }
         }
-        Ok(out.end())
+        Ok(Ok(()))
     }
 }
 
@@ -284,21 +343,23 @@ impl<'de> SeenKeys<'de> {
     }
 }
 
-struct Element<'a, T>(&'a mut T);
+/// An array element, with the nesting budget of its array's contents.
+struct Element<'a, T>(&'a mut T, usize);
 
 impl<'de, T: SerializeSeq> DeserializeSeed<'de> for Element<'_, T> {
     type Value = Result<(), T::Error>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        through(d, |v| self.0.serialize_element(v))
+        through(d, self.1, |v| self.0.serialize_element(v))
     }
 }
 
-struct Value<'a, T>(&'a mut T);
+/// A map value, with the nesting budget of its map's contents.
+struct Value<'a, T>(&'a mut T, usize);
 
 impl<'de, T: SerializeMap> DeserializeSeed<'de> for Value<'_, T> {
     type Value = Result<(), T::Error>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        through(d, |v| self.0.serialize_value(v))
+        through(d, self.1, |v| self.0.serialize_value(v))
     }
 }
 
@@ -306,10 +367,11 @@ impl<'de, T: SerializeMap> DeserializeSeed<'de> for Value<'_, T> {
 /// serializer as text is returned as itself.
 fn through<'de, D: Deserializer<'de>, E>(
     d: D,
+    levels: usize,
     write: impl FnOnce(&Transcode<'_, 'de, D>) -> Result<(), E>,
 ) -> Result<Result<(), E>, D::Error> {
     let slot = RefCell::new(None);
-    let r = write(&Transcode::new(d, &slot));
+    let r = write(&Transcode::nested(d, &slot, levels));
     match slot.into_inner() {
         Some(e) => Err(e),
         None => Ok(r),

@@ -160,3 +160,38 @@ fn deep_cbor_to_json_on_a_small_stack() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn json_nests_as_deep_as_cbor_on_a_small_stack() {
+    /// `levels` arrays and objects, alternating, around a 1.
+    fn nested(levels: usize) -> String {
+        let mut json = String::new();
+        for i in 0..levels {
+            json.push_str(if i % 2 == 0 { "[" } else { r#"{"k":"# });
+        }
+        json.push('1');
+        for i in (0..levels).rev() {
+            json.push(if i % 2 == 0 { ']' } else { '}' });
+        }
+        json
+    }
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            // The decoder's limit of 10,000 counts the self-described tag too (as Kubernetes'
+            // does), so 9,999 containers go both ways.
+            let json = nested(9_999);
+            for opts in [EncodeOptions::deterministic(), EncodeOptions::fast()] {
+                let mut cbor = Vec::new();
+                json_to_cbor_with(json.as_bytes(), &opts, &mut cbor).unwrap();
+                assert_eq!(cbor_to_json(&cbor).unwrap(), json.as_bytes());
+            }
+            // JSON itself may nest 10,000 deep (Kubernetes' JSON limit); one more is refused.
+            json_to_cbor(nested(10_000).as_bytes()).unwrap();
+            let e = json_to_cbor(nested(10_001).as_bytes()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::DepthLimit, "{}", e.message());
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
