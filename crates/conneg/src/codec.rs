@@ -408,6 +408,8 @@ fn json_duplicate_keys(body: &[u8]) -> Vec<String> {
 #[derive(Default)]
 struct DupScan<'de> {
     path: Vec<PathSeg<'de>>,
+    /// The first keys of every open map, innermost last.
+    keys: Vec<Cow<'de, str>>,
     found: Vec<String>,
 }
 
@@ -495,17 +497,31 @@ impl<'de> serde::de::Visitor<'de> for &mut DupScan<'de> {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // A hash set, not a list: a map of n keys must not cost n² (a 3 MiB body can hold
+        // A map's first keys are compared one by one (most objects are small, and this runs on
+        // every Warn body) in `self.keys`, one stack for all open maps, so no allocation per
+        // map; the rest go to a hash set: n keys must not cost n² (a 3 MiB body can hold
         // 100,000 of them).
-        let mut seen: HashSet<Cow<'de, str>> = HashSet::new();
+        const FEW: usize = 16;
+        let base = self.keys.len();
+        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
         while let Some(key) = map.next_key_seed(BorrowedKey)? {
-            if !seen.insert(key.clone()) {
+            let few = &self.keys[base..];
+            let fresh = if few.contains(&key) {
+                false
+            } else if few.len() < FEW {
+                self.keys.push(key.clone());
+                true
+            } else {
+                many.insert(key.clone())
+            };
+            if !fresh {
                 self.report(&key);
             }
             self.path.push(PathSeg::Key(key));
             map.next_value_seed(&mut *self)?;
             self.path.pop();
         }
+        self.keys.truncate(base);
         Ok(())
     }
 }
