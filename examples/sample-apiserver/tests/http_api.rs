@@ -11,6 +11,16 @@ fn memory_server() -> (Server, tempfile::TempDir) {
     (s, dir)
 }
 
+/// POSTs a JSON body to the v1beta1 Flunder collection of `default`, with `query` (`?…` or "").
+fn post_flunder(s: &Server, query: &str, body: &str) -> common::Resp {
+    s.req(
+        "POST",
+        &format!("{}{query}", flunders("v1beta1", "default")),
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
 const V1A1: &str = "wardle.example.com/v1alpha1";
 const V1B1: &str = "wardle.example.com/v1beta1";
 
@@ -331,14 +341,7 @@ fn duplicate_json_fields_follow_field_validation() {
             r#"{{"apiVersion":"{V1B1}","kind":"Flunder","metadata":{{"name":"x","name":"{n}"}},"spec":{{}}}}"#
         )
     };
-    let post = |q: &str, n: &str| {
-        s.req(
-            "POST",
-            &format!("{}{q}", flunders("v1beta1", "default")),
-            &[("Content-Type", "application/json")],
-            body(n).as_bytes(),
-        )
-    };
+    let post = |q: &str, n: &str| post_flunder(&s, q, &body(n));
     let r = post("?fieldValidation=Strict", "s");
     assert_eq!(r.code, 400);
     assert_eq!(
@@ -365,14 +368,7 @@ fn field_validation_strict_warn_ignore() {
         json!({"apiVersion": V1B1, "kind": "Flunder", "metadata": {"name": n}, "spec": {"foo": 1}})
             .to_string()
     };
-    let post = |q: &str, n: &str| {
-        s.req(
-            "POST",
-            &format!("{}{q}", flunders("v1beta1", "default")),
-            &[("Content-Type", "application/json")],
-            body(n).as_bytes(),
-        )
-    };
+    let post = |q: &str, n: &str| post_flunder(&s, q, &body(n));
     let r = post("?fieldValidation=Strict", "s");
     assert_eq!(r.code, 400);
     assert_eq!(
