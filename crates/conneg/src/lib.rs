@@ -121,6 +121,7 @@ pub mod client;
 pub mod codec;
 pub mod content_type;
 pub mod field_validation;
+mod json_duplicates;
 pub mod list;
 pub mod media_type;
 pub mod negotiate;
