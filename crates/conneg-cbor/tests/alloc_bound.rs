@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 mod common;
-use common::unhex;
+use common::{unhex, vectors};
 
 struct Counting;
 
@@ -82,11 +82,7 @@ impl Rng {
 fn corpus() -> Vec<Vec<u8>> {
     let mut c = Vec::new();
     // Appendix A vectors, truncated at every length.
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/test-vectors/rfc-appendix-a.json");
-    let text = std::fs::read_to_string(p).unwrap();
-    let vectors: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    for v in &vectors {
+    for v in &vectors("rfc-appendix-a.json") {
         let b = unhex(v["hex"].as_str().unwrap());
         for i in 0..=b.len().min(128) {
             c.push(b[..i].to_vec());

@@ -4,20 +4,9 @@
 
 use conneg_cbor::{EncodeOptions, ErrorKind};
 use serde_json::Value;
-use std::path::PathBuf;
 
 mod common;
-use common::{hex, unhex};
-
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/test-vectors")
-}
-
-fn load(name: &str) -> Vec<Value> {
-    let p = vectors_dir().join(name);
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap()
-}
+use common::{hex, unhex, vectors as load};
 
 fn expected_kind(hex: &str) -> ErrorKind {
     match hex {

@@ -4,7 +4,7 @@ use conneg_cbor::ErrorKind;
 use conneg_cbor::diag::{DiagOptions, diagnose, diagnose_seq};
 
 mod common;
-use common::unhex;
+use common::{unhex, vectors};
 
 fn d(h: &str) -> String {
     diagnose(&unhex(h)).unwrap_or_else(|e| panic!("{h}: {e:?}"))
@@ -12,10 +12,7 @@ fn d(h: &str) -> String {
 
 #[test]
 fn rfc_vectors_with_diagnostic_notation() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/test-vectors/rfc-appendix-a.json");
-    let vectors: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let vectors = vectors("rfc-appendix-a.json");
     let mut n = 0;
     for v in &vectors {
         let h = v["hex"].as_str().unwrap();

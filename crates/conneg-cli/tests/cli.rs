@@ -65,10 +65,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn vectors(name: &str) -> Vec<Value> {
-    let p = format!(
-        "{}/../../../shared/test-vectors/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let p = format!("{}/../../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}")))
         .unwrap()
 }

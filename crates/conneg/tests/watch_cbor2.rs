@@ -19,16 +19,18 @@ use std::io::BufRead;
 use tokio::net::TcpListener;
 
 const SCRIPT: &str = r#"
-import sys, json, http.client
+import io, sys, json, http.client
+from collections.abc import Mapping
 import cbor2
 
 def plain(o):
     # Kubernetes (and conneg) write strings as byte strings.
     if isinstance(o, bytes):
         return o.decode("utf-8")
-    if isinstance(o, dict):
+    # cbor2 6 gives a frozendict (and may give tuples) for containers under a tag
+    if isinstance(o, Mapping):
         return {plain(k): plain(v) for k, v in o.items()}
-    if isinstance(o, list):
+    if isinstance(o, (list, tuple)):
         return [plain(v) for v in o]
     if isinstance(o, cbor2.CBORTag):
         return {"tag": o.tag, "value": plain(o.value)}
@@ -40,14 +42,18 @@ conn.request("GET", "/items?watch=true", headers={"Accept": "application/cbor"})
 resp = conn.getresponse()
 print(json.dumps({"status": resp.status, "content-type": resp.getheader("Content-Type")}), flush=True)
 
-class Raw:
-    # Counts self-described prefixes on the raw bytes cbor2 reads.
+class Raw(io.RawIOBase):
+    # Counts self-described prefixes on the raw bytes cbor2 reads. A RawIOBase, as cbor2 6
+    # wants a real readable file object.
     def __init__(self, f):
         self.f, self.buf = f, b""
-    def read(self, k):
-        b = self.f.read(k)
-        self.buf += b
-        return b
+    def readable(self):
+        return True
+    def readinto(self, b):
+        data = self.f.read(len(b))
+        b[:len(data)] = data
+        self.buf += data
+        return len(data)
 
 raw = Raw(resp)
 dec = cbor2.CBORDecoder(raw)

@@ -7,6 +7,7 @@ use common::{Server, python, tempdir};
 
 const SCRIPT: &str = r#"
 import http.client, io, sys, cbor2
+from collections.abc import Mapping
 
 addr = sys.argv[1]
 host, port = addr.split(":")
@@ -22,8 +23,9 @@ def as_bytes(v):
 def norm(v):
     if isinstance(v, cbor2.CBORTag) and v.tag == 55799: return norm(v.value)
     if isinstance(v, bytes): return v.decode()
-    if isinstance(v, dict): return {norm(k): norm(x) for k, x in v.items()}
-    if isinstance(v, list): return [norm(x) for x in v]
+    # cbor2 6 gives a frozendict (and may give tuples) for containers under a tag
+    if isinstance(v, Mapping): return {norm(k): norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)): return [norm(x) for x in v]
     return v
 
 def req(method, path, body=None, ctype="application/cbor", accept="application/cbor"):

@@ -44,8 +44,8 @@ fn etcd_installed() {
             .is_ok_and(|s| s.success());
     assert!(
         ok,
-        "etcd and etcdctl must be installed for the etcd tests: run scripts/install-test-deps \
-         (apt-get install -y etcd-server etcd-client)"
+        "etcd and etcdctl must be installed for the etcd tests: run the suite with scripts/test, \
+         which unpacks Debian's etcd-server and etcd-client into target/test-deps"
     );
 }
 

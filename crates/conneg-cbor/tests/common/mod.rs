@@ -16,3 +16,13 @@ pub(crate) fn unhex(s: &str) -> Vec<u8> {
 pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+/// One of the test-vector files the repository keeps under `tests/vectors/` (RFC 8949
+/// Appendix A, and Kubernetes' outcome for each), parsed.
+pub(crate) fn vectors(name: &str) -> Vec<serde_json::Value> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/vectors")
+        .join(name);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}

@@ -20,7 +20,7 @@
 //! and switches the whole `RESTClient` to JSON (and never its apply requests).
 //!
 //! [`Client`] is a small typed client on top (get, list, create, update, apply, patch,
-//! delete, watch) whose errors carry the server's [`Status`](crate::Status);
+//! delete, watch) whose errors carry the server's [`Status`];
 //! [`read_response`] decodes any response by its `Content-Type`, and watch responses become
 //! a `Stream` of [`WatchEvent`](crate::WatchEvent)s through [`WatchStream`](crate::WatchStream).
 //!

@@ -2,7 +2,7 @@
 //! in [`super::watch`]).
 //!
 //! Every handler resolves the URL into a [`Target`] (version, resource, namespace, name), then
-//! [`dispatch`] picks the versioned Rust type for that version and resource and calls a generic
+//! the `dispatch!` macro picks the versioned Rust type for that version and resource and calls a generic
 //! function. The pipeline is the one Kubernetes' generic registry runs:
 //!
 //! * write: decode the versioned body (conneg, with `fieldValidation`) → defaults → internal →

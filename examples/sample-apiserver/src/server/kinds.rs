@@ -2,7 +2,7 @@
 //! admission, what counts as a spec change (generation), and the Table columns.
 //!
 //! To add a resource: add its types to `api`, implement [`Kind`] for its internal type here,
-//! and add a line to [`crate::server::handlers::dispatch`].
+//! and add a line to the `dispatch!` macro in `server/handlers.rs`.
 
 use std::collections::BTreeMap;
 

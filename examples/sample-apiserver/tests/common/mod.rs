@@ -241,7 +241,7 @@ pub(crate) fn python(script: &str, args: &[&str]) -> String {
         .arg(script)
         .args(args)
         .output()
-        .expect("python3 must be installed (scripts/install-test-deps)");
+        .expect("python3 must be installed (scripts/test puts the venv's first on PATH)");
     assert!(
         out.status.success(),
         "python failed:\nstdout: {}\nstderr: {}",
