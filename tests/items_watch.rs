@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conneg::watch::{StreamFormat, WatchDecoder, WatchEvent};
+use conneg::WatchEvent;
+use conneg::client::{StreamFormat, WatchDecoder};
 use conneg_tests::{Example, item_example_binaries};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

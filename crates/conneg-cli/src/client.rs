@@ -9,8 +9,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use conneg::client::{
     Client, ClientBody, ContentNegotiationLayer, ENV_ALLOW_CBOR, ENV_PREFER_CBOR, Error, Exchange,
-    FallbackMemory, Gates, parse_bool,
+    FallbackMemory, Gates,
 };
+use conneg::parse_bool;
 use conneg::watch::WatchEvent;
 use futures_util::StreamExt;
 use http::Method;

@@ -65,8 +65,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::negotiate::Deferred;
-use crate::negotiated::{Negotiated, Patch, read_body};
-use crate::negotiator::{Negotiator, Rejection};
+use crate::negotiate::decision::{Negotiated, read_body};
+use crate::negotiate::rules::{Negotiator, Rejection};
+use crate::patch::Patch;
 use crate::status::Status;
 
 /// The negotiation for this request: the layer's, or (without the layer) one made here with
@@ -89,7 +90,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Negotiated {
 
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
-        Rejection::into_response(self).into_response()
+        self.into_http_response().into_response()
     }
 }
 
@@ -112,14 +113,16 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = Response;
+    type Rejection = Rejection;
 
+    /// Reads the body (up to the body limit) and decodes it with the request codec; a body
+    /// that cannot be read or decoded is a [`Rejection`] (400 or 413) in the negotiated format.
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
-        let negotiated = negotiated(&parts).map_err(IntoResponse::into_response)?;
+        let negotiated = negotiated(&parts)?;
         match negotiated.decode_body::<T, _>(body).await {
             Ok(decoded) => Ok(Conneg(decoded.value)),
-            Err(status) => Err(negotiated.error_response(&status).into_response()),
+            Err(status) => Err(negotiated.reject(status)),
         }
     }
 }
@@ -147,24 +150,25 @@ where
 }
 
 impl<S: Send + Sync> FromRequest<S> for Patch {
-    type Rejection = Response;
+    type Rejection = Rejection;
 
-    /// Reads a PATCH body (up to the body limit). A request that is not a patch (no patch type
-    /// negotiated) gets 415.
+    /// Reads a PATCH body (up to the body limit: 413 beyond). A request that is not a patch
+    /// (no patch type negotiated) is a 415 listing the patch types in `Accept` and
+    /// `Accept-Patch`.
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
-        let negotiated = negotiated(&parts).map_err(IntoResponse::into_response)?;
+        let negotiated = negotiated(&parts)?;
         let Some(kind) = negotiated.patch_type() else {
             let types = crate::registry::join_media_types(
                 crate::PatchType::all().iter().map(|p| p.media_type()),
             );
             return Err(negotiated
-                .error_response(&Status::unsupported_media_type(&types))
-                .into_response());
+                .reject(Status::unsupported_media_type(&types))
+                .with_accepted(&types, true));
         };
         match read_body(body, negotiated.body_limit()).await {
             Ok(body) => Ok(Patch { kind, body }),
-            Err(status) => Err(negotiated.error_response(&status).into_response()),
+            Err(status) => Err(negotiated.reject(status)),
         }
     }
 }

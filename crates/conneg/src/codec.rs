@@ -39,10 +39,10 @@ use serde::de::DeserializeOwned;
 
 use crate::cbor;
 use crate::field_validation::FieldValidation;
-use crate::json_duplicates::json_duplicate_keys;
-use crate::media_type::{
+use crate::headers::media_type::{
     APPLICATION_CBOR, APPLICATION_CBOR_SEQ, APPLICATION_JSON, APPLICATION_JSON_WATCH, MediaRange,
 };
+use crate::json_duplicates::json_duplicate_keys;
 
 /// A boxed error from a [`CustomCodec`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -50,7 +50,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// A user-supplied codec for a media type conneg does not build in.
 ///
 /// ```
-/// use conneg::codec::{BoxError, CustomCodec};
+/// use conneg::{BoxError, CustomCodec};
 ///
 /// /// `text/plain`: a JSON string value as its raw text.
 /// struct PlainText;

@@ -10,7 +10,7 @@
 //! assert_eq!(FieldValidation::from_query(Some("pretty=1&fieldValidation=Strict")), Ok(Some(FieldValidation::Strict)));
 //! assert_eq!(FieldValidation::from_query(Some("watch=true")), Ok(None));
 //! assert!(FieldValidation::from_query(Some("fieldValidation=Loud")).is_err());
-//! let header = conneg::field_validation::warning_header_value("unknown field \"spec.x\"");
+//! let header = conneg::warning_header_value("unknown field \"spec.x\"");
 //! assert_eq!(header.to_str().unwrap(), r#"299 - "unknown field \"spec.x\"""#);
 //! ```
 
@@ -52,7 +52,7 @@ impl FieldValidation {
     /// Reads `fieldValidation` from a URI query string. `Ok(None)` when absent; `Err` with a
     /// Kubernetes-style message when present with an unknown value.
     pub fn from_query(query: Option<&str>) -> Result<Option<Self>, String> {
-        let Some(value) = query_param(query, "fieldValidation") else {
+        let Some(value) = crate::query::param(query, "fieldValidation") else {
             return Ok(None);
         };
         match FieldValidation::parse(value) {
@@ -62,15 +62,6 @@ impl FieldValidation {
             )),
         }
     }
-}
-
-/// The first value of `name` in a query string (no percent-decoding: the names and values
-/// conneg reads are plain tokens).
-pub(crate) fn query_param<'q>(query: Option<&'q str>, name: &str) -> Option<&'q str> {
-    query?.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then_some(v)
-    })
 }
 
 /// Formats one warning as a `Warning` header value: `299 - "<text>"`, quoting `"` and `\`
@@ -101,9 +92,9 @@ mod tests {
 
     #[test]
     fn query_parsing() {
-        assert_eq!(query_param(Some("a=1&b=2"), "b"), Some("2"));
-        assert_eq!(query_param(Some("a"), "a"), Some(""));
-        assert_eq!(query_param(None, "a"), None);
+        assert_eq!(crate::query::param(Some("a=1&b=2"), "b"), Some("2"));
+        assert_eq!(crate::query::param(Some("a"), "a"), Some(""));
+        assert_eq!(crate::query::param(None, "a"), None);
         assert_eq!(
             FieldValidation::from_query(Some("fieldValidation=Ignore")),
             Ok(Some(FieldValidation::Ignore))

@@ -6,9 +6,9 @@
 //!
 //! 1. **Socket → layer.** [`NegotiateLayer`] (a Tower layer; [`negotiate`]) sees the request
 //!    first. Before calling the inner service it picks the response codec from every `Accept`
-//!    line ([`registry`] has the rules: highest `q`; a type the client *named* beats a wildcard
+//!    line ([`Codecs`] has the rules: highest `q`; a type the client *named* beats a wildcard
 //!    match; ties go to the server's order; no `Accept` means the server's first codec) and the
-//!    request codec from `Content-Type` ([`content_type`]; missing means JSON, except on PATCH,
+//!    request codec from `Content-Type` ([`headers::request_content_type`]; missing means JSON, except on PATCH,
 //!    which takes the [`PatchType`]s). If either is impossible it answers at once — 415 with
 //!    `Accept`/`Accept-Patch`, 406 with the available list, 413 for a declared oversize body —
 //!    as a Kubernetes [`Status`] in the negotiated format, and the inner service never runs.
@@ -112,37 +112,35 @@
 // error paths and allocate; the hot paths (negotiate, encode) return small errors.
 #![allow(clippy::result_large_err)]
 
-pub mod accept;
 #[cfg(feature = "axum")]
 pub mod axum;
 mod cbor;
 #[cfg(feature = "client")]
 pub mod client;
-pub mod codec;
-pub mod content_type;
-pub mod field_validation;
+mod codec;
+mod field_validation;
+pub mod headers;
 mod json_duplicates;
-pub mod list;
-pub mod media_type;
+mod list;
 pub mod negotiate;
-pub mod negotiated;
-pub mod negotiator;
-pub mod params;
 pub mod patch;
-pub mod registry;
-pub mod status;
+mod query;
+mod registry;
+mod status;
 pub mod watch;
 
-pub use codec::{Codec, CustomCodec, Decoded};
-pub use field_validation::FieldValidation;
-pub use list::{ListBody, StreamingList};
-pub use negotiate::NegotiateLayer;
-pub use negotiated::{
-    Negotiated, Patch, RequestFormat, append_warnings, decode_body, encode_response, read_body,
+#[cfg(feature = "client")]
+pub use client::WatchStream;
+pub use codec::{BoxError, Codec, CustomCodec, DecodeError, DecodeErrorKind, Decoded, EncodeError};
+pub use field_validation::{FieldValidation, warning_header_value};
+pub use headers::{Conversion, MediaTypeParams};
+pub use list::{DEFAULT_FRAME_SIZE, ListBody, StreamingList};
+pub use negotiate::{
+    ACCEPT_PATCH, DEFAULT_BODY_LIMIT, NegotiateLayer, Negotiated, Negotiator, Rejection,
+    RequestFormat, append_warnings, decode_body, encode_response, read_body,
 };
-pub use negotiator::{Negotiator, Rejection};
-pub use params::{Conversion, MediaTypeParams};
-pub use patch::PatchType;
-pub use registry::Codecs;
-pub use status::{Status, StatusCause, StatusDetails, StatusReason};
-pub use watch::{WatchEvent, WatchHub, WatchResponse, WatchStream};
+pub use patch::{Patch, PatchType};
+pub use query::parse_bool;
+pub use registry::{Codecs, Selection};
+pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
+pub use watch::{WatchEvent, WatchHub, WatchResponse};

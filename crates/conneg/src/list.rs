@@ -44,7 +44,7 @@ use http_body::{Frame, SizeHint};
 use serde::Serialize;
 
 use crate::codec::{Codec, EncodeError};
-use crate::negotiated::Negotiated;
+use crate::negotiate::decision::Negotiated;
 
 /// The default frame size of a [`ListBody`].
 pub const DEFAULT_FRAME_SIZE: usize = 64 * 1024;
@@ -294,7 +294,7 @@ where
     }
 }
 
-/// The body of a streamed list (see the [module docs](self)). Its error is an [`EncodeError`]
+/// The body of a streamed list (see [`StreamingList`]). Its error is an [`EncodeError`]
 /// (an item failed to encode, or the item count was wrong): hyper then aborts the response.
 pub struct ListBody {
     codec: Codec,

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use conneg::{Codec, Codecs};
-//! use conneg::accept::Accept;
+//! use conneg::headers::Accept;
 //!
 //! let codecs = Codecs::new(); // JSON first, then CBOR
 //! let pick = |h| codecs.select(&Accept::from_value(h)).map(|s| s.codec);
@@ -26,10 +26,10 @@
 //! assert_eq!(pick("text/html"), None);
 //! ```
 
-use crate::accept::{Accept, AcceptClause, QValue};
 use crate::codec::Codec;
-use crate::media_type::{MediaRange, ParamValue, Specificity};
-use crate::params::{AllowedConversion, MediaTypeParams};
+use crate::headers::accept::{Accept, AcceptClause, QValue};
+use crate::headers::media_type::{MediaRange, ParamValue, Specificity};
+use crate::headers::params::{AllowedConversion, MediaTypeParams};
 
 /// An ordered list of codecs; the order is the server's preference.
 #[derive(Clone, Debug)]
@@ -313,7 +313,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::Conversion;
+    use crate::headers::params::Conversion;
 
     fn pick(
         accept: &str,

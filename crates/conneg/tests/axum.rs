@@ -275,3 +275,85 @@ async fn without_the_layer() {
     assert!(parts.status.is_server_error(), "{}", parts.status);
     assert!(String::from_utf8_lossy(&body).contains("needs NegotiateLayer"));
 }
+
+/// A handler can take the rejection as a value and decide (as with axum's `JsonRejection`).
+#[tokio::test]
+async fn extractor_rejections_are_typed() {
+    use conneg::{Rejection, StatusReason};
+
+    async fn lenient(body: Result<Conneg<Item>, Rejection>) -> Response {
+        match body {
+            Ok(Conneg(item)) => (StatusCode::CREATED, Conneg(item)).into_response(),
+            Err(r) if r.status().reason == Some(StatusReason::BadRequest) => (
+                StatusCode::OK,
+                format!("ignored: {} {}", r.code(), r.message()),
+            )
+                .into_response(),
+            Err(r) => r.into_response(),
+        }
+    }
+    async fn patched(patch: Result<Patch, Rejection>) -> Response {
+        match patch {
+            Ok(p) => p.kind.media_type().to_owned().into_response(),
+            Err(r) => {
+                assert_eq!(r.code(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+                assert!(r.headers().contains_key("accept-patch"));
+                r.into_response()
+            }
+        }
+    }
+    let app = Router::new()
+        .route("/lenient", post(lenient))
+        // No patch types on this route: a PATCH body is an ordinary JSON body, not a patch.
+        .route(
+            "/p",
+            patch(patched).layer(NegotiateLayer::new().patch_types([])),
+        )
+        .layer(NegotiateLayer::new());
+
+    let (parts, body) = send(
+        app.clone(),
+        req(
+            "POST",
+            "/lenient",
+            &[(CONTENT_TYPE.as_str(), "application/json")],
+            "{",
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::OK);
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    assert!(text.starts_with("ignored: 400 Bad Request "), "{text}");
+
+    let (parts, body) = send(
+        app.clone(),
+        req(
+            "POST",
+            "/lenient",
+            &[(CONTENT_TYPE.as_str(), "application/json")],
+            r#"{"name":"x"}"#,
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::CREATED, "{body:?}");
+
+    let (parts, body) = send(
+        app,
+        req(
+            "PATCH",
+            "/p",
+            &[(CONTENT_TYPE.as_str(), "application/json")],
+            "{}",
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(
+        parts.headers["accept-patch"]
+            .to_str()
+            .unwrap()
+            .contains("application/merge-patch+json")
+    );
+    let status: Status = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status.reason, Some(StatusReason::UnsupportedMediaType));
+}

@@ -327,16 +327,12 @@ impl conneg::CustomCodec for Prefixed {
     fn media_type(&self) -> &str {
         "application/x-prefixed"
     }
-    fn encode(
-        &self,
-        value: &serde_json::Value,
-        out: &mut Vec<u8>,
-    ) -> Result<(), conneg::codec::BoxError> {
+    fn encode(&self, value: &serde_json::Value, out: &mut Vec<u8>) -> Result<(), conneg::BoxError> {
         out.extend_from_slice(b"TEST:");
         serde_json::to_writer(out, value)?;
         Ok(())
     }
-    fn decode(&self, body: &[u8]) -> Result<serde_json::Value, conneg::codec::BoxError> {
+    fn decode(&self, body: &[u8]) -> Result<serde_json::Value, conneg::BoxError> {
         let rest = body.strip_prefix(b"TEST:").ok_or("missing prefix")?;
         Ok(serde_json::from_slice(rest)?)
     }

@@ -1,9 +1,9 @@
 //! Arbitrary header text never panics the parsers, and selection only ever picks an offered
 //! codec that the client did not refuse.
 
-use conneg::accept::Accept;
-use conneg::content_type::{ContentType, request_content_type};
-use conneg::media_type::MediaRange;
+use conneg::headers::Accept;
+use conneg::headers::MediaRange;
+use conneg::headers::{ContentType, request_content_type};
 use conneg::{Codec, Codecs, Negotiator};
 use http::{HeaderMap, HeaderValue, Method, Uri, header};
 use proptest::prelude::*;

@@ -15,10 +15,8 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use bytes::Bytes;
 use conneg::axum::Conneg;
-use conneg::watch::{
-    EventType, WatchBody, WatchErrorKind, WatchEvent, WatchHub, WatchLimits, WatchResponse,
-    WatchStream,
-};
+use conneg::client::{WatchErrorKind, WatchStream};
+use conneg::watch::{EventType, WatchBody, WatchEvent, WatchHub, WatchLimits, WatchResponse};
 use conneg::{NegotiateLayer, Negotiated};
 use futures_util::StreamExt;
 use http_body_util::Full;
@@ -483,11 +481,11 @@ async fn watch_of_an_error_event_decodes_as_status() {
             .encode(&codec, &mut wire)
             .unwrap();
         let format = if codec == conneg::Codec::Cbor {
-            conneg::watch::StreamFormat::CborSeq
+            conneg::client::StreamFormat::CborSeq
         } else {
-            conneg::watch::StreamFormat::Json
+            conneg::client::StreamFormat::Json
         };
-        let mut d = conneg::watch::WatchDecoder::<Item>::new(format);
+        let mut d = conneg::client::WatchDecoder::<Item>::new(format);
         d.push(&wire);
         let first = d.next_event().unwrap().unwrap();
         assert_eq!(first.event_type(), EventType::Error);

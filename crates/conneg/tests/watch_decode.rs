@@ -2,7 +2,8 @@
 //! last event, fatal on ill-formed input.
 
 use conneg::Codec;
-use conneg::watch::{StreamFormat, WatchDecoder, WatchErrorKind, WatchEvent};
+use conneg::WatchEvent;
+use conneg::client::{StreamFormat, WatchDecoder, WatchErrorKind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -203,7 +204,7 @@ fn content_types_choose_the_format() {
 
 #[tokio::test]
 async fn a_typed_event_stream_round_trips_and_an_encode_error_ends_it() {
-    use conneg::watch::{WatchResponse, WatchStream};
+    use conneg::{WatchResponse, WatchStream};
     use futures_util::StreamExt;
 
     /// Fails to serialize when `v` is negative.
@@ -252,8 +253,8 @@ async fn a_typed_event_stream_round_trips_and_an_encode_error_ends_it() {
 
 #[tokio::test]
 async fn a_codec_without_a_stream_form_is_406() {
-    use conneg::codec::{BoxError, CustomCodec};
     use conneg::watch::WatchResponse;
+    use conneg::{BoxError, CustomCodec};
 
     struct Yaml;
     impl CustomCodec for Yaml {
@@ -275,7 +276,7 @@ async fn a_codec_without_a_stream_form_is_406() {
 
 #[tokio::test]
 async fn initial_state_then_live_events_in_order() {
-    use conneg::watch::{WatchHub, WatchResponse, WatchStream};
+    use conneg::{WatchHub, WatchResponse, WatchStream};
     use futures_util::StreamExt;
 
     for codec in [Codec::Cbor, Codec::Json] {

@@ -41,7 +41,7 @@ fn list() -> StreamingList<Value> {
     )
 }
 
-async fn frames(mut body: conneg::ListBody) -> Result<Vec<Bytes>, conneg::codec::EncodeError> {
+async fn frames(mut body: conneg::ListBody) -> Result<Vec<Bytes>, conneg::EncodeError> {
     let mut out = Vec::new();
     while let Some(frame) = body.frame().await {
         out.push(frame?.into_data().unwrap());

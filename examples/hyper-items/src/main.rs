@@ -24,7 +24,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use conneg::codec::BoxError;
+use conneg::BoxError;
 use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
 use conneg::{
     NegotiateLayer, Negotiated, Patch, PatchType, Status, StatusReason, StreamingList, read_body,

@@ -26,10 +26,10 @@ use serde_json::Value;
 
 use super::Error;
 use super::gates::Gates;
-use crate::accept::Accept;
 use crate::codec::Codec;
-use crate::media_type::MediaRange;
-use crate::negotiator::ACCEPT_PATCH;
+use crate::headers::accept::Accept;
+use crate::headers::media_type::MediaRange;
+use crate::negotiate::rules::ACCEPT_PATCH;
 use crate::patch::PatchType;
 
 const OBJECT: &[&str] = &["application/cbor", "application/json"];

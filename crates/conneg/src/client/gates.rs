@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::parse_bool;
+
 /// The environment variable of the allow gate (client-go's name, case-sensitive).
 pub const ENV_ALLOW_CBOR: &str = "KUBE_FEATURE_ClientsAllowCBOR";
 /// The environment variable of the prefer gate (client-go's name, case-sensitive).
@@ -139,24 +141,6 @@ impl fmt::Display for Gates {
     }
 }
 
-/// Go's `strconv.ParseBool`: `1 t T TRUE true True` and `0 f F FALSE false False`, nothing
-/// else (no trimming, no other casings).
-///
-/// ```
-/// use conneg::client::parse_bool;
-/// assert_eq!(parse_bool("True"), Some(true));
-/// assert_eq!(parse_bool("F"), Some(false));
-/// assert_eq!(parse_bool("yes"), None);
-/// assert_eq!(parse_bool("tRUE"), None);
-/// ```
-pub fn parse_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,19 +150,6 @@ mod tests {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| (*v).to_owned())
-        }
-    }
-
-    #[test]
-    fn every_go_spelling_and_nothing_else() {
-        for s in ["1", "t", "T", "TRUE", "true", "True"] {
-            assert_eq!(parse_bool(s), Some(true), "{s}");
-        }
-        for s in ["0", "f", "F", "FALSE", "false", "False"] {
-            assert_eq!(parse_bool(s), Some(false), "{s}");
-        }
-        for s in ["", " true", "yes", "on", "tRue", "2", "FaLse", "true "] {
-            assert_eq!(parse_bool(s), None, "{s:?}");
         }
     }
 

@@ -22,7 +22,7 @@
 //! [`Client`] is a small typed client on top (get, list, create, update, apply, patch,
 //! delete, watch) whose errors carry the server's [`Status`];
 //! [`read_response`] decodes any response by its `Content-Type`, and watch responses become
-//! a `Stream` of [`WatchEvent`](crate::WatchEvent)s through [`WatchStream`](crate::WatchStream).
+//! a `Stream` of [`WatchEvent`](crate::WatchEvent)s through [`WatchStream`].
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), conneg::client::Error> {
@@ -82,6 +82,7 @@ mod layer;
 mod memory;
 mod service;
 mod typed;
+mod watch;
 
 use std::fmt;
 
@@ -93,17 +94,17 @@ use serde::de::DeserializeOwned;
 
 use crate::codec::{BoxError, Codec};
 use crate::field_validation::FieldValidation;
-use crate::media_type::MediaRange;
+use crate::headers::media_type::MediaRange;
 use crate::status::{Status, StatusReason};
-use crate::watch::WatchError;
 
 pub use fallback::ClientBody;
 pub use future::ResponseFuture;
-pub use gates::{ENV_ALLOW_CBOR, ENV_PREFER_CBOR, Gates, parse_bool};
+pub use gates::{ENV_ALLOW_CBOR, ENV_PREFER_CBOR, Gates};
 pub use layer::{ACCEPT_ALLOW_CBOR, ACCEPT_JSON, ACCEPT_PREFER_CBOR, ContentNegotiationLayer};
 pub use memory::{FallbackMemory, Remembered, ResourceKey};
 pub use service::ContentNegotiation;
 pub use typed::{Client, ClientBuilder, HttpService, Reply};
+pub use watch::{StreamFormat, WatchDecoder, WatchError, WatchErrorKind, WatchStream};
 
 /// What the layer did for one request, in the response extensions.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,9 +230,9 @@ pub fn response_codec(content_type: Option<&str>) -> Option<Codec> {
     }
 }
 
-/// Decodes a body by its `Content-Type` ([`response_codec`]). Unknown fields are ignored, as
+/// Decodes a response body by its `Content-Type` ([`response_codec`]). Unknown fields are ignored, as
 /// client-go does; the rest of the CBOR profile is enforced.
-pub fn decode_body<T: DeserializeOwned>(
+pub fn decode_response_body<T: DeserializeOwned>(
     content_type: Option<&str>,
     body: &[u8],
 ) -> Result<T, Error> {
@@ -269,13 +270,13 @@ where
         let status = error_status(parts.status, content_type, &bytes);
         return Err(Error::Status(Box::new(status)));
     }
-    decode_body(content_type, &bytes)
+    decode_response_body(content_type, &bytes)
 }
 
 /// The `Status` of an error response: its body if that is a `Status`, else one made from the
 /// HTTP status and the body text.
 pub(crate) fn error_status(code: StatusCode, content_type: Option<&str>, body: &Bytes) -> Status {
-    if let Ok(status) = decode_body::<Status>(content_type, body) {
+    if let Ok(status) = decode_response_body::<Status>(content_type, body) {
         if status.kind == "Status" {
             return status;
         }
@@ -317,15 +318,15 @@ mod tests {
     #[test]
     fn decodes_by_content_type() {
         let v: serde_json::Value =
-            decode_body(Some("application/json; charset=utf-8"), br#"{"a":1}"#).unwrap();
+            decode_response_body(Some("application/json; charset=utf-8"), br#"{"a":1}"#).unwrap();
         assert_eq!(v["a"], 1);
         let cbor = Codec::Cbor.to_bytes(&serde_json::json!({"a": 1})).unwrap();
-        let v: serde_json::Value = decode_body(Some("application/cbor"), &cbor).unwrap();
+        let v: serde_json::Value = decode_response_body(Some("application/cbor"), &cbor).unwrap();
         assert_eq!(v["a"], 1);
-        let v: serde_json::Value = decode_body(None, b"[1]").unwrap();
+        let v: serde_json::Value = decode_response_body(None, b"[1]").unwrap();
         assert_eq!(v[0], 1);
         assert!(matches!(
-            decode_body::<serde_json::Value>(Some("application/yaml"), b"a: 1"),
+            decode_response_body::<serde_json::Value>(Some("application/yaml"), b"a: 1"),
             Err(Error::Decode(_))
         ));
     }

@@ -12,13 +12,13 @@ use serde::de::DeserializeOwned;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::WatchStream;
 use super::fallback::ClientBody;
 use super::layer::ContentNegotiationLayer;
 use super::service::ContentNegotiation;
 use super::{Error, Exchange, error_status, read_response};
 use crate::codec::BoxError;
 use crate::patch::PatchType;
-use crate::watch::WatchStream;
 
 /// hyper-util's pooled HTTP/1 client, the default transport.
 pub type HttpService = hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>;

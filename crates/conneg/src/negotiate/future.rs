@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 
 use super::NegotiateBody;
 use crate::codec::{Codec, EncodeError};
-use crate::negotiated::{Negotiated, append_warnings};
+use crate::negotiate::decision::{Negotiated, append_warnings};
 use crate::status::Status;
 
 type Encode = dyn Fn(&Negotiated) -> Result<Bytes, EncodeError> + Send + Sync;

@@ -5,8 +5,8 @@ use tower_layer::Layer;
 use super::Negotiate;
 use crate::codec::Codec;
 use crate::field_validation::FieldValidation;
-use crate::negotiator::Negotiator;
-use crate::params::Conversion;
+use crate::headers::params::Conversion;
+use crate::negotiate::rules::Negotiator;
 use crate::patch::PatchType;
 use crate::registry::Codecs;
 

@@ -1,8 +1,10 @@
-//! The Tower middleware: [`NegotiateLayer`], [`Negotiate`], [`ResponseFuture`], [`NegotiateBody`].
+//! Negotiation, in one tree: a route's rules ([`Negotiator`], `rules.rs`), the decision for one
+//! request ([`Negotiated`], `decision.rs`), and the Tower middleware that applies them
+//! ([`NegotiateLayer`], [`Negotiate`], [`ResponseFuture`], [`NegotiateBody`]).
 //!
 //! In `call`, before the inner service runs, the layer decides the response codec from `Accept`
-//! and the request codec from `Content-Type` (see [`Negotiator`](crate::Negotiator) for the
-//! rules and the order of checks), stores the decision as a [`Negotiated`](crate::Negotiated)
+//! and the request codec from `Content-Type` (see [`Negotiator`] for the
+//! rules and the order of checks), stores the decision as a [`Negotiated`]
 //! in the request extensions, and calls the inner service. If the request cannot be served it
 //! answers itself, without calling the inner service:
 //!
@@ -48,13 +50,19 @@
 //! ```
 
 mod body;
+pub(crate) mod decision;
 mod future;
 mod layer;
+pub(crate) mod rules;
 mod service;
 
 pub use body::NegotiateBody;
+pub use decision::{
+    Negotiated, RequestFormat, append_warnings, decode_body, encode_response, read_body,
+};
 #[cfg_attr(not(feature = "axum"), allow(unused_imports))]
 pub(crate) use future::Deferred;
 pub use future::ResponseFuture;
 pub use layer::NegotiateLayer;
+pub use rules::{ACCEPT_PATCH, DEFAULT_BODY_LIMIT, Negotiator, Rejection};
 pub use service::Negotiate;

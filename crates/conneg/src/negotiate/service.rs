@@ -6,7 +6,7 @@ use http::{Request, Response};
 use tower_service::Service;
 
 use super::{NegotiateBody, NegotiateLayer, ResponseFuture};
-use crate::negotiator::Negotiator;
+use crate::negotiate::rules::Negotiator;
 
 /// The service produced by [`NegotiateLayer`].
 #[derive(Clone, Debug)]
@@ -91,7 +91,7 @@ where
                 let future = span.in_scope(|| self.inner.call(req));
                 ResponseFuture::inner(future, negotiated, span)
             }
-            Err(rejection) => ResponseFuture::reject(rejection.into_response()),
+            Err(rejection) => ResponseFuture::reject(rejection.into_http_response()),
         }
     }
 }

@@ -17,8 +17,8 @@ use tokio::time::{Instant, Sleep};
 use super::event::WatchEvent;
 use super::hub::{WatchHub, Watcher};
 use crate::codec::Codec;
-use crate::media_type::{APPLICATION_CBOR_SEQ, APPLICATION_JSON};
-use crate::negotiated::Negotiated;
+use crate::headers::media_type::{APPLICATION_CBOR_SEQ, APPLICATION_JSON};
+use crate::negotiate::decision::Negotiated;
 use crate::status::Status;
 
 type ByteStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;

@@ -224,7 +224,7 @@ where
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for WatchEvent<T> {
     /// Deserializes through `serde_json::Value` (one intermediate tree): fine for tests and tools.
-    /// The stream decoder ([`WatchStream`](super::WatchStream)) decodes straight from the bytes.
+    /// The stream decoder (`conneg::client::WatchStream`) decodes straight from the bytes.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let tree = serde_json::Value::deserialize(deserializer)?;
         decode_event(|target| decode_with(target, &tree)).map_err(de::Error::custom)

@@ -1,5 +1,6 @@
 //! Watch: streams of [`WatchEvent`]s as CBOR Sequences (RFC 8742) or JSON streams, on the
-//! server ([`WatchResponse`], [`WatchHub`]) and on the client ([`WatchStream`]).
+//! server ([`WatchResponse`], [`WatchHub`]); the client side, `WatchStream`, is in
+//! `conneg::client` (feature `client`).
 //!
 //! # Wire format (as Kubernetes writes it)
 //!
@@ -7,8 +8,9 @@
 //!   `d9d9f7 a2 "type" "ADDED" "object" d9d9f7 {...}`, with no other framing; the object keeps
 //!   its own `d9d9f7` prefix, as Kubernetes embeds it. Kubernetes answers a watch that asks for
 //!   `application/cbor` (what client-go sends) this way. `application/cbor-seq` in `Accept` is
-//!   honoured too when the layer is [`streaming`](crate::NegotiateLayer::streaming) — a
-//!   deliberate improvement: Kubernetes answers it with 406.
+//!   honoured too on any watch (`?watch=true`) and on a
+//!   [`streaming`](crate::NegotiateLayer::streaming) route — a deliberate improvement:
+//!   Kubernetes answers it with 406.
 //! * **JSON**: `Content-Type: application/json` (Kubernetes' choice, also for a client that
 //!   asked for `application/json;stream=watch`), one compact event per line.
 //!
@@ -59,16 +61,15 @@
 //!
 //! # Client
 //!
-//! [`WatchStream::from_response`] turns a response (`http::Response<B>` for any
-//! `http_body::Body`) into a `Stream` of `Result<WatchEvent<T>, WatchError>`, picking the
-//! framing from `Content-Type`; [`WatchDecoder`] does the same over bytes you push.
+//! `conneg::client::WatchStream::from_response` (also `conneg::WatchStream`) turns a response
+//! (`http::Response<B>` for any `http_body::Body`) into a `Stream` of
+//! `Result<WatchEvent<T>, WatchError>`, picking the framing from `Content-Type`;
+//! `conneg::client::WatchDecoder` does the same over bytes you push.
 
 mod body;
-mod decode;
-mod event;
+pub(crate) mod event;
 mod hub;
 
 pub use body::{WatchBody, WatchResponse, watch_content_type};
-pub use decode::{StreamFormat, WatchDecoder, WatchError, WatchErrorKind, WatchStream};
 pub use event::{EventType, WatchEvent, encode_event};
 pub use hub::{HubStats, WatchEnd, WatchHub, WatchLimits, Watcher};

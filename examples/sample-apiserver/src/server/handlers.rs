@@ -185,10 +185,7 @@ impl Params {
     }
     /// A boolean parameter (`true`, `1`, ...), as Go's `strconv.ParseBool`.
     pub fn flag(&self, k: &str) -> bool {
-        matches!(
-            self.get(k),
-            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
-        )
+        self.get(k).and_then(conneg::parse_bool) == Some(true)
     }
     fn dry_run(&self) -> Result<bool, Status> {
         match self.get("dryRun") {

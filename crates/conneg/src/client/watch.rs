@@ -10,9 +10,9 @@ use futures_core::Stream;
 use http::HeaderValue;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::event::{WatchEvent, decode_event, decode_with};
 use crate::codec::BoxError;
-use crate::media_type::MediaRange;
+use crate::headers::media_type::MediaRange;
+use crate::watch::event::{WatchEvent, decode_event, decode_with};
 
 /// The framing of a watch stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,8 @@ impl std::error::Error for WatchError {}
 ///
 /// ```
 /// use conneg::Codec;
-/// use conneg::watch::{StreamFormat, WatchDecoder, WatchEvent};
+/// use conneg::WatchEvent;
+/// use conneg::client::{StreamFormat, WatchDecoder};
 ///
 /// let mut wire = Vec::new();
 /// WatchEvent::Added(1u32).encode(&Codec::Cbor, &mut wire).unwrap();
@@ -272,7 +273,7 @@ fn next_json<T: DeserializeOwned>(
 /// ```no_run
 /// # async fn run(response: http::Response<hyper::body::Incoming>) -> Result<(), Box<dyn std::error::Error>> {
 /// use futures_util::StreamExt;
-/// use conneg::watch::{WatchEvent, WatchStream};
+/// use conneg::{WatchEvent, WatchStream};
 ///
 /// let mut events = WatchStream::<serde_json::Value, _>::from_response(response)?;
 /// while let Some(event) = events.next().await {

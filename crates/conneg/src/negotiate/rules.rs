@@ -25,7 +25,7 @@
 //!
 //! // A JSON body is not a patch: 415, encoded as CBOR because the client accepts CBOR.
 //! let rejection = negotiator.negotiate(&Method::PATCH, &uri, &headers, true).unwrap_err();
-//! let response = rejection.into_response();
+//! let response = rejection.into_http_response();
 //! assert_eq!(response.status(), 415);
 //! assert_eq!(response.headers()["accept-patch"], "application/merge-patch+json, application/apply-patch+cbor");
 //! assert_eq!(response.headers()["content-type"], "application/cbor");
@@ -36,13 +36,14 @@ use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, Uri};
 use http_body_util::Full;
 
-use crate::accept::Accept;
 use crate::codec::Codec;
-use crate::content_type::{ContentType, request_content_type};
-use crate::field_validation::{FieldValidation, query_param};
-use crate::negotiated::{Negotiated, RequestFormat};
-use crate::params::{AllowedConversion, Conversion};
+use crate::field_validation::FieldValidation;
+use crate::headers::accept::Accept;
+use crate::headers::content_type::{ContentType, request_content_type};
+use crate::headers::params::{AllowedConversion, Conversion};
+use crate::negotiate::decision::{Negotiated, RequestFormat};
 use crate::patch::PatchType;
+use crate::query;
 use crate::registry::{Codecs, join_media_types, select};
 use crate::status::Status;
 
@@ -134,7 +135,8 @@ impl Negotiator {
     }
 
     /// Marks the route as able to stream (list/watch): `application/cbor-seq` in `Accept` then
-    /// selects CBOR with [`MediaTypeParams::stream`](crate::MediaTypeParams) set.
+    /// selects CBOR with [`MediaTypeParams::stream`](crate::MediaTypeParams) set. A watch
+    /// (`?watch=true`, read as Kubernetes reads it) streams whatever this says.
     pub fn streaming(mut self, streaming: bool) -> Self {
         self.streaming = streaming;
         self
@@ -159,8 +161,8 @@ impl Negotiator {
             .unwrap_or(self.codecs.as_slice())
     }
 
-    /// The body limit in bytes.
-    pub fn limit(&self) -> usize {
+    /// The body limit in bytes, as set by [`body_limit`](Self::body_limit).
+    pub fn get_body_limit(&self) -> usize {
         self.body_limit
     }
 
@@ -169,9 +171,9 @@ impl Negotiator {
     }
 
     /// The media types listed in a 406.
-    fn available(&self) -> String {
+    fn available(&self, streaming: bool) -> String {
         let singles = self.codecs.as_slice().iter().map(Codec::media_type);
-        if self.streaming {
+        if streaming {
             join_media_types(
                 singles.chain(
                     self.codecs
@@ -188,7 +190,7 @@ impl Negotiator {
     /// Decides the request and response formats for one request.
     ///
     /// `has_body` says whether the request carries a body (for a Tower service, use
-    /// `!body.is_end_stream()` or the size hint; [`request_has_body`] reads the headers). A
+    /// `!body.is_end_stream()` or the size hint; [`negotiate_parts`](Self::negotiate_parts) reads it from the headers). A
     /// request without a body gets no request format and is never rejected for its
     /// `Content-Type`, except PATCH, which needs a patch type.
     pub fn negotiate(
@@ -198,15 +200,17 @@ impl Negotiator {
         headers: &HeaderMap,
         has_body: bool,
     ) -> Result<Negotiated, Rejection> {
+        let query = uri.query();
+        // The route knows it streams; so does any watch request.
+        let streaming = self.streaming || query::flag(query, "watch");
         let selection = select(
             &Accept::from_headers(headers),
             self.codecs.as_slice(),
             &self.conversions,
-            self.streaming,
+            streaming,
         );
-        let query = uri.query();
-        let pretty = selection.as_ref().is_some_and(|s| s.params.pretty)
-            || query_param(query, "pretty").is_some_and(parse_bool);
+        let pretty =
+            selection.as_ref().is_some_and(|s| s.params.pretty) || query::flag(query, "pretty");
         // Errors go out in the negotiated format; with nothing acceptable, as indented JSON
         // (Kubernetes' raw-JSON fallback).
         let reject = |status: Status| match &selection {
@@ -233,22 +237,16 @@ impl Negotiator {
                 } else {
                     join_media_types(self.request_codecs().iter().map(Codec::media_type))
                 };
-                let mut rejection = reject(Status::unsupported_media_type(&accepted));
-                if let Ok(value) = HeaderValue::from_str(&accepted) {
-                    if is_patch {
-                        rejection.0.headers.insert(ACCEPT_PATCH, value.clone());
-                    }
-                    rejection.0.headers.insert(ACCEPT, value);
-                }
                 tracing::debug!(content_type = ?headers.get(CONTENT_TYPE), %accepted, "conneg: 415 unsupported request media type");
-                return Err(rejection);
+                return Err(reject(Status::unsupported_media_type(&accepted))
+                    .with_accepted(&accepted, is_patch));
             }
             Some(Ok(format)) => Some(format),
             None => None,
         };
 
         let Some(selection) = selection else {
-            let available = self.available();
+            let available = self.available(streaming);
             tracing::debug!(accept = ?headers.get(ACCEPT), %available, "conneg: 406 nothing acceptable");
             return Err(reject(Status::not_acceptable(&available)));
         };
@@ -283,7 +281,7 @@ impl Negotiator {
     }
 
     /// Like [`negotiate`](Self::negotiate) on request parts, deciding `has_body` from the
-    /// headers ([`request_has_body`]).
+    /// headers (a body is announced by `Content-Length` other than 0 or by `Transfer-Encoding`).
     pub fn negotiate_parts(&self, parts: &http::request::Parts) -> Result<Negotiated, Rejection> {
         self.negotiate(
             &parts.method,
@@ -320,10 +318,6 @@ impl Negotiator {
     }
 }
 
-fn parse_bool(v: &str) -> bool {
-    matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
-}
-
 fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(CONTENT_LENGTH)?
@@ -336,12 +330,31 @@ fn content_length(headers: &HeaderMap) -> Option<u64> {
 
 /// Whether the headers announce a body: a non-zero `Content-Length` or any
 /// `Transfer-Encoding`.
-pub fn request_has_body(headers: &HeaderMap) -> bool {
+pub(crate) fn request_has_body(headers: &HeaderMap) -> bool {
     content_length(headers).is_some_and(|n| n > 0) || headers.contains_key(TRANSFER_ENCODING)
 }
 
-/// A request negotiation refused: the `Status` to send, how to encode it, and the extra headers
-/// (`Accept`, `Accept-Patch`) that go with it.
+/// A request refused before the handler could use it: by negotiation (406, 415, 413, 400), or
+/// by an extractor that could not read or decode the body (`conneg::axum::Conneg<T>` and
+/// `Patch`: 400, 413, 415). It holds the `Status` to send, how to encode it, and the extra
+/// headers (`Accept`, `Accept-Patch`) that go with it; as a response it is that `Status` in the
+/// negotiated format. Like axum's `JsonRejection`, a handler taking
+/// `Result<Conneg<T>, Rejection>` can look at it before answering:
+///
+/// ```
+/// use conneg::{Negotiator, StatusReason};
+/// use http::{Method, Uri, HeaderMap, StatusCode};
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert("content-type", "text/plain".parse().unwrap());
+/// let rejection = Negotiator::new()
+///     .negotiate(&Method::POST, &Uri::from_static("/items"), &headers, true)
+///     .unwrap_err();
+/// assert_eq!(rejection.code(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+/// assert_eq!(rejection.status().reason, Some(StatusReason::UnsupportedMediaType));
+/// assert_eq!(rejection.headers()["accept"], "application/json, application/cbor");
+/// assert!(rejection.message().contains("application/json"));
+/// ```
 #[derive(Clone, Debug)]
 pub struct Rejection(Box<RejectionInner>);
 
@@ -368,6 +381,28 @@ impl Rejection {
         &self.0.status
     }
 
+    /// The HTTP status code.
+    pub fn code(&self) -> http::StatusCode {
+        self.0.status.code()
+    }
+
+    /// The `Status` message, as the client will read it.
+    pub fn message(&self) -> &str {
+        &self.0.status.message
+    }
+
+    /// Adds what a 415 lists: `Accept` (RFC 9110 §15.5.16) and, for a patch, `Accept-Patch`
+    /// (RFC 5789 §3.1).
+    pub(crate) fn with_accepted(mut self, accepted: &str, patch: bool) -> Self {
+        if let Ok(value) = HeaderValue::from_str(accepted) {
+            if patch {
+                self.0.headers.insert(ACCEPT_PATCH, value.clone());
+            }
+            self.0.headers.insert(ACCEPT, value);
+        }
+        self
+    }
+
     /// The codec the `Status` is encoded with.
     pub fn codec(&self) -> &Codec {
         &self.0.codec
@@ -378,8 +413,8 @@ impl Rejection {
         &self.0.headers
     }
 
-    /// The HTTP response.
-    pub fn into_response(self) -> Response<Full<Bytes>> {
+    /// The HTTP response (with axum, `IntoResponse` gives the same as an axum `Response`).
+    pub fn into_http_response(self) -> Response<Full<Bytes>> {
         let inner = *self.0;
         let mut response = inner.status.to_response(&inner.codec, inner.pretty);
         response.headers_mut().extend(inner.headers);
@@ -515,6 +550,28 @@ mod tests {
         let n = Negotiator::new().streaming(true);
         let err = run(&n, Method::GET, &[("accept", "text/html")], false).unwrap_err();
         assert!(err.status().message.ends_with("application/json, application/cbor, application/json;stream=watch, application/cbor-seq"));
+    }
+
+    #[test]
+    fn a_watch_streams_whatever_the_route_says() {
+        let n = Negotiator::new();
+        let seq = [("accept", "application/cbor-seq")];
+        let watch = |q: &'static str| {
+            n.negotiate(&Method::GET, &Uri::from_static(q), &headers(&seq), false)
+        };
+        let ok = watch("/items?watch=true").unwrap();
+        assert!(ok.is_stream());
+        assert_eq!(ok.stream_content_type().unwrap(), "application/cbor-seq");
+        assert!(
+            watch("/items?resourceVersion=1&watch=1")
+                .unwrap()
+                .is_stream()
+        );
+        // Not a watch: a list of a non-streaming route does not offer the sequence type.
+        for q in ["/items", "/items?watch=false", "/items?watch"] {
+            let err = watch(q).unwrap_err();
+            assert_eq!(err.status().code(), StatusCode::NOT_ACCEPTABLE, "{q}");
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! per-mille ([`QValue`]); `q=0` means "not acceptable".
 //!
 //! ```
-//! use conneg::accept::{Accept, QValue};
-//! use conneg::media_type::MediaRange;
+//! use conneg::headers::{Accept, QValue};
+//! use conneg::headers::MediaRange;
 //! use http::{HeaderMap, HeaderValue, header::ACCEPT};
 //!
 //! let mut headers = HeaderMap::new();
@@ -24,7 +24,7 @@ use std::fmt;
 use http::header::{ACCEPT, ValueIter};
 use http::{HeaderMap, HeaderValue};
 
-use crate::media_type::{MediaRange, Specificity, parse_item};
+use crate::headers::media_type::{MediaRange, Specificity, parse_item};
 
 /// A quality value in per-mille: `q=0.5` is `QValue(500)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

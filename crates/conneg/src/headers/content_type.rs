@@ -6,7 +6,7 @@
 //! [`Negotiator`](crate::Negotiator)).
 //!
 //! ```
-//! use conneg::content_type::{ContentType, request_content_type};
+//! use conneg::headers::{ContentType, request_content_type};
 //! use http::{HeaderMap, HeaderValue, header::CONTENT_TYPE};
 //!
 //! let mut headers = HeaderMap::new();
@@ -21,7 +21,7 @@
 use http::HeaderMap;
 use http::header::CONTENT_TYPE;
 
-use crate::media_type::MediaRange;
+use crate::headers::media_type::MediaRange;
 
 /// What a request says about its body's media type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

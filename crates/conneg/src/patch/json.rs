@@ -1,138 +1,11 @@
-//! PATCH body media types (Kubernetes' `types.PatchType` plus strategic merge in CBOR), and
-//! the two standard ways to apply a patch to a JSON value: [`apply_merge_patch`] (RFC 7396)
-//! and [`apply_json_patch`] (RFC 6902).
-//!
-//! A PATCH route accepts only patch media types; anything else is 415 with `Accept-Patch`
-//! listing them (RFC 5789 §3.1).
-//!
-//! ```
-//! use conneg::PatchType;
-//! use conneg::media_type::MediaRange;
-//!
-//! let ct = MediaRange::parse("application/merge-patch+json; charset=utf-8").unwrap();
-//! assert_eq!(PatchType::from_media_range(&ct), Some(PatchType::MergePatch));
-//! assert!(PatchType::ApplyCbor.is_cbor());
-//! assert_eq!(PatchType::all().len(), 6);
-//! ```
+//! RFC 6902 JSON patch on a `serde_json::Value`.
 
 use std::fmt;
 
 use http::StatusCode;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::media_type::MediaRange;
 use crate::status::{Status, StatusReason};
-
-/// A patch document type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PatchType {
-    /// `application/json-patch+json` (RFC 6902).
-    JsonPatch,
-    /// `application/merge-patch+json` (RFC 7386).
-    MergePatch,
-    /// `application/strategic-merge-patch+json` (Kubernetes).
-    StrategicMergePatch,
-    /// `application/apply-patch+yaml` (server-side apply; JSON is valid YAML).
-    ApplyYaml,
-    /// `application/apply-patch+cbor` (server-side apply in CBOR, KEP-4222).
-    ApplyCbor,
-    /// `application/strategic-merge-patch+cbor`.
-    StrategicMergePatchCbor,
-}
-
-impl PatchType {
-    /// Every patch type, in the order Kubernetes lists them (strategic merge in CBOR last).
-    pub const fn all() -> &'static [PatchType] {
-        &[
-            PatchType::JsonPatch,
-            PatchType::MergePatch,
-            PatchType::StrategicMergePatch,
-            PatchType::ApplyYaml,
-            PatchType::ApplyCbor,
-            PatchType::StrategicMergePatchCbor,
-        ]
-    }
-
-    /// The types a Kubernetes custom resource accepts: no strategic merge patch.
-    pub const fn custom_resource() -> &'static [PatchType] {
-        &[
-            PatchType::JsonPatch,
-            PatchType::MergePatch,
-            PatchType::ApplyYaml,
-            PatchType::ApplyCbor,
-        ]
-    }
-
-    /// The media type.
-    pub const fn media_type(self) -> &'static str {
-        match self {
-            PatchType::JsonPatch => "application/json-patch+json",
-            PatchType::MergePatch => "application/merge-patch+json",
-            PatchType::StrategicMergePatch => "application/strategic-merge-patch+json",
-            PatchType::ApplyYaml => "application/apply-patch+yaml",
-            PatchType::ApplyCbor => "application/apply-patch+cbor",
-            PatchType::StrategicMergePatchCbor => "application/strategic-merge-patch+cbor",
-        }
-    }
-
-    /// The patch type a `Content-Type` names (parameters ignored, case-insensitive).
-    pub fn from_media_range(range: &MediaRange<'_>) -> Option<PatchType> {
-        PatchType::all()
-            .iter()
-            .copied()
-            .find(|p| range.essence_eq(p.media_type()))
-    }
-
-    /// Whether the body is CBOR.
-    pub const fn is_cbor(self) -> bool {
-        matches!(
-            self,
-            PatchType::ApplyCbor | PatchType::StrategicMergePatchCbor
-        )
-    }
-
-    /// Whether this is a server-side apply patch.
-    pub const fn is_apply(self) -> bool {
-        matches!(self, PatchType::ApplyYaml | PatchType::ApplyCbor)
-    }
-}
-
-impl fmt::Display for PatchType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.media_type())
-    }
-}
-
-/// Applies an RFC 7396 JSON merge patch: objects merge key by key, `null` deletes a key, and
-/// anything that is not an object replaces the target. Kubernetes applies
-/// `application/merge-patch+json` this way, and server-side apply (`apply-patch+yaml`,
-/// `apply-patch+cbor`) the same way for types without merge-keyed lists.
-///
-/// ```
-/// use serde_json::json;
-///
-/// let target = json!({"a": "b", "c": {"d": "e", "f": "g"}});
-/// let patch = json!({"a": "z", "c": {"f": null}});
-/// assert_eq!(conneg::patch::apply_merge_patch(target, &patch), json!({"a": "z", "c": {"d": "e"}}));
-/// ```
-pub fn apply_merge_patch(target: Value, patch: &Value) -> Value {
-    let Value::Object(p) = patch else {
-        return patch.clone();
-    };
-    let mut t = match target {
-        Value::Object(t) => t,
-        _ => Map::new(),
-    };
-    for (k, v) in p {
-        if v.is_null() {
-            t.remove(k);
-        } else {
-            let cur = t.remove(k).unwrap_or(Value::Null);
-            t.insert(k.clone(), apply_merge_patch(cur, v));
-        }
-    }
-    Value::Object(t)
-}
 
 /// Why a JSON patch (RFC 6902) did not apply: a malformed operation, a path that does not
 /// exist, or a failed `test`. Kubernetes answers these with 422 `Invalid`, which is what
@@ -364,46 +237,6 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn merge_patch_rfc7396_appendix_a() {
-        let cases = [
-            (json!({"a":"b"}), json!({"a":"c"}), json!({"a":"c"})),
-            (json!({"a":"b"}), json!({"b":"c"}), json!({"a":"b","b":"c"})),
-            (json!({"a":"b"}), json!({"a":null}), json!({})),
-            (
-                json!({"a":"b","b":"c"}),
-                json!({"a":null}),
-                json!({"b":"c"}),
-            ),
-            (json!({"a":["b"]}), json!({"a":"c"}), json!({"a":"c"})),
-            (json!({"a":"c"}), json!({"a":["b"]}), json!({"a":["b"]})),
-            (
-                json!({"a":{"b":"c"}}),
-                json!({"a":{"b":"d","c":null}}),
-                json!({"a":{"b":"d"}}),
-            ),
-            (json!({"a":[{"b":"c"}]}), json!({"a":[1]}), json!({"a":[1]})),
-            (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
-            (json!({"a":"b"}), json!(["c"]), json!(["c"])),
-            (json!({"a":"foo"}), json!(null), json!(null)),
-            (json!({"a":"foo"}), json!("bar"), json!("bar")),
-            (json!({"e":null}), json!({"a":1}), json!({"e":null,"a":1})),
-            (json!([1, 2]), json!({"a":"b","c":null}), json!({"a":"b"})),
-            (
-                json!({}),
-                json!({"a":{"bb":{"ccc":null}}}),
-                json!({"a":{"bb":{}}}),
-            ),
-        ];
-        for (target, patch, want) in cases {
-            assert_eq!(
-                apply_merge_patch(target.clone(), &patch),
-                want,
-                "{target} + {patch}"
-            );
-        }
-    }
 
     #[test]
     fn json_patch_every_op() {

@@ -6,7 +6,7 @@
 //! quoted-string.
 //!
 //! ```
-//! use conneg::media_type::MediaRange;
+//! use conneg::headers::MediaRange;
 //!
 //! let range = MediaRange::parse(r#"Application/JSON ; as="Table";v=v1"#).unwrap();
 //! assert!(range.essence_eq("application/json"));

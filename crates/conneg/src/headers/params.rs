@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::codec::Codec;
-use crate::media_type::ParamValue;
+use crate::headers::media_type::ParamValue;
 
 /// A requested representation other than the resource itself: `as` (kind), `g` (group),
 /// `v` (version).
