@@ -105,8 +105,25 @@ async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
         let addr = server.addr;
         let mut watchers = Vec::new();
         for (query, accept, ct, format) in [
-            ("watch=true", "application/cbor", "application/cbor-seq", StreamFormat::CborSeq),
-            ("watch=1", "application/json", "application/json", StreamFormat::Json),
+            (
+                "watch=true",
+                "application/cbor",
+                "application/cbor-seq",
+                StreamFormat::CborSeq,
+            ),
+            (
+                "watch=1",
+                "application/json",
+                "application/json",
+                StreamFormat::Json,
+            ),
+            // The stream type itself, on a watch, whatever the layer's streaming mode.
+            (
+                "watch=true",
+                "application/cbor-seq",
+                "application/cbor-seq",
+                StreamFormat::CborSeq,
+            ),
         ] {
             let (head, conn) = Conn::send(
                 addr,
@@ -116,14 +133,18 @@ async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
             .await;
             assert!(head.starts_with("http/1.1 200"), "{head}");
             assert_eq!(header(&head, "content-type"), Some(ct), "{head}");
-            assert_eq!(header(&head, "transfer-encoding"), Some("chunked"), "{head}");
+            assert_eq!(
+                header(&head, "transfer-encoding"),
+                Some("chunked"),
+                "{head}"
+            );
             watchers.push((conn, WatchDecoder::<Value>::new(format)));
         }
 
-        // As in Kubernetes, the stream type itself is not acceptable without `streaming(true)`.
+        // A list (not a watch) of a route that does not stream has no sequence type to offer.
         let (head, _) = Conn::send(
             addr,
-            "GET /items?watch=true HTTP/1.1\r\nconnection: close\r\naccept: application/cbor-seq\r\n",
+            "GET /items HTTP/1.1\r\nconnection: close\r\naccept: application/cbor-seq\r\n",
             b"",
         )
         .await;
@@ -135,20 +156,46 @@ async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
         let b = json!({"metadata": {"name": "b"}});
         let json = "application/json";
         let expected = [
-            (write(addr, "POST", "/items", json, a.clone()).await, WatchEvent::Added(a)),
-            (write(addr, "PUT", "/items/a", json, a2.clone()).await, WatchEvent::Modified(a2)),
             (
-                write(addr, "PATCH", "/items/a", "application/merge-patch+json", json!({"spec": 3})).await,
+                write(addr, "POST", "/items", json, a.clone()).await,
+                WatchEvent::Added(a),
+            ),
+            (
+                write(addr, "PUT", "/items/a", json, a2.clone()).await,
+                WatchEvent::Modified(a2),
+            ),
+            (
+                write(
+                    addr,
+                    "PATCH",
+                    "/items/a",
+                    "application/merge-patch+json",
+                    json!({"spec": 3}),
+                )
+                .await,
                 WatchEvent::Modified(a3.clone()),
             ),
-            (write(addr, "POST", "/items", json, b.clone()).await, WatchEvent::Added(b)),
-            (write(addr, "DELETE", "/items/a", json, json!({})).await, WatchEvent::Deleted(a3)),
+            (
+                write(addr, "POST", "/items", json, b.clone()).await,
+                WatchEvent::Added(b),
+            ),
+            (
+                write(addr, "DELETE", "/items/a", json, json!({})).await,
+                WatchEvent::Deleted(a3),
+            ),
         ];
         for (head, _) in &expected {
             assert!(head.starts_with("http/1.1 20"), "{head}");
         }
         // A failed write changes nothing and sends nothing.
-        let head = write(addr, "POST", "/items", json, json!({"metadata": {"name": "b"}})).await;
+        let head = write(
+            addr,
+            "POST",
+            "/items",
+            json,
+            json!({"metadata": {"name": "b"}}),
+        )
+        .await;
         assert!(head.starts_with("http/1.1 409"), "{head}");
         let last = json!({"metadata": {"name": "c"}});
         write(addr, "POST", "/items", json, last.clone()).await;
@@ -157,7 +204,10 @@ async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
             for (_, want) in &expected {
                 assert_eq!(&next_event(conn, decoder).await, want);
             }
-            assert_eq!(next_event(conn, decoder).await, WatchEvent::Added(last.clone()));
+            assert_eq!(
+                next_event(conn, decoder).await,
+                WatchEvent::Added(last.clone())
+            );
         }
 
         // The list: a small one fits one frame and has a Content-Length.
@@ -175,7 +225,11 @@ async fn watch_streams_every_change_and_list_streams_on(bin: &PathBuf) {
         }
         for accept in ["application/json", "application/cbor"] {
             let (head, body) = get_list(addr, accept).await;
-            assert_eq!(header(&head, "transfer-encoding"), Some("chunked"), "{head}");
+            assert_eq!(
+                header(&head, "transfer-encoding"),
+                Some("chunked"),
+                "{head}"
+            );
             let list = decode(accept, &body);
             assert_eq!(list["kind"], "List");
             assert_eq!(list["items"].as_array().unwrap().len(), 602);

@@ -781,6 +781,21 @@ fn watch_events_selectors_and_expiry() {
     );
     assert_eq!(r.header("content-type"), Some("application/cbor-seq"));
     assert_eq!(&r.body[..3], &[0xd9, 0xd9, 0xf7]);
+
+    // Asking for the sequence type by name: the same stream, event by event.
+    let r = s.req(
+        "GET",
+        &format!("{coll}?watch=true&timeoutSeconds=1"),
+        &[("Accept", "application/cbor-seq")],
+        b"",
+    );
+    assert_eq!(r.code, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/cbor-seq"));
+    let mut decoder =
+        conneg::client::WatchDecoder::<Value>::new(conneg::client::StreamFormat::CborSeq);
+    decoder.push(&r.body);
+    let first = decoder.next_event().unwrap().expect("an event");
+    assert!(matches!(first, conneg::WatchEvent::Added(_)), "{first:?}");
 }
 
 #[test]
