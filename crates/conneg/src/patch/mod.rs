@@ -25,7 +25,9 @@ use std::fmt;
 use crate::headers::MediaRange;
 
 pub use body::Patch;
-pub use json::{JsonPatchError, apply_json_patch};
+pub use json::{
+    JsonPatchError, MAX_JSON_PATCH_COPY_BYTES, MAX_JSON_PATCH_OPERATIONS, apply_json_patch,
+};
 pub use merge::apply_merge_patch;
 
 /// A patch document type.
