@@ -9,8 +9,8 @@ use crate::storage::etcd::{
 };
 use crate::storage::keys::{DEFAULT_PREFIX, Keys};
 use crate::storage::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore,
-    MemoryStore, Result, Store,
+    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES, EmbeddedOptions,
+    EmbeddedStore, EtcdOptions, EtcdStore, MemoryStore, Result, Store, WatchBuffer,
 };
 
 /// Which backend to use.
@@ -42,6 +42,10 @@ pub struct StorageArgs {
     /// Events a watcher may fall behind before it is closed.
     #[arg(long, default_value_t = DEFAULT_WATCH_BUFFER)]
     pub watch_buffer: usize,
+    /// Bytes of objects a watcher may fall behind before it is closed (with `--watch-buffer`,
+    /// whichever comes first; the client re-watches).
+    #[arg(long, default_value_t = DEFAULT_WATCH_BUFFER_BYTES)]
+    pub watch_buffer_bytes: usize,
     /// Key prefix (as `--etcd-prefix` in Kubernetes).
     #[arg(long, default_value = DEFAULT_PREFIX)]
     pub storage_prefix: String,
@@ -88,6 +92,7 @@ impl Default for StorageArgs {
             storage_media_type: StorageMediaType::default(),
             history: DEFAULT_HISTORY,
             watch_buffer: DEFAULT_WATCH_BUFFER,
+            watch_buffer_bytes: DEFAULT_WATCH_BUFFER_BYTES,
             storage_prefix: DEFAULT_PREFIX.to_owned(),
             etcd_servers: Vec::new(),
             etcd_prefix: DEFAULT_ETCD_PREFIX.to_owned(),
@@ -134,6 +139,14 @@ impl StorageArgs {
         }
     }
 
+    /// How far one watcher may fall behind: `--watch-buffer` events, `--watch-buffer-bytes`.
+    pub fn watch_limits(&self) -> WatchBuffer {
+        WatchBuffer {
+            events: self.watch_buffer,
+            bytes: self.watch_buffer_bytes,
+        }
+    }
+
     /// Open the configured store.
     pub async fn open(&self) -> Result<OpenedStorage> {
         let keys = self.keys();
@@ -150,14 +163,14 @@ impl StorageArgs {
         }
         let store = match self.kind {
             StorageKind::Memory => {
-                Store::Memory(MemoryStore::with_limits(self.history, self.watch_buffer))
+                Store::Memory(MemoryStore::with_limits(self.history, self.watch_limits()))
             }
             StorageKind::Embedded => Store::Embedded(
                 EmbeddedStore::open_async(
                     self.data_dir.join(crate::storage::embedded::DB_FILE_NAME),
                     EmbeddedOptions {
                         history: self.history,
-                        watch_buffer: self.watch_buffer,
+                        watch_buffer: self.watch_limits(),
                     },
                 )
                 .await?,

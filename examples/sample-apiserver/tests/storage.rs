@@ -5,7 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use sample_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, StorageError,
-    Store,
+    Store, WatchBuffer,
 };
 use tempfile::TempDir;
 
@@ -25,9 +25,17 @@ struct Backend {
     _dir: Option<TempDir>,
 }
 
+/// A watch buffer bounded by `n` events (and the default bytes).
+fn events(n: usize) -> WatchBuffer {
+    WatchBuffer {
+        events: n,
+        ..WatchBuffer::default()
+    }
+}
+
 fn memory(history: u64, buffer: usize) -> Backend {
     Backend {
-        store: Store::Memory(MemoryStore::with_limits(history, buffer)),
+        store: Store::Memory(MemoryStore::with_limits(history, events(buffer))),
         _dir: None,
     }
 }
@@ -38,7 +46,7 @@ fn embedded(history: u64, buffer: usize) -> Backend {
         dir.path(),
         EmbeddedOptions {
             history,
-            watch_buffer: buffer,
+            watch_buffer: events(buffer),
         },
     )
     .unwrap();
@@ -459,12 +467,55 @@ async fn lagging_watcher_is_ended(new: fn(u64, usize) -> Backend) {
     assert!(got_err, "a lagging watcher ends with an error");
 }
 
+/// 30 updates of 100 KB to an idle watcher: far under the event bound, over the byte bound,
+/// so the watcher lags (it held 4096 events of any size before).
+#[tokio::test]
+async fn an_idle_watcher_lags_by_bytes() {
+    let s = MemoryStore::with_limits(
+        100,
+        WatchBuffer {
+            events: 4096,
+            bytes: 1 << 20,
+        },
+    );
+    let mut w = s.watch(P, 1).await.unwrap();
+    let big = Bytes::from(vec![b'x'; 100_000]);
+    let mut kv = s.create(&key("ns", "a"), big.clone()).await.unwrap();
+    for i in 0..30u8 {
+        let mut v = big.to_vec();
+        v[0] = i;
+        kv = s
+            .update(&kv.key, v.into(), kv.mod_revision)
+            .await
+            .unwrap()
+            .kv;
+    }
+    let mut events = 0;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(_)) => events += 1,
+            Some(Err(e)) => {
+                assert!(matches!(e, StorageError::WatchLagged { .. }), "{e:?}");
+                break;
+            }
+            None => panic!("the watch ended without a lag after {events} events"),
+        }
+    }
+    assert!(
+        events < 10,
+        "{events} events of 200 KB queued under a 1 MiB bound"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
     let opts = EmbeddedOptions {
         history: 100,
-        watch_buffer: 16,
+        watch_buffer: events(16),
     };
     {
         let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();

@@ -17,15 +17,14 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use redb::{Database, Durability, ReadableTable, TableDefinition};
-use tokio::sync::broadcast;
-
+use super::fanout::{Fanout, WatchBuffer};
 use super::history::{check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DeleteResult, Event, EventType, KeyValue, ListOptions,
-    ListResult, Result, Revision, Storage, StorageError, UpdateResult, WatchStream,
+    DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result,
+    Revision, Storage, StorageError, UpdateResult, WatchStream,
 };
+use bytes::Bytes;
+use redb::{Database, Durability, ReadableTable, TableDefinition};
 
 const KV: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("kv");
 const LOG: TableDefinition<'_, i64, &[u8]> = TableDefinition::new("log");
@@ -42,14 +41,14 @@ pub struct EmbeddedOptions {
     /// Revisions of history kept for watches and past-revision lists (at least 1).
     pub history: u64,
     /// How far a watcher may fall behind before its stream is ended.
-    pub watch_buffer: usize,
+    pub watch_buffer: WatchBuffer,
 }
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
         Self {
             history: DEFAULT_HISTORY,
-            watch_buffer: DEFAULT_WATCH_BUFFER,
+            watch_buffer: WatchBuffer::default(),
         }
     }
 }
@@ -57,7 +56,7 @@ impl Default for EmbeddedOptions {
 struct Inner {
     db: Database,
     write_lock: Mutex<()>,
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: Fanout,
     history: u64,
     path: PathBuf,
 }
@@ -228,7 +227,7 @@ impl EmbeddedStore {
             }
         }
         txn.commit().map_err(backend)?;
-        let (tx, _) = broadcast::channel(options.watch_buffer.max(1));
+        let tx = Fanout::new(options.watch_buffer);
         Ok(Self {
             inner: Arc::new(Inner {
                 db,
@@ -341,7 +340,7 @@ impl EmbeddedStore {
             };
             txn.commit().map_err(backend)?;
             // Still under the write lock: watchers get events in revision order.
-            let _ = inner.tx.send(Arc::new(event));
+            inner.tx.send(&Arc::new(event));
             Ok(answer)
         })
         .await
@@ -567,9 +566,8 @@ impl Storage for EmbeddedStore {
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
         // Subscribe first, then read the history: anything committed in between is in both
         // and deduplicated by revision.
-        let rx = self.inner.tx.subscribe();
-        let prefix = prefix.to_owned();
-        let p = prefix.clone();
+        let rx = self.inner.tx.subscribe(prefix);
+        let p = prefix.to_owned();
         let (replay, through) = self
             .blocking(move |inner| {
                 let txn = inner.db.begin_read().map_err(backend)?;
@@ -595,7 +593,7 @@ impl Storage for EmbeddedStore {
                 Ok((replay, current.max(after_revision)))
             })
             .await?;
-        Ok(watch_stream(replay, through, rx, prefix))
+        Ok(watch_stream(replay, through, rx))
     }
 }
 

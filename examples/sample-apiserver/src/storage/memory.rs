@@ -6,14 +6,13 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::Bytes;
-use tokio::sync::broadcast;
-
+use super::fanout::{Fanout, WatchBuffer};
 use super::history::{check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DeleteResult, Event, EventType, KeyValue, ListOptions,
-    ListResult, Result, Revision, Storage, StorageError, UpdateResult, WatchStream,
+    DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result,
+    Revision, Storage, StorageError, UpdateResult, WatchStream,
 };
+use bytes::Bytes;
 
 struct State {
     kvs: BTreeMap<String, KeyValue>,
@@ -24,7 +23,7 @@ struct State {
 
 struct Inner {
     state: Mutex<State>,
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: Fanout,
     history: u64,
 }
 
@@ -51,13 +50,13 @@ impl Default for MemoryStore {
 impl MemoryStore {
     /// A store keeping [`DEFAULT_HISTORY`] revisions.
     pub fn new() -> Self {
-        Self::with_limits(DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER)
+        Self::with_limits(DEFAULT_HISTORY, WatchBuffer::default())
     }
 
     /// A store keeping `history` (at least 1) revisions, with watchers allowed to fall
-    /// `watch_buffer` events behind.
-    pub fn with_limits(history: u64, watch_buffer: usize) -> Self {
-        let (tx, _) = broadcast::channel(watch_buffer.max(1));
+    /// `watch_buffer` behind.
+    pub fn with_limits(history: u64, watch_buffer: WatchBuffer) -> Self {
+        let tx = Fanout::new(watch_buffer);
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -95,8 +94,7 @@ impl MemoryStore {
             }
             state.compacted = keep_from;
         }
-        // No receivers is fine.
-        let _ = self.inner.tx.send(ev);
+        self.inner.tx.send(&ev);
     }
 }
 
@@ -267,7 +265,7 @@ impl Storage for MemoryStore {
             });
         }
         // Subscribed under the lock: no write can slip between replay and live events.
-        let rx = self.inner.tx.subscribe();
+        let rx = self.inner.tx.subscribe(prefix);
         let replay: Vec<_> = state
             .log
             .iter()
@@ -276,6 +274,6 @@ impl Storage for MemoryStore {
             .collect();
         let through = state.revision.max(after_revision);
         drop(state);
-        Ok(watch_stream(replay, through, rx, prefix.to_owned()))
+        Ok(watch_stream(replay, through, rx))
     }
 }

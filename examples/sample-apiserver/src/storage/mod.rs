@@ -22,6 +22,7 @@ pub mod etcd;
 pub mod keys;
 pub mod memory;
 
+mod fanout;
 mod history;
 
 use std::fmt;
@@ -35,6 +36,7 @@ use futures_core::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
 pub use etcd::{EtcdOptions, EtcdStore};
+pub use fanout::WatchBuffer;
 pub use memory::MemoryStore;
 
 use crate::api::ResourceInfo;
@@ -49,6 +51,19 @@ pub const DEFAULT_HISTORY: u64 = 10_000;
 /// How many events a watcher may fall behind the writers before its stream is ended with
 /// [`StorageError::WatchLagged`] (bounded memory; the client re-watches).
 pub const DEFAULT_WATCH_BUFFER: usize = 4096;
+
+/// How many bytes of keys and values a watcher may fall behind the writers before its stream
+/// is ended with [`StorageError::WatchLagged`]: 16 MiB.
+pub const DEFAULT_WATCH_BUFFER_BYTES: usize = 16 << 20;
+
+impl Default for WatchBuffer {
+    fn default() -> Self {
+        Self {
+            events: DEFAULT_WATCH_BUFFER,
+            bytes: DEFAULT_WATCH_BUFFER_BYTES,
+        }
+    }
+}
 
 /// A stored key with its value and revisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
