@@ -11,11 +11,18 @@
 //! before the call returns, so an acknowledged write survives `kill -9` and power loss. Writes
 //! are serialized by a mutex held through commit and broadcast, so watchers see events in
 //! revision order; blocking redb calls run on tokio's blocking pool.
+//!
+//! An I/O error (a full disk, say) fails the write that met it with a 500, and redb then
+//! refuses every later call until the database is reopened; so the store closes and reopens
+//! the file before its next call, and reads go on. Writes keep failing while the cause lasts;
+//! [`Storage::ready`] reports the failure (probing with a write that changes nothing) until a
+//! write commits again.
 
 use std::fmt;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use super::fanout::{Fanout, WatchBuffer};
 use super::history::{check_read_revision, lower_bound, rewind, watch_stream};
@@ -54,11 +61,71 @@ impl Default for EmbeddedOptions {
 }
 
 struct Inner {
-    db: Database,
+    /// The open database; `None` only while it is being reopened, or when that failed.
+    db: RwLock<Option<Database>>,
     write_lock: Mutex<()>,
     tx: Fanout,
     history: u64,
     path: PathBuf,
+    /// Set by an I/O error: the database must be reopened before it is used again.
+    reopen: AtomicBool,
+    /// Why writes fail: the last I/O error, from the write that met it until one commits.
+    write_failure: Mutex<Option<String>>,
+}
+
+impl Inner {
+    /// A redb error as a storage error; an I/O error also marks the database for reopening
+    /// and writes as failing.
+    fn db_err(&self, e: impl Into<redb::Error>) -> StorageError {
+        let e = e.into();
+        if matches!(e, redb::Error::Io(_) | redb::Error::PreviousIo) {
+            self.reopen.store(true, Ordering::SeqCst);
+            let mut why = self.write_failure();
+            if why.is_none() {
+                tracing::error!(
+                    path = %self.path.display(),
+                    error = %e,
+                    "embedded store: I/O error; reopening the database (reads go on, writes fail until one commits)"
+                );
+            }
+            // The first cause is kept: redb reports every later call as "Previous I/O error".
+            if why.is_none() || matches!(e, redb::Error::Io(_)) {
+                *why = Some(e.to_string());
+            }
+        }
+        backend(e)
+    }
+
+    fn write_failure(&self) -> MutexGuard<'_, Option<String>> {
+        self.write_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A write committed: writes work (again).
+    fn write_committed(&self) {
+        if let Some(was) = self.write_failure().take() {
+            tracing::info!(path = %self.path.display(), was, "embedded store: writes work again");
+        }
+    }
+
+    /// Closes and reopens the database if an I/O error asked for it.
+    fn reopen_if_needed(&self) -> Result<()> {
+        if !self.reopen.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut db = self.db.write().unwrap_or_else(PoisonError::into_inner);
+        if !self.reopen.load(Ordering::SeqCst) {
+            return Ok(()); // another call reopened it meanwhile
+        }
+        // The file can be open once per process: close it first.
+        *db = None;
+        let reopened = Database::create(&self.path).map_err(backend)?;
+        *db = Some(reopened);
+        self.reopen.store(false, Ordering::SeqCst);
+        tracing::warn!(path = %self.path.display(), "embedded store: database reopened");
+        Ok(())
+    }
 }
 
 /// The redb-backed store. Cloning shares the open database.
@@ -230,11 +297,13 @@ impl EmbeddedStore {
         let tx = Fanout::new(options.watch_buffer);
         Ok(Self {
             inner: Arc::new(Inner {
-                db,
+                db: RwLock::new(Some(db)),
                 write_lock: Mutex::new(()),
                 tx,
                 history: options.history.max(1),
                 path,
+                reopen: AtomicBool::new(false),
+                write_failure: Mutex::new(None),
             }),
         })
     }
@@ -257,14 +326,25 @@ impl EmbeddedStore {
         &self.inner.path
     }
 
+    /// Runs `f` on the blocking pool with the open database (reopened first if an I/O error
+    /// asked for it).
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Inner) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Inner, &Database) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || f(&inner))
-            .await
-            .map_err(backend)?
+        tokio::task::spawn_blocking(move || {
+            inner.reopen_if_needed()?;
+            let db = inner.db.read().unwrap_or_else(PoisonError::into_inner);
+            match db.as_ref() {
+                Some(db) => f(&inner, db),
+                None => Err(StorageError::Backend(
+                    "embedded store: the database could not be reopened".into(),
+                )),
+            }
+        })
+        .await
+        .map_err(backend)?
     }
 
     /// Run one write: `decide` sees the current value of `key` and the current revision.
@@ -274,28 +354,28 @@ impl EmbeddedStore {
         decide: impl FnOnce(Option<KeyValue>, Revision) -> Result<Write<T>> + Send + 'static,
     ) -> Result<T> {
         let key = key.to_owned();
-        self.blocking(move |inner| {
+        self.blocking(move |inner, db| {
             let _guard = inner
                 .write_lock
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut txn = inner.db.begin_write().map_err(backend)?;
+            let mut txn = db.begin_write().map_err(|e| inner.db_err(e))?;
             txn.set_durability(Durability::Immediate);
             let (event, answer) = {
-                let mut kv = txn.open_table(KV).map_err(backend)?;
-                let mut log = txn.open_table(LOG).map_err(backend)?;
-                let mut meta = txn.open_table(META).map_err(backend)?;
+                let mut kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
+                let mut log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
+                let mut meta = txn.open_table(META).map_err(|e| inner.db_err(e))?;
                 let revision = meta
                     .get(META_REVISION)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                     .ok_or_else(|| corrupt("no revision"))?
                     .value();
                 let mut compacted = meta
                     .get(META_COMPACTED)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                     .ok_or_else(|| corrupt("no compacted revision"))?
                     .value();
-                let current = match kv.get(key.as_str()).map_err(backend)? {
+                let current = match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
                     Some(raw) => Some(decode_kv_value(&key, raw.value())?),
                     None => None,
                 };
@@ -306,7 +386,7 @@ impl EmbeddedStore {
                         debug_assert_eq!(rev, revision + 1);
                         match event.kind {
                             EventType::Deleted => {
-                                kv.remove(key.as_str()).map_err(backend)?;
+                                kv.remove(key.as_str()).map_err(|e| inner.db_err(e))?;
                             }
                             EventType::Added | EventType::Modified => {
                                 let raw = encode_kv_value(
@@ -314,31 +394,38 @@ impl EmbeddedStore {
                                     event.kv.mod_revision,
                                     &event.kv.value,
                                 );
-                                kv.insert(key.as_str(), raw.as_slice()).map_err(backend)?;
+                                kv.insert(key.as_str(), raw.as_slice())
+                                    .map_err(|e| inner.db_err(e))?;
                             }
                         }
                         log.insert(rev, encode_event(&event).as_slice())
-                            .map_err(backend)?;
+                            .map_err(|e| inner.db_err(e))?;
                         let keep_from = rev - i64::try_from(inner.history).unwrap_or(i64::MAX);
                         if keep_from > compacted {
                             loop {
-                                let first = log.first().map_err(backend)?.map(|(k, _)| k.value());
+                                let first = log
+                                    .first()
+                                    .map_err(|e| inner.db_err(e))?
+                                    .map(|(k, _)| k.value());
                                 match first {
                                     Some(k) if k <= keep_from => {
-                                        log.remove(k).map_err(backend)?;
+                                        log.remove(k).map_err(|e| inner.db_err(e))?;
                                     }
                                     _ => break,
                                 }
                             }
                             compacted = keep_from;
                         }
-                        meta.insert(META_REVISION, rev).map_err(backend)?;
-                        meta.insert(META_COMPACTED, compacted).map_err(backend)?;
+                        meta.insert(META_REVISION, rev)
+                            .map_err(|e| inner.db_err(e))?;
+                        meta.insert(META_COMPACTED, compacted)
+                            .map_err(|e| inner.db_err(e))?;
                         (event, answer)
                     }
                 }
             };
-            txn.commit().map_err(backend)?;
+            txn.commit().map_err(|e| inner.db_err(e))?;
+            inner.write_committed();
             // Still under the write lock: watchers get events in revision order.
             inner.tx.send(&Arc::new(event));
             Ok(answer)
@@ -363,17 +450,57 @@ impl EmbeddedStore {
 }
 
 impl Storage for EmbeddedStore {
+    /// Ready when the revision can be read and, after a write met an I/O error, once a write
+    /// commits again: probed with a write that changes nothing (the revision, rewritten).
+    async fn ready(&self) -> Result<()> {
+        self.blocking(|inner, db| {
+            let failure = inner.write_failure().clone();
+            let Some(why) = failure else {
+                let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
+                return Self::read_meta(&txn).map(|_| ());
+            };
+            let _guard = inner
+                .write_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let probe = || -> Result<()> {
+                let mut txn = db.begin_write().map_err(|e| inner.db_err(e))?;
+                txn.set_durability(Durability::Immediate);
+                {
+                    let mut meta = txn.open_table(META).map_err(|e| inner.db_err(e))?;
+                    let revision = meta
+                        .get(META_REVISION)
+                        .map_err(|e| inner.db_err(e))?
+                        .map(|v| v.value());
+                    if let Some(revision) = revision {
+                        meta.insert(META_REVISION, revision)
+                            .map_err(|e| inner.db_err(e))?;
+                    }
+                }
+                txn.commit().map_err(|e| inner.db_err(e))
+            };
+            match probe() {
+                Ok(()) => {
+                    inner.write_committed();
+                    Ok(())
+                }
+                Err(_) => Err(StorageError::Unavailable(format!("writes fail: {why}"))),
+            }
+        })
+        .await
+    }
+
     async fn current_revision(&self) -> Result<Revision> {
-        self.blocking(|inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(|inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             Ok(Self::read_meta(&txn)?.0)
         })
         .await
     }
 
     async fn compacted_revision(&self) -> Result<Revision> {
-        self.blocking(|inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(|inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             Ok(Self::read_meta(&txn)?.1)
         })
         .await
@@ -381,10 +508,10 @@ impl Storage for EmbeddedStore {
 
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let key = key.to_owned();
-        self.blocking(move |inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
-            let kv = txn.open_table(KV).map_err(backend)?;
-            match kv.get(key.as_str()).map_err(backend)? {
+        self.blocking(move |inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
+            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
+            match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
                 Some(raw) => Ok(Some(decode_kv_value(&key, raw.value())?)),
                 None => Ok(None),
             }
@@ -394,12 +521,12 @@ impl Storage for EmbeddedStore {
 
     async fn list(&self, prefix: &str, options: ListOptions) -> Result<ListResult> {
         let prefix = prefix.to_owned();
-        self.blocking(move |inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(move |inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             let (current, compacted) = Self::read_meta(&txn)?;
             let revision = options.revision.unwrap_or(current);
             check_read_revision(revision, current, compacted)?;
-            let kv = txn.open_table(KV).map_err(backend)?;
+            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
             let limit = options.limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
             let mut items = Vec::new();
             let mut remaining = 0u64;
@@ -407,9 +534,9 @@ impl Storage for EmbeddedStore {
                 let lower = lower_bound(&prefix, options.start_key.as_deref());
                 for entry in kv
                     .range::<&str>((lower, Bound::Unbounded))
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (k, v) = entry.map_err(backend)?;
+                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
                     let k = k.value();
                     if !k.starts_with(prefix.as_str()) {
                         break;
@@ -424,19 +551,23 @@ impl Storage for EmbeddedStore {
                 let mut snapshot = std::collections::BTreeMap::new();
                 for entry in kv
                     .range::<&str>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (k, v) = entry.map_err(backend)?;
+                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
                     let k = k.value();
                     if !k.starts_with(prefix.as_str()) {
                         break;
                     }
                     snapshot.insert(k.to_owned(), decode_kv_value(k, v.value())?);
                 }
-                let log = txn.open_table(LOG).map_err(backend)?;
+                let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
                 let mut newer = Vec::new();
-                for entry in log.range((revision + 1)..).map_err(backend)?.rev() {
-                    let (_, v) = entry.map_err(backend)?;
+                for entry in log
+                    .range((revision + 1)..)
+                    .map_err(|e| inner.db_err(e))?
+                    .rev()
+                {
+                    let (_, v) = entry.map_err(|e| inner.db_err(e))?;
                     newer.push(decode_event(v.value())?);
                 }
                 rewind(&mut snapshot, &prefix, newer.iter());
@@ -569,8 +700,8 @@ impl Storage for EmbeddedStore {
         let rx = self.inner.tx.subscribe(prefix);
         let p = prefix.to_owned();
         let (replay, through) = self
-            .blocking(move |inner| {
-                let txn = inner.db.begin_read().map_err(backend)?;
+            .blocking(move |inner, db| {
+                let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
                 let (current, compacted) = Self::read_meta(&txn)?;
                 if after_revision < compacted {
                     return Err(StorageError::Gone {
@@ -578,13 +709,13 @@ impl Storage for EmbeddedStore {
                         compacted,
                     });
                 }
-                let log = txn.open_table(LOG).map_err(backend)?;
+                let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
                 let mut replay = Vec::new();
                 for entry in log
                     .range((after_revision.saturating_add(1))..)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (_, v) = entry.map_err(backend)?;
+                    let (_, v) = entry.map_err(|e| inner.db_err(e))?;
                     let ev = decode_event(v.value())?;
                     if ev.key().starts_with(p.as_str()) {
                         replay.push(Arc::new(ev));

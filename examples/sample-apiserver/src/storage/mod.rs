@@ -408,6 +408,18 @@ pub enum Store {
     Etcd(EtcdStore),
 }
 
+impl Store {
+    /// The name of the storage check in `/healthz`, `/livez` and `/readyz`: `etcd`, as
+    /// Kubernetes names it, for etcd; `storage-redb` and `storage-memory` for the others.
+    pub fn check_name(&self) -> &'static str {
+        match self {
+            Store::Memory(_) => "storage-memory",
+            Store::Embedded(_) => "storage-redb",
+            Store::Etcd(_) => "etcd",
+        }
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {
