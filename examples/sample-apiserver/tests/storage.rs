@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sample_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, StorageError,
-    Store, WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, EventType, History, ListOptions, MemoryStore, Storage,
+    StorageError, Store, WatchBuffer,
 };
 use tempfile::TempDir;
 
@@ -33,9 +33,17 @@ fn events(n: usize) -> WatchBuffer {
     }
 }
 
+/// A history of `n` revisions (and the default bytes).
+fn revisions(n: u64) -> History {
+    History {
+        revisions: n,
+        ..History::default()
+    }
+}
+
 fn memory(history: u64, buffer: usize) -> Backend {
     Backend {
-        store: Store::Memory(MemoryStore::with_limits(history, events(buffer))),
+        store: Store::Memory(MemoryStore::with_limits(revisions(history), events(buffer))),
         _dir: None,
     }
 }
@@ -45,7 +53,7 @@ fn embedded(history: u64, buffer: usize) -> Backend {
     let store = EmbeddedStore::open_dir(
         dir.path(),
         EmbeddedOptions {
-            history,
+            history: revisions(history),
             watch_buffer: events(buffer),
         },
     )
@@ -472,7 +480,7 @@ async fn lagging_watcher_is_ended(new: fn(u64, usize) -> Backend) {
 #[tokio::test]
 async fn an_idle_watcher_lags_by_bytes() {
     let s = MemoryStore::with_limits(
-        100,
+        revisions(100),
         WatchBuffer {
             events: 4096,
             bytes: 1 << 20,
@@ -510,11 +518,74 @@ async fn an_idle_watcher_lags_by_bytes() {
     );
 }
 
+/// 31 writes of 100 KB under a 1 MiB history: compacted by bytes, long before the 100
+/// revisions (history held 10,000 revisions of any size before).
+async fn history_is_bounded_by_bytes(s: Store) {
+    let big = Bytes::from(vec![b'x'; 100_000]);
+    let first = s.create(&key("ns", "a"), big.clone()).await.unwrap();
+    let mut kv = first.clone();
+    for i in 0..30u8 {
+        let mut v = big.to_vec();
+        v[0] = i;
+        kv = s
+            .update(&kv.key, v.into(), kv.mod_revision)
+            .await
+            .unwrap()
+            .kv;
+    }
+    let compacted = s.compacted_revision().await.unwrap();
+    assert!(
+        compacted > first.mod_revision + 20,
+        "compacted at {compacted}"
+    );
+    match s.watch(P, first.mod_revision).await {
+        Err(StorageError::Gone { .. }) => {}
+        other => panic!("expected Gone, got {other:?}"),
+    }
+    // The newest revisions are still there.
+    let mut w = s.watch(P, kv.mod_revision - 2).await.unwrap();
+    for _ in 0..2 {
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap();
+        assert!(matches!(ev, Some(Ok(_))), "{ev:?}");
+    }
+    let past = ListOptions {
+        revision: Some(kv.mod_revision - 1),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(P, past).await.unwrap().items.len(), 1);
+}
+
+fn small_history() -> History {
+    History {
+        revisions: 100,
+        bytes: 1 << 20,
+    }
+}
+
+#[tokio::test]
+async fn memory_history_is_bounded_by_bytes() {
+    let s = MemoryStore::with_limits(small_history(), WatchBuffer::default());
+    history_is_bounded_by_bytes(Store::Memory(s)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_history_is_bounded_by_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = EmbeddedOptions {
+        history: small_history(),
+        watch_buffer: WatchBuffer::default(),
+    };
+    let s = EmbeddedStore::open_dir(dir.path(), options).unwrap();
+    history_is_bounded_by_bytes(Store::Embedded(s)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
     let opts = EmbeddedOptions {
-        history: 100,
+        history: revisions(100),
         watch_buffer: events(16),
     };
     {

@@ -4,8 +4,9 @@
 //! Tables:
 //! * `kv`: key -> `create_revision (i64 LE) | mod_revision (i64 LE) | value`;
 //! * `log`: revision -> event (kind, key, value, revisions, previous key-value), kept for the
-//!   last `history` revisions and compacted as new ones are written;
-//! * `meta`: `revision` (current) and `compacted`.
+//!   last `history.revisions` revisions, within `history.bytes`, and compacted as new ones are
+//!   written;
+//! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of `log`'s events).
 //!
 //! Every write is one redb transaction committed with [`Durability::Immediate`] (fsync)
 //! before the call returns, so an acknowledged write survives `kill -9` and power loss. Writes
@@ -25,10 +26,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use super::fanout::{Fanout, WatchBuffer};
-use super::history::{check_read_revision, lower_bound, rewind, watch_stream};
+use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
-    DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result,
-    Revision, Storage, StorageError, UpdateResult, WatchStream,
+    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
 };
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
@@ -38,26 +39,18 @@ const LOG: TableDefinition<'_, i64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
 const META_REVISION: &str = "revision";
 const META_COMPACTED: &str = "compacted";
+const META_LOG_BYTES: &str = "log_bytes";
 
 /// The file name used inside a data directory.
 pub const DB_FILE_NAME: &str = "wardle.redb";
 
 /// Options of the embedded store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbeddedOptions {
-    /// Revisions of history kept for watches and past-revision lists (at least 1).
-    pub history: u64,
+    /// History kept for watches and past-revision lists.
+    pub history: History,
     /// How far a watcher may fall behind before its stream is ended.
     pub watch_buffer: WatchBuffer,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        Self {
-            history: DEFAULT_HISTORY,
-            watch_buffer: WatchBuffer::default(),
-        }
-    }
 }
 
 struct Inner {
@@ -65,7 +58,7 @@ struct Inner {
     db: RwLock<Option<Database>>,
     write_lock: Mutex<()>,
     tx: Fanout,
-    history: u64,
+    history: History,
     path: PathBuf,
     /// Set by an I/O error: the database must be reopened before it is used again.
     reopen: AtomicBool,
@@ -286,11 +279,20 @@ impl EmbeddedStore {
         txn.set_durability(Durability::Immediate);
         {
             txn.open_table(KV).map_err(backend)?;
-            txn.open_table(LOG).map_err(backend)?;
+            let log = txn.open_table(LOG).map_err(backend)?;
             let mut meta = txn.open_table(META).map_err(backend)?;
             if meta.get(META_REVISION).map_err(backend)?.is_none() {
                 meta.insert(META_REVISION, 1).map_err(backend)?;
                 meta.insert(META_COMPACTED, 0).map_err(backend)?;
+            }
+            // Stores written before the log was bounded in bytes: count it once.
+            if meta.get(META_LOG_BYTES).map_err(backend)?.is_none() {
+                let mut bytes = 0i64;
+                for entry in log.iter().map_err(backend)? {
+                    let (_, v) = entry.map_err(backend)?;
+                    bytes += i64::try_from(v.value().len()).unwrap_or(i64::MAX);
+                }
+                meta.insert(META_LOG_BYTES, bytes).map_err(backend)?;
             }
         }
         txn.commit().map_err(backend)?;
@@ -300,7 +302,7 @@ impl EmbeddedStore {
                 db: RwLock::new(Some(db)),
                 write_lock: Mutex::new(()),
                 tx,
-                history: options.history.max(1),
+                history: options.history,
                 path,
                 reopen: AtomicBool::new(false),
                 write_failure: Mutex::new(None),
@@ -398,24 +400,37 @@ impl EmbeddedStore {
                                     .map_err(|e| inner.db_err(e))?;
                             }
                         }
-                        log.insert(rev, encode_event(&event).as_slice())
+                        let entry = encode_event(&event);
+                        log.insert(rev, entry.as_slice())
                             .map_err(|e| inner.db_err(e))?;
-                        let keep_from = rev - i64::try_from(inner.history).unwrap_or(i64::MAX);
-                        if keep_from > compacted {
-                            loop {
-                                let first = log
-                                    .first()
-                                    .map_err(|e| inner.db_err(e))?
-                                    .map(|(k, _)| k.value());
-                                match first {
-                                    Some(k) if k <= keep_from => {
-                                        log.remove(k).map_err(|e| inner.db_err(e))?;
-                                    }
-                                    _ => break,
+                        let len = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+                        let mut log_bytes = meta
+                            .get(META_LOG_BYTES)
+                            .map_err(|e| inner.db_err(e))?
+                            .map_or(0, |v| v.value())
+                            + len(entry.len());
+                        // Compact by count, and by bytes down to the newest event.
+                        let keep_after = inner.history.keep_after(rev);
+                        let max_bytes = len(inner.history.bytes);
+                        loop {
+                            let oldest = log
+                                .first()
+                                .map_err(|e| inner.db_err(e))?
+                                .map(|(k, v)| (k.value(), v.value().len()));
+                            match oldest {
+                                Some((k, n))
+                                    if k <= keep_after || (log_bytes > max_bytes && k < rev) =>
+                                {
+                                    log.remove(k).map_err(|e| inner.db_err(e))?;
+                                    log_bytes -= len(n);
+                                    compacted = compacted.max(k);
                                 }
+                                _ => break,
                             }
-                            compacted = keep_from;
                         }
+                        compacted = compacted.max(keep_after);
+                        meta.insert(META_LOG_BYTES, log_bytes)
+                            .map_err(|e| inner.db_err(e))?;
                         meta.insert(META_REVISION, rev)
                             .map_err(|e| inner.db_err(e))?;
                         meta.insert(META_COMPACTED, compacted)

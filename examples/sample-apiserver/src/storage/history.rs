@@ -7,6 +7,31 @@ use std::sync::Arc;
 use super::fanout::Receiver;
 use super::{Event, EventType, KeyValue, Revision, StorageError, WatchStream};
 
+/// How much history a store keeps: the last `revisions`, and no more than `bytes` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct History {
+    /// Revisions kept (at least 1).
+    pub revisions: u64,
+    /// Bytes of keys and values kept (the newest event is kept whatever its size).
+    pub bytes: usize,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            revisions: super::DEFAULT_HISTORY,
+            bytes: super::DEFAULT_HISTORY_BYTES,
+        }
+    }
+}
+
+impl History {
+    /// The newest revision to compact away, by count, once the store is at `revision`.
+    pub(crate) fn keep_after(&self, revision: Revision) -> Revision {
+        revision - i64::try_from(self.revisions.max(1)).unwrap_or(i64::MAX)
+    }
+}
+
 /// The lower bound of a prefix scan that starts at `start_key` (inclusive).
 pub(crate) fn lower_bound<'a>(prefix: &'a str, start_key: Option<&'a str>) -> Bound<&'a str> {
     match start_key {

@@ -6,17 +6,19 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::fanout::{Fanout, WatchBuffer};
-use super::history::{check_read_revision, lower_bound, paginate, rewind, watch_stream};
+use super::fanout::{Fanout, WatchBuffer, event_bytes};
+use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result,
-    Revision, Storage, StorageError, UpdateResult, WatchStream,
+    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
 };
 use bytes::Bytes;
 
 struct State {
     kvs: BTreeMap<String, KeyValue>,
     log: VecDeque<Arc<Event>>,
+    /// Bytes of keys and values in `log`.
+    log_bytes: usize,
     revision: Revision,
     compacted: Revision,
 }
@@ -24,7 +26,7 @@ struct State {
 struct Inner {
     state: Mutex<State>,
     tx: Fanout,
-    history: u64,
+    history: History,
 }
 
 /// An in-memory store. Cloning shares the store.
@@ -48,25 +50,25 @@ impl Default for MemoryStore {
 }
 
 impl MemoryStore {
-    /// A store keeping [`DEFAULT_HISTORY`] revisions.
+    /// A store with the default [`History`] and [`WatchBuffer`].
     pub fn new() -> Self {
-        Self::with_limits(DEFAULT_HISTORY, WatchBuffer::default())
+        Self::with_limits(History::default(), WatchBuffer::default())
     }
 
-    /// A store keeping `history` (at least 1) revisions, with watchers allowed to fall
-    /// `watch_buffer` behind.
-    pub fn with_limits(history: u64, watch_buffer: WatchBuffer) -> Self {
+    /// A store keeping `history`, with watchers allowed to fall `watch_buffer` behind.
+    pub fn with_limits(history: History, watch_buffer: WatchBuffer) -> Self {
         let tx = Fanout::new(watch_buffer);
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     kvs: BTreeMap::new(),
                     log: VecDeque::new(),
+                    log_bytes: 0,
                     revision: 1,
                     compacted: 0,
                 }),
                 tx,
-                history: history.max(1),
+                history,
             }),
         }
     }
@@ -86,14 +88,19 @@ impl MemoryStore {
     fn commit(&self, state: &mut State, ev: Event) {
         state.revision = ev.revision();
         let ev = Arc::new(ev);
+        state.log_bytes += event_bytes(&ev);
         state.log.push_back(Arc::clone(&ev));
-        let keep_from = state.revision - i64::try_from(self.inner.history).unwrap_or(i64::MAX);
-        if keep_from > state.compacted {
-            while state.log.front().is_some_and(|e| e.revision() <= keep_from) {
-                state.log.pop_front();
+        let keep_after = self.inner.history.keep_after(state.revision);
+        while let Some(oldest) = state.log.front() {
+            let over_bytes = state.log_bytes > self.inner.history.bytes && state.log.len() > 1;
+            if oldest.revision() > keep_after && !over_bytes {
+                break;
             }
-            state.compacted = keep_from;
+            state.log_bytes -= event_bytes(oldest);
+            state.compacted = state.compacted.max(oldest.revision());
+            state.log.pop_front();
         }
+        state.compacted = state.compacted.max(keep_after);
         self.inner.tx.send(&ev);
     }
 }

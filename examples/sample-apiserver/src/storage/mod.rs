@@ -37,6 +37,7 @@ use futures_core::Stream;
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
 pub use etcd::{EtcdOptions, EtcdStore};
 pub use fanout::WatchBuffer;
+pub use history::History;
 pub use memory::MemoryStore;
 
 use crate::api::ResourceInfo;
@@ -47,6 +48,10 @@ pub type Revision = i64;
 
 /// How many past revisions are kept for watches and past-revision lists by default.
 pub const DEFAULT_HISTORY: u64 = 10_000;
+
+/// How many bytes of keys and values of past revisions are kept at most by default (the
+/// memory store holds them in memory, the embedded store on disk): 64 MiB.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 << 20;
 
 /// How many events a watcher may fall behind the writers before its stream is ended with
 /// [`StorageError::WatchLagged`] (bounded memory; the client re-watches).
