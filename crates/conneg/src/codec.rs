@@ -304,17 +304,23 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
+    /// Malformed input. Decoders quote the input they reject (serde's `invalid type: string
+    /// "..."`), so the message is bounded as a `Status` message is.
     pub(crate) fn syntax(message: String) -> Self {
-        DecodeError {
-            kind: DecodeErrorKind::Invalid,
-            message,
-        }
+        DecodeError::new(DecodeErrorKind::Invalid, message)
     }
 
     pub(crate) fn strict(unknown: &[String]) -> Self {
+        DecodeError::new(
+            DecodeErrorKind::Strict,
+            format!("strict decoding error: {}", unknown.join(", ")),
+        )
+    }
+
+    fn new(kind: DecodeErrorKind, message: String) -> Self {
         DecodeError {
-            kind: DecodeErrorKind::Strict,
-            message: format!("strict decoding error: {}", unknown.join(", ")),
+            kind,
+            message: crate::status::bounded_message(message),
         }
     }
 
@@ -505,6 +511,33 @@ mod tests {
             e.message(),
             r#"strict decoding error: unknown field "spec.colour", unknown field "items[0].x", unknown field "top""#
         );
+    }
+
+    /// serde quotes the string it rejects; a 3 MB one must not make a 3 MB error, in either
+    /// codec, nor a 3 MB strict-decoding message.
+    #[test]
+    fn decode_errors_quoting_huge_input_are_bounded() {
+        let huge = "s".repeat(3 << 20);
+        let bad = serde_json::json!({"name": "a", "spec": {"size": huge}});
+        let json = Codec::Json.to_bytes(&bad).unwrap();
+        let cbor = Codec::Cbor.to_bytes(&bad).unwrap();
+        let unknown = serde_json::to_vec(&serde_json::json!({
+            "name": "a", "spec": {"size": 1}, huge.as_str(): 1
+        }))
+        .unwrap();
+        for (what, codec, body, validation) in [
+            ("json", Codec::Json, &json[..], FieldValidation::Ignore),
+            ("cbor", Codec::Cbor, &cbor[..], FieldValidation::Ignore),
+            ("strict", Codec::Json, &unknown[..], FieldValidation::Strict),
+        ] {
+            let e = codec.decode::<Obj>(body, validation).unwrap_err();
+            assert!(
+                e.message().len() <= crate::status::MAX_MESSAGE_BYTES + 40,
+                "{what}: {} bytes",
+                e.message().len()
+            );
+            assert!(e.message().contains(" bytes omitted)..."), "{what}");
+        }
     }
 
     #[test]

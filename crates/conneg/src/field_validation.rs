@@ -65,8 +65,10 @@ impl FieldValidation {
 }
 
 /// Formats one warning as a `Warning` header value: `299 - "<text>"`, quoting `"` and `\`
-/// (RFC 9111 §5.5 / RFC 7234 §5.5, as Kubernetes does).
+/// (RFC 9111 §5.5 / RFC 7234 §5.5, as Kubernetes does). A long text (a warning quoting a huge
+/// field name) is cut as [`echo`](crate::status::echo) cuts values.
 pub fn warning_header_value(text: &str) -> HeaderValue {
+    let text = crate::status::echo(text);
     let mut out = String::with_capacity(text.len() + 10);
     out.push_str("299 - \"");
     for c in text.chars() {
@@ -108,5 +110,9 @@ mod tests {
             warning_header_value(r#"a "b" \c"#).to_str().unwrap(),
             r#"299 - "a \"b\" \\c""#
         );
+        let huge = format!("unknown field \"{}\"", "f".repeat(100_000));
+        let header = warning_header_value(&huge);
+        assert!(header.len() < 1200, "{} bytes", header.len());
+        assert!(header.to_str().unwrap().ends_with("fff\\\"\""));
     }
 }

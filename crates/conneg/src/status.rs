@@ -119,7 +119,8 @@ pub struct StatusCause {
 }
 
 impl StatusCause {
-    /// A cause from its reason, message and field.
+    /// A cause from its reason, message and field (the message bounded as a [`Status`]
+    /// message is).
     pub fn new(
         reason: impl Into<String>,
         message: impl Into<String>,
@@ -127,7 +128,7 @@ impl StatusCause {
     ) -> Self {
         StatusCause {
             reason: reason.into(),
-            message: message.into(),
+            message: bounded_message(message.into()),
             field: field.into(),
         }
     }
@@ -224,6 +225,59 @@ impl<'de> Deserialize<'de> for StatusReason {
     }
 }
 
+/// The most bytes of a caller-supplied value (an object name, say) that a [`Status`]
+/// constructor echoes; see [`echo`].
+pub const MAX_ECHOED_BYTES: usize = 1024;
+
+/// The most bytes of a [`Status`] message: [`Status::failure`], which every constructor goes
+/// through, elides the middle of a longer one (a decoder's message quoting a huge input).
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// `value` as an error message may quote it: unchanged up to [`MAX_ECHOED_BYTES`], otherwise
+/// its start and end around `...(N bytes omitted)...`, so that one long input cannot make a
+/// long error. Kubernetes quotes values whole; its request limits keep them small.
+///
+/// ```
+/// let long = "a".repeat(60_000);
+/// let shown = conneg::status::echo(&long);
+/// assert!(shown.len() < 1100);
+/// assert!(shown.contains("...(58976 bytes omitted)..."));
+/// assert_eq!(conneg::status::echo("short"), "short");
+/// ```
+pub fn echo(value: &str) -> Cow<'_, str> {
+    elide(value, MAX_ECHOED_BYTES)
+}
+
+/// `s` cut to about `max` bytes: its first and last `max / 2` bytes (at character
+/// boundaries) around a marker saying how many were left out.
+fn elide(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut head = max / 2;
+    while !s.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = s.len() - max / 2;
+    while !s.is_char_boundary(tail) {
+        tail += 1;
+    }
+    Cow::Owned(format!(
+        "{}...({} bytes omitted)...{}",
+        &s[..head],
+        tail - head,
+        &s[tail..]
+    ))
+}
+
+/// `message` elided past [`MAX_MESSAGE_BYTES`], without copying one that fits.
+pub(crate) fn bounded_message(message: String) -> String {
+    match elide(&message, MAX_MESSAGE_BYTES) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(short) => short,
+    }
+}
+
 fn qualified(first: &str, group: &str) -> String {
     if group.is_empty() {
         first.to_owned()
@@ -233,14 +287,15 @@ fn qualified(first: &str, group: &str) -> String {
 }
 
 impl Status {
-    /// A `Failure` status with `code`, `reason` and `message`.
+    /// A `Failure` status with `code`, `reason` and `message` (its middle elided past
+    /// [`MAX_MESSAGE_BYTES`]).
     pub fn failure(code: StatusCode, reason: StatusReason, message: impl Into<String>) -> Self {
         Status {
             kind: Cow::Borrowed("Status"),
             api_version: Cow::Borrowed("v1"),
             metadata: ListMeta::default(),
             status: Cow::Borrowed("Failure"),
-            message: message.into(),
+            message: bounded_message(message.into()),
             reason: Some(reason),
             details: None,
             code: i32::from(code.as_u16()),
@@ -276,8 +331,10 @@ impl Status {
         }
     }
 
-    /// 404 `NotFound`: `<resource>.<group> "<name>" not found`.
+    /// 404 `NotFound`: `<resource>.<group> "<name>" not found`. This constructor and the
+    /// others that name an object quote the name through [`echo`].
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
+        let name = &*echo(name);
         Status::failure(
             StatusCode::NOT_FOUND,
             StatusReason::NotFound,
@@ -288,6 +345,7 @@ impl Status {
 
     /// 409 `AlreadyExists`: `<resource>.<group> "<name>" already exists`.
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
+        let name = &*echo(name);
         Status::failure(
             StatusCode::CONFLICT,
             StatusReason::AlreadyExists,
@@ -298,6 +356,7 @@ impl Status {
 
     /// 409 `Conflict`: `Operation cannot be fulfilled on <resource>.<group> "<name>": <why>`.
     pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        let name = &*echo(name);
         Status::failure(
             StatusCode::CONFLICT,
             StatusReason::Conflict,
@@ -313,6 +372,7 @@ impl Status {
     /// its `field: message`; several are bracketed and comma-separated, as Kubernetes'
     /// aggregate errors.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
+        let name = &*echo(name);
         let each: Vec<String> = causes
             .iter()
             .map(|c| {
@@ -343,6 +403,7 @@ impl Status {
 
     /// 403 `Forbidden`: `<resource>.<group> "<name>" is forbidden: <why>`.
     pub fn forbidden(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        let name = &*echo(name);
         Status::failure(
             StatusCode::FORBIDDEN,
             StatusReason::Forbidden,
@@ -435,7 +496,7 @@ impl Status {
 
     /// 500 `InternalError`: `Internal error occurred: <err>`, with the error as a cause.
     pub fn internal_error(err: impl fmt::Display) -> Self {
-        let err = err.to_string();
+        let err = bounded_message(err.to_string());
         Status::failure(
             StatusCode::INTERNAL_SERVER_ERROR,
             StatusReason::InternalError,
@@ -583,6 +644,61 @@ mod tests {
             r#"Pod "p" is invalid: [spec.a: Required value, spec.b: Invalid value: -1]"#
         );
         assert_eq!(s.details.as_ref().unwrap().causes.len(), 2);
+    }
+
+    /// Every constructor that quotes caller input stays small, however long the input.
+    #[test]
+    fn constructors_bound_what_they_echo() {
+        let huge = "n".repeat(60_000);
+        let cause = || {
+            vec![StatusCause::new(
+                "FieldValueInvalid",
+                huge.clone(),
+                "spec.a",
+            )]
+        };
+        let statuses = [
+            ("not_found", Status::not_found("g", "things", &huge)),
+            (
+                "already_exists",
+                Status::already_exists("g", "things", &huge),
+            ),
+            ("conflict", Status::conflict("g", "things", &huge, "why")),
+            ("forbidden", Status::forbidden("g", "things", &huge, "why")),
+            ("invalid", Status::invalid("g", "Thing", &huge, cause())),
+            ("bad_request", Status::bad_request(huge.clone())),
+            ("internal_error", Status::internal_error(&huge)),
+            (
+                "failure",
+                Status::failure(StatusCode::GONE, StatusReason::Gone, huge.clone()),
+            ),
+        ];
+        for (what, status) in statuses {
+            let body = status.encode(&Codec::Json, false);
+            assert!(
+                body.len() < 3 * MAX_MESSAGE_BYTES,
+                "{what}: {} bytes",
+                body.len()
+            );
+            assert!(status.message.contains(" bytes omitted)..."), "{what}");
+        }
+        let short = Status::not_found("g", "things", "a");
+        assert_eq!(short.message, r#"things.g "a" not found"#);
+        assert_eq!(short.details.unwrap().name, "a");
+    }
+
+    #[test]
+    fn echo_cuts_at_character_boundaries() {
+        let s = "é".repeat(MAX_ECHOED_BYTES);
+        let cut = echo(&s);
+        assert!(cut.len() <= MAX_ECHOED_BYTES + 40);
+        assert!(cut.starts_with('é') && cut.ends_with('é'));
+        assert!(cut.contains(&format!(
+            "...({} bytes omitted)...",
+            s.len() - MAX_ECHOED_BYTES
+        )));
+        let exact = "x".repeat(MAX_ECHOED_BYTES);
+        assert_eq!(echo(&exact), exact.as_str());
     }
 
     #[test]

@@ -9,8 +9,9 @@ use crate::storage::etcd::{
 };
 use crate::storage::keys::{DEFAULT_PREFIX, Keys};
 use crate::storage::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore,
-    MemoryStore, Result, Store,
+    DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
+    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, History, MemoryStore, Result, Store,
+    WatchBuffer,
 };
 
 /// Which backend to use.
@@ -39,9 +40,17 @@ pub struct StorageArgs {
     /// Revisions of history kept for watches and consistent paging.
     #[arg(long, default_value_t = DEFAULT_HISTORY)]
     pub history: u64,
+    /// Bytes of objects that history may hold (memory and embedded storage: in memory and on
+    /// disk); older revisions are compacted sooner when objects are large.
+    #[arg(long, default_value_t = DEFAULT_HISTORY_BYTES)]
+    pub history_bytes: usize,
     /// Events a watcher may fall behind before it is closed.
     #[arg(long, default_value_t = DEFAULT_WATCH_BUFFER)]
     pub watch_buffer: usize,
+    /// Bytes of objects a watcher may fall behind before it is closed (with `--watch-buffer`,
+    /// whichever comes first; the client re-watches).
+    #[arg(long, default_value_t = DEFAULT_WATCH_BUFFER_BYTES)]
+    pub watch_buffer_bytes: usize,
     /// Key prefix (as `--etcd-prefix` in Kubernetes).
     #[arg(long, default_value = DEFAULT_PREFIX)]
     pub storage_prefix: String,
@@ -87,7 +96,9 @@ impl Default for StorageArgs {
             data_dir: PathBuf::from("./data"),
             storage_media_type: StorageMediaType::default(),
             history: DEFAULT_HISTORY,
+            history_bytes: DEFAULT_HISTORY_BYTES,
             watch_buffer: DEFAULT_WATCH_BUFFER,
+            watch_buffer_bytes: DEFAULT_WATCH_BUFFER_BYTES,
             storage_prefix: DEFAULT_PREFIX.to_owned(),
             etcd_servers: Vec::new(),
             etcd_prefix: DEFAULT_ETCD_PREFIX.to_owned(),
@@ -134,6 +145,22 @@ impl StorageArgs {
         }
     }
 
+    /// The history the memory and embedded stores keep: `--history`, `--history-bytes`.
+    pub fn history_limits(&self) -> History {
+        History {
+            revisions: self.history,
+            bytes: self.history_bytes,
+        }
+    }
+
+    /// How far one watcher may fall behind: `--watch-buffer` events, `--watch-buffer-bytes`.
+    pub fn watch_limits(&self) -> WatchBuffer {
+        WatchBuffer {
+            events: self.watch_buffer,
+            bytes: self.watch_buffer_bytes,
+        }
+    }
+
     /// Open the configured store.
     pub async fn open(&self) -> Result<OpenedStorage> {
         let keys = self.keys();
@@ -149,15 +176,16 @@ impl StorageArgs {
             });
         }
         let store = match self.kind {
-            StorageKind::Memory => {
-                Store::Memory(MemoryStore::with_limits(self.history, self.watch_buffer))
-            }
+            StorageKind::Memory => Store::Memory(MemoryStore::with_limits(
+                self.history_limits(),
+                self.watch_limits(),
+            )),
             StorageKind::Embedded => Store::Embedded(
                 EmbeddedStore::open_async(
                     self.data_dir.join(crate::storage::embedded::DB_FILE_NAME),
                     EmbeddedOptions {
-                        history: self.history,
-                        watch_buffer: self.watch_buffer,
+                        history: self.history_limits(),
+                        watch_buffer: self.watch_limits(),
                     },
                 )
                 .await?,

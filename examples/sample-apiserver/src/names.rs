@@ -8,8 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 const QUALIFIED_NAME_MAX: usize = 63;
 const LABEL_VALUE_MAX: usize = 63;
-const DNS1123_LABEL_MAX: usize = 63;
-const DNS1123_SUBDOMAIN_MAX: usize = 253;
+/// The longest RFC 1123 label, hence the longest namespace.
+pub const DNS1123_LABEL_MAX: usize = 63;
+/// The longest RFC 1123 subdomain, hence the longest object name.
+pub const DNS1123_SUBDOMAIN_MAX: usize = 253;
 
 const QNAME_FMT: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const QNAME_EXAMPLES: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
@@ -57,6 +59,22 @@ pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
         errs.push(DNS1123_SUBDOMAIN_MSG.to_owned());
     }
     errs
+}
+
+/// `NameIsDNSSubdomain` (apimachinery `api/validation`): the name rule of wardle objects, as of
+/// most Kubernetes kinds and every custom resource, so a name fits in a URL path segment, a
+/// storage key and a DNS name alike. With `prefix`, checks a `generateName`: as Kubernetes'
+/// `maskTrailingDash`, a final `-` (after which the random suffix goes) and the byte before it
+/// are replaced by `a` before the check.
+pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
+    match name.strip_suffix('-') {
+        Some(rest) if prefix && !rest.is_empty() => {
+            // Byte-wise, as Go slices; a cut character is not ASCII, so invalid either way.
+            let kept = &rest.as_bytes()[..rest.len() - 1];
+            dns1123_subdomain_errors(&format!("{}a", String::from_utf8_lossy(kept)))
+        }
+        _ => dns1123_subdomain_errors(name),
+    }
 }
 
 /// `IsQualifiedName`: `[prefix/]name` as label and annotation keys (empty when valid).
@@ -205,6 +223,29 @@ mod tests {
         assert_eq!(path_segment_name_errors("a/b%", false).len(), 2);
         assert_eq!(path_segment_name_errors("..", false), ["may not be '..'"]);
         assert!(path_segment_name_errors("..", true).is_empty());
+    }
+
+    #[test]
+    fn dns_subdomain_names() {
+        let longest = "a".repeat(253);
+        assert!(name_is_dns_subdomain(&longest, false).is_empty());
+        assert_eq!(
+            name_is_dns_subdomain(&format!("{longest}b"), false),
+            ["must be no more than 253 characters"]
+        );
+        assert_eq!(name_is_dns_subdomain("a/b", false), [DNS1123_SUBDOMAIN_MSG]);
+        assert_eq!(name_is_dns_subdomain("My-Flunder", false).len(), 1);
+        assert!(name_is_dns_subdomain("my.flunder-1", false).is_empty());
+        // generateName: a trailing '-' is fine, and masking takes the byte before it too.
+        assert!(name_is_dns_subdomain("my-flunder-", true).is_empty());
+        assert_eq!(name_is_dns_subdomain("my-flunder-", false).len(), 1);
+        assert!(name_is_dns_subdomain(&format!("{longest}-"), true).is_empty());
+        assert_eq!(
+            name_is_dns_subdomain(&format!("{longest}b-"), true).len(),
+            1
+        );
+        assert_eq!(name_is_dns_subdomain("-", true).len(), 1);
+        assert_eq!(name_is_dns_subdomain("é-", true).len(), 1);
     }
 
     #[test]

@@ -83,16 +83,18 @@ fn discovery_legacy_and_aggregated() {
         "/livez",
         "/readyz",
         "/healthz/ping",
-        "/readyz/etcd",
+        "/readyz/storage-memory",
     ] {
         let r = s.get(p, "*/*");
         assert_eq!((r.code, r.text().as_str()), (200, "ok"), "{p}");
     }
+    // The storage check is named after the backend; `etcd` only for etcd.
     assert!(
         s.get("/healthz?verbose", "*/*")
             .text()
-            .contains("[+]etcd ok")
+            .contains("[+]storage-memory ok")
     );
+    assert_eq!(s.get("/readyz/etcd", "*/*").code, 404);
 }
 
 #[test]

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sample_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, StorageError,
-    Store,
+    EmbeddedOptions, EmbeddedStore, EventType, History, ListOptions, MemoryStore, Storage,
+    StorageError, Store, WatchBuffer,
 };
 use tempfile::TempDir;
 
@@ -25,9 +25,25 @@ struct Backend {
     _dir: Option<TempDir>,
 }
 
+/// A watch buffer bounded by `n` events (and the default bytes).
+fn events(n: usize) -> WatchBuffer {
+    WatchBuffer {
+        events: n,
+        ..WatchBuffer::default()
+    }
+}
+
+/// A history of `n` revisions (and the default bytes).
+fn revisions(n: u64) -> History {
+    History {
+        revisions: n,
+        ..History::default()
+    }
+}
+
 fn memory(history: u64, buffer: usize) -> Backend {
     Backend {
-        store: Store::Memory(MemoryStore::with_limits(history, buffer)),
+        store: Store::Memory(MemoryStore::with_limits(revisions(history), events(buffer))),
         _dir: None,
     }
 }
@@ -37,8 +53,8 @@ fn embedded(history: u64, buffer: usize) -> Backend {
     let store = EmbeddedStore::open_dir(
         dir.path(),
         EmbeddedOptions {
-            history,
-            watch_buffer: buffer,
+            history: revisions(history),
+            watch_buffer: events(buffer),
         },
     )
     .unwrap();
@@ -459,12 +475,118 @@ async fn lagging_watcher_is_ended(new: fn(u64, usize) -> Backend) {
     assert!(got_err, "a lagging watcher ends with an error");
 }
 
+/// 30 updates of 100 KB to an idle watcher: far under the event bound, over the byte bound,
+/// so the watcher lags (it held 4096 events of any size before).
+#[tokio::test]
+async fn an_idle_watcher_lags_by_bytes() {
+    let s = MemoryStore::with_limits(
+        revisions(100),
+        WatchBuffer {
+            events: 4096,
+            bytes: 1 << 20,
+        },
+    );
+    let mut w = s.watch(P, 1).await.unwrap();
+    let big = Bytes::from(vec![b'x'; 100_000]);
+    let mut kv = s.create(&key("ns", "a"), big.clone()).await.unwrap();
+    for i in 0..30u8 {
+        let mut v = big.to_vec();
+        v[0] = i;
+        kv = s
+            .update(&kv.key, v.into(), kv.mod_revision)
+            .await
+            .unwrap()
+            .kv;
+    }
+    let mut events = 0;
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(_)) => events += 1,
+            Some(Err(e)) => {
+                assert!(matches!(e, StorageError::WatchLagged { .. }), "{e:?}");
+                break;
+            }
+            None => panic!("the watch ended without a lag after {events} events"),
+        }
+    }
+    assert!(
+        events < 10,
+        "{events} events of 200 KB queued under a 1 MiB bound"
+    );
+}
+
+/// 31 writes of 100 KB under a 1 MiB history: compacted by bytes, long before the 100
+/// revisions (history held 10,000 revisions of any size before).
+async fn history_is_bounded_by_bytes(s: Store) {
+    let big = Bytes::from(vec![b'x'; 100_000]);
+    let first = s.create(&key("ns", "a"), big.clone()).await.unwrap();
+    let mut kv = first.clone();
+    for i in 0..30u8 {
+        let mut v = big.to_vec();
+        v[0] = i;
+        kv = s
+            .update(&kv.key, v.into(), kv.mod_revision)
+            .await
+            .unwrap()
+            .kv;
+    }
+    let compacted = s.compacted_revision().await.unwrap();
+    assert!(
+        compacted > first.mod_revision + 20,
+        "compacted at {compacted}"
+    );
+    match s.watch(P, first.mod_revision).await {
+        Err(StorageError::Gone { .. }) => {}
+        other => panic!("expected Gone, got {other:?}"),
+    }
+    // The newest revisions are still there.
+    let mut w = s.watch(P, kv.mod_revision - 2).await.unwrap();
+    for _ in 0..2 {
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap();
+        assert!(matches!(ev, Some(Ok(_))), "{ev:?}");
+    }
+    let past = ListOptions {
+        revision: Some(kv.mod_revision - 1),
+        ..ListOptions::default()
+    };
+    assert_eq!(s.list(P, past).await.unwrap().items.len(), 1);
+}
+
+fn small_history() -> History {
+    History {
+        revisions: 100,
+        bytes: 1 << 20,
+    }
+}
+
+#[tokio::test]
+async fn memory_history_is_bounded_by_bytes() {
+    let s = MemoryStore::with_limits(small_history(), WatchBuffer::default());
+    history_is_bounded_by_bytes(Store::Memory(s)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_history_is_bounded_by_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = EmbeddedOptions {
+        history: small_history(),
+        watch_buffer: WatchBuffer::default(),
+    };
+    let s = EmbeddedStore::open_dir(dir.path(), options).unwrap();
+    history_is_bounded_by_bytes(Store::Embedded(s)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
     let opts = EmbeddedOptions {
-        history: 100,
-        watch_buffer: 16,
+        history: revisions(100),
+        watch_buffer: events(16),
     };
     {
         let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();

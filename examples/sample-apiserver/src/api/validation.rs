@@ -254,9 +254,12 @@ fn push_msgs(errs: &mut Vec<FieldError>, field: &str, value: &str, msgs: Vec<Str
     errs.extend(msgs.iter().map(|m| FieldError::invalid(field, value, m)));
 }
 
-/// `ValidateObjectMetaAccessor(meta, namespaced, ValidatePathSegmentName, "metadata")`: the
+/// `ValidateObjectMetaAccessor(meta, namespaced, NameIsDNSSubdomain, "metadata")`: the
 /// generic checks Kubernetes' registry runs on create after the strategy's validation
-/// (`generateName` already expanded into `name`).
+/// (`generateName` already expanded into `name`). Kubernetes' sample-apiserver checks names
+/// only as path segments (`ValidatePathSegmentName`), which admits names of any length; this
+/// server holds them to the DNS-1123 subdomain rule of most built-in kinds and of custom
+/// resources, at most 253 characters.
 pub fn validate_object_meta(meta: &ObjectMeta, namespaced: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if !meta.generate_name.is_empty() {
@@ -264,7 +267,7 @@ pub fn validate_object_meta(meta: &ObjectMeta, namespaced: bool) -> Vec<FieldErr
             &mut errs,
             "metadata.generateName",
             &meta.generate_name,
-            names::path_segment_name_errors(&meta.generate_name, true),
+            names::name_is_dns_subdomain(&meta.generate_name, true),
         );
     }
     if meta.name.is_empty() {
@@ -277,7 +280,7 @@ pub fn validate_object_meta(meta: &ObjectMeta, namespaced: bool) -> Vec<FieldErr
             &mut errs,
             "metadata.name",
             &meta.name,
-            names::path_segment_name_errors(&meta.name, false),
+            names::name_is_dns_subdomain(&meta.name, false),
         );
     }
     if namespaced {

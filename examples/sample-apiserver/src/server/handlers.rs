@@ -153,6 +153,17 @@ impl Target {
                 }
             }
         }
+        // No object can have a name or namespace longer than the rules allow, so such a
+        // request is answered without asking storage for it.
+        if let Some(n) = &name {
+            if n.len() > names::DNS1123_SUBDOMAIN_MAX
+                || namespace
+                    .as_ref()
+                    .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX)
+            {
+                return Err(ApiError::not_found(&resource.group_resource(), n).into());
+            }
+        }
         Ok(Self {
             version,
             resource,

@@ -1,6 +1,8 @@
 //! `/healthz`, `/livez`, `/readyz` and their per-check subpaths (`/healthz/ping`,
 //! `/readyz/etcd`, ...), in Kubernetes' plain-text form (`ok`; with `?verbose`, one
-//! `[+]<check> ok` line per check).
+//! `[+]<check> ok` line per check). The storage check is named after the backend
+//! ([`Store::check_name`](crate::storage::Store::check_name)): `etcd`, `storage-redb` or
+//! `storage-memory`.
 
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
@@ -23,13 +25,15 @@ pub fn routes() -> Router<AppState> {
     r
 }
 
-const CHECKS: [&str; 3] = ["ping", "log", "etcd"];
+/// The checks, in order: Kubernetes' `ping` and `log`, then the storage's.
+fn checks(st: &AppState) -> [&'static str; 3] {
+    ["ping", "log", st.store.check_name()]
+}
 
 async fn run(st: &AppState, check: &str) -> Result<(), String> {
     match check {
         "ping" | "log" => Ok(()),
-        "etcd" => st.store.ready().await.map_err(|e| e.to_string()),
-        _ => Err("no such check".into()),
+        _ => st.store.ready().await.map_err(|e| e.to_string()),
     }
 }
 
@@ -53,7 +57,7 @@ async fn all(State(st): State<AppState>, RawQuery(q): RawQuery) -> Response {
     });
     let mut lines = String::new();
     let mut failed = false;
-    for c in CHECKS {
+    for c in checks(&st) {
         match run(&st, c).await {
             Ok(()) => lines.push_str(&format!("[+]{c} ok\n")),
             Err(e) => {
@@ -76,7 +80,7 @@ async fn all(State(st): State<AppState>, RawQuery(q): RawQuery) -> Response {
 }
 
 async fn one(State(st): State<AppState>, Path(check): Path<String>) -> Response {
-    if !CHECKS.contains(&check.as_str()) {
+    if !checks(&st).contains(&check.as_str()) {
         return text(StatusCode::NOT_FOUND, "404 page not found\n".into());
     }
     match run(&st, &check).await {

@@ -4,62 +4,121 @@
 //! Tables:
 //! * `kv`: key -> `create_revision (i64 LE) | mod_revision (i64 LE) | value`;
 //! * `log`: revision -> event (kind, key, value, revisions, previous key-value), kept for the
-//!   last `history` revisions and compacted as new ones are written;
-//! * `meta`: `revision` (current) and `compacted`.
+//!   last `history.revisions` revisions, within `history.bytes`, and compacted as new ones are
+//!   written;
+//! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of `log`'s events).
 //!
 //! Every write is one redb transaction committed with [`Durability::Immediate`] (fsync)
 //! before the call returns, so an acknowledged write survives `kill -9` and power loss. Writes
 //! are serialized by a mutex held through commit and broadcast, so watchers see events in
 //! revision order; blocking redb calls run on tokio's blocking pool.
+//!
+//! An I/O error (a full disk, say) fails the write that met it with a 500, and redb then
+//! refuses every later call until the database is reopened; so the store closes and reopens
+//! the file before its next call, and reads go on. Writes keep failing while the cause lasts;
+//! [`Storage::ready`] reports the failure (probing with a write that changes nothing) until a
+//! write commits again.
 
 use std::fmt;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use super::fanout::{Fanout, WatchBuffer};
+use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
+use super::{
+    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
+};
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
-use tokio::sync::broadcast;
-
-use super::history::{check_read_revision, lower_bound, rewind, watch_stream};
-use super::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DeleteResult, Event, EventType, KeyValue, ListOptions,
-    ListResult, Result, Revision, Storage, StorageError, UpdateResult, WatchStream,
-};
 
 const KV: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("kv");
 const LOG: TableDefinition<'_, i64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
 const META_REVISION: &str = "revision";
 const META_COMPACTED: &str = "compacted";
+const META_LOG_BYTES: &str = "log_bytes";
 
 /// The file name used inside a data directory.
 pub const DB_FILE_NAME: &str = "wardle.redb";
 
 /// Options of the embedded store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EmbeddedOptions {
-    /// Revisions of history kept for watches and past-revision lists (at least 1).
-    pub history: u64,
+    /// History kept for watches and past-revision lists.
+    pub history: History,
     /// How far a watcher may fall behind before its stream is ended.
-    pub watch_buffer: usize,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        Self {
-            history: DEFAULT_HISTORY,
-            watch_buffer: DEFAULT_WATCH_BUFFER,
-        }
-    }
+    pub watch_buffer: WatchBuffer,
 }
 
 struct Inner {
-    db: Database,
+    /// The open database; `None` only while it is being reopened, or when that failed.
+    db: RwLock<Option<Database>>,
     write_lock: Mutex<()>,
-    tx: broadcast::Sender<Arc<Event>>,
-    history: u64,
+    tx: Fanout,
+    history: History,
     path: PathBuf,
+    /// Set by an I/O error: the database must be reopened before it is used again.
+    reopen: AtomicBool,
+    /// Why writes fail: the last I/O error, from the write that met it until one commits.
+    write_failure: Mutex<Option<String>>,
+}
+
+impl Inner {
+    /// A redb error as a storage error; an I/O error also marks the database for reopening
+    /// and writes as failing.
+    fn db_err(&self, e: impl Into<redb::Error>) -> StorageError {
+        let e = e.into();
+        if matches!(e, redb::Error::Io(_) | redb::Error::PreviousIo) {
+            self.reopen.store(true, Ordering::SeqCst);
+            let mut why = self.write_failure();
+            if why.is_none() {
+                tracing::error!(
+                    path = %self.path.display(),
+                    error = %e,
+                    "embedded store: I/O error; reopening the database (reads go on, writes fail until one commits)"
+                );
+            }
+            // The first cause is kept: redb reports every later call as "Previous I/O error".
+            if why.is_none() || matches!(e, redb::Error::Io(_)) {
+                *why = Some(e.to_string());
+            }
+        }
+        backend(e)
+    }
+
+    fn write_failure(&self) -> MutexGuard<'_, Option<String>> {
+        self.write_failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A write committed: writes work (again).
+    fn write_committed(&self) {
+        if let Some(was) = self.write_failure().take() {
+            tracing::info!(path = %self.path.display(), was, "embedded store: writes work again");
+        }
+    }
+
+    /// Closes and reopens the database if an I/O error asked for it.
+    fn reopen_if_needed(&self) -> Result<()> {
+        if !self.reopen.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut db = self.db.write().unwrap_or_else(PoisonError::into_inner);
+        if !self.reopen.load(Ordering::SeqCst) {
+            return Ok(()); // another call reopened it meanwhile
+        }
+        // The file can be open once per process: close it first.
+        *db = None;
+        let reopened = Database::create(&self.path).map_err(backend)?;
+        *db = Some(reopened);
+        self.reopen.store(false, Ordering::SeqCst);
+        tracing::warn!(path = %self.path.display(), "embedded store: database reopened");
+        Ok(())
+    }
 }
 
 /// The redb-backed store. Cloning shares the open database.
@@ -220,22 +279,33 @@ impl EmbeddedStore {
         txn.set_durability(Durability::Immediate);
         {
             txn.open_table(KV).map_err(backend)?;
-            txn.open_table(LOG).map_err(backend)?;
+            let log = txn.open_table(LOG).map_err(backend)?;
             let mut meta = txn.open_table(META).map_err(backend)?;
             if meta.get(META_REVISION).map_err(backend)?.is_none() {
                 meta.insert(META_REVISION, 1).map_err(backend)?;
                 meta.insert(META_COMPACTED, 0).map_err(backend)?;
             }
+            // Stores written before the log was bounded in bytes: count it once.
+            if meta.get(META_LOG_BYTES).map_err(backend)?.is_none() {
+                let mut bytes = 0i64;
+                for entry in log.iter().map_err(backend)? {
+                    let (_, v) = entry.map_err(backend)?;
+                    bytes += i64::try_from(v.value().len()).unwrap_or(i64::MAX);
+                }
+                meta.insert(META_LOG_BYTES, bytes).map_err(backend)?;
+            }
         }
         txn.commit().map_err(backend)?;
-        let (tx, _) = broadcast::channel(options.watch_buffer.max(1));
+        let tx = Fanout::new(options.watch_buffer);
         Ok(Self {
             inner: Arc::new(Inner {
-                db,
+                db: RwLock::new(Some(db)),
                 write_lock: Mutex::new(()),
                 tx,
-                history: options.history.max(1),
+                history: options.history,
                 path,
+                reopen: AtomicBool::new(false),
+                write_failure: Mutex::new(None),
             }),
         })
     }
@@ -258,14 +328,25 @@ impl EmbeddedStore {
         &self.inner.path
     }
 
+    /// Runs `f` on the blocking pool with the open database (reopened first if an I/O error
+    /// asked for it).
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Inner) -> Result<T> + Send + 'static,
+        f: impl FnOnce(&Inner, &Database) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || f(&inner))
-            .await
-            .map_err(backend)?
+        tokio::task::spawn_blocking(move || {
+            inner.reopen_if_needed()?;
+            let db = inner.db.read().unwrap_or_else(PoisonError::into_inner);
+            match db.as_ref() {
+                Some(db) => f(&inner, db),
+                None => Err(StorageError::Backend(
+                    "embedded store: the database could not be reopened".into(),
+                )),
+            }
+        })
+        .await
+        .map_err(backend)?
     }
 
     /// Run one write: `decide` sees the current value of `key` and the current revision.
@@ -275,28 +356,28 @@ impl EmbeddedStore {
         decide: impl FnOnce(Option<KeyValue>, Revision) -> Result<Write<T>> + Send + 'static,
     ) -> Result<T> {
         let key = key.to_owned();
-        self.blocking(move |inner| {
+        self.blocking(move |inner, db| {
             let _guard = inner
                 .write_lock
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut txn = inner.db.begin_write().map_err(backend)?;
+            let mut txn = db.begin_write().map_err(|e| inner.db_err(e))?;
             txn.set_durability(Durability::Immediate);
             let (event, answer) = {
-                let mut kv = txn.open_table(KV).map_err(backend)?;
-                let mut log = txn.open_table(LOG).map_err(backend)?;
-                let mut meta = txn.open_table(META).map_err(backend)?;
+                let mut kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
+                let mut log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
+                let mut meta = txn.open_table(META).map_err(|e| inner.db_err(e))?;
                 let revision = meta
                     .get(META_REVISION)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                     .ok_or_else(|| corrupt("no revision"))?
                     .value();
                 let mut compacted = meta
                     .get(META_COMPACTED)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                     .ok_or_else(|| corrupt("no compacted revision"))?
                     .value();
-                let current = match kv.get(key.as_str()).map_err(backend)? {
+                let current = match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
                     Some(raw) => Some(decode_kv_value(&key, raw.value())?),
                     None => None,
                 };
@@ -307,7 +388,7 @@ impl EmbeddedStore {
                         debug_assert_eq!(rev, revision + 1);
                         match event.kind {
                             EventType::Deleted => {
-                                kv.remove(key.as_str()).map_err(backend)?;
+                                kv.remove(key.as_str()).map_err(|e| inner.db_err(e))?;
                             }
                             EventType::Added | EventType::Modified => {
                                 let raw = encode_kv_value(
@@ -315,33 +396,53 @@ impl EmbeddedStore {
                                     event.kv.mod_revision,
                                     &event.kv.value,
                                 );
-                                kv.insert(key.as_str(), raw.as_slice()).map_err(backend)?;
+                                kv.insert(key.as_str(), raw.as_slice())
+                                    .map_err(|e| inner.db_err(e))?;
                             }
                         }
-                        log.insert(rev, encode_event(&event).as_slice())
-                            .map_err(backend)?;
-                        let keep_from = rev - i64::try_from(inner.history).unwrap_or(i64::MAX);
-                        if keep_from > compacted {
-                            loop {
-                                let first = log.first().map_err(backend)?.map(|(k, _)| k.value());
-                                match first {
-                                    Some(k) if k <= keep_from => {
-                                        log.remove(k).map_err(backend)?;
-                                    }
-                                    _ => break,
+                        let entry = encode_event(&event);
+                        log.insert(rev, entry.as_slice())
+                            .map_err(|e| inner.db_err(e))?;
+                        let len = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+                        let mut log_bytes = meta
+                            .get(META_LOG_BYTES)
+                            .map_err(|e| inner.db_err(e))?
+                            .map_or(0, |v| v.value())
+                            + len(entry.len());
+                        // Compact by count, and by bytes down to the newest event.
+                        let keep_after = inner.history.keep_after(rev);
+                        let max_bytes = len(inner.history.bytes);
+                        loop {
+                            let oldest = log
+                                .first()
+                                .map_err(|e| inner.db_err(e))?
+                                .map(|(k, v)| (k.value(), v.value().len()));
+                            match oldest {
+                                Some((k, n))
+                                    if k <= keep_after || (log_bytes > max_bytes && k < rev) =>
+                                {
+                                    log.remove(k).map_err(|e| inner.db_err(e))?;
+                                    log_bytes -= len(n);
+                                    compacted = compacted.max(k);
                                 }
+                                _ => break,
                             }
-                            compacted = keep_from;
                         }
-                        meta.insert(META_REVISION, rev).map_err(backend)?;
-                        meta.insert(META_COMPACTED, compacted).map_err(backend)?;
+                        compacted = compacted.max(keep_after);
+                        meta.insert(META_LOG_BYTES, log_bytes)
+                            .map_err(|e| inner.db_err(e))?;
+                        meta.insert(META_REVISION, rev)
+                            .map_err(|e| inner.db_err(e))?;
+                        meta.insert(META_COMPACTED, compacted)
+                            .map_err(|e| inner.db_err(e))?;
                         (event, answer)
                     }
                 }
             };
-            txn.commit().map_err(backend)?;
+            txn.commit().map_err(|e| inner.db_err(e))?;
+            inner.write_committed();
             // Still under the write lock: watchers get events in revision order.
-            let _ = inner.tx.send(Arc::new(event));
+            inner.tx.send(&Arc::new(event));
             Ok(answer)
         })
         .await
@@ -364,17 +465,57 @@ impl EmbeddedStore {
 }
 
 impl Storage for EmbeddedStore {
+    /// Ready when the revision can be read and, after a write met an I/O error, once a write
+    /// commits again: probed with a write that changes nothing (the revision, rewritten).
+    async fn ready(&self) -> Result<()> {
+        self.blocking(|inner, db| {
+            let failure = inner.write_failure().clone();
+            let Some(why) = failure else {
+                let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
+                return Self::read_meta(&txn).map(|_| ());
+            };
+            let _guard = inner
+                .write_lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let probe = || -> Result<()> {
+                let mut txn = db.begin_write().map_err(|e| inner.db_err(e))?;
+                txn.set_durability(Durability::Immediate);
+                {
+                    let mut meta = txn.open_table(META).map_err(|e| inner.db_err(e))?;
+                    let revision = meta
+                        .get(META_REVISION)
+                        .map_err(|e| inner.db_err(e))?
+                        .map(|v| v.value());
+                    if let Some(revision) = revision {
+                        meta.insert(META_REVISION, revision)
+                            .map_err(|e| inner.db_err(e))?;
+                    }
+                }
+                txn.commit().map_err(|e| inner.db_err(e))
+            };
+            match probe() {
+                Ok(()) => {
+                    inner.write_committed();
+                    Ok(())
+                }
+                Err(_) => Err(StorageError::Unavailable(format!("writes fail: {why}"))),
+            }
+        })
+        .await
+    }
+
     async fn current_revision(&self) -> Result<Revision> {
-        self.blocking(|inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(|inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             Ok(Self::read_meta(&txn)?.0)
         })
         .await
     }
 
     async fn compacted_revision(&self) -> Result<Revision> {
-        self.blocking(|inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(|inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             Ok(Self::read_meta(&txn)?.1)
         })
         .await
@@ -382,10 +523,10 @@ impl Storage for EmbeddedStore {
 
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let key = key.to_owned();
-        self.blocking(move |inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
-            let kv = txn.open_table(KV).map_err(backend)?;
-            match kv.get(key.as_str()).map_err(backend)? {
+        self.blocking(move |inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
+            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
+            match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
                 Some(raw) => Ok(Some(decode_kv_value(&key, raw.value())?)),
                 None => Ok(None),
             }
@@ -395,12 +536,12 @@ impl Storage for EmbeddedStore {
 
     async fn list(&self, prefix: &str, options: ListOptions) -> Result<ListResult> {
         let prefix = prefix.to_owned();
-        self.blocking(move |inner| {
-            let txn = inner.db.begin_read().map_err(backend)?;
+        self.blocking(move |inner, db| {
+            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
             let (current, compacted) = Self::read_meta(&txn)?;
             let revision = options.revision.unwrap_or(current);
             check_read_revision(revision, current, compacted)?;
-            let kv = txn.open_table(KV).map_err(backend)?;
+            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
             let limit = options.limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
             let mut items = Vec::new();
             let mut remaining = 0u64;
@@ -408,9 +549,9 @@ impl Storage for EmbeddedStore {
                 let lower = lower_bound(&prefix, options.start_key.as_deref());
                 for entry in kv
                     .range::<&str>((lower, Bound::Unbounded))
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (k, v) = entry.map_err(backend)?;
+                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
                     let k = k.value();
                     if !k.starts_with(prefix.as_str()) {
                         break;
@@ -425,19 +566,23 @@ impl Storage for EmbeddedStore {
                 let mut snapshot = std::collections::BTreeMap::new();
                 for entry in kv
                     .range::<&str>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (k, v) = entry.map_err(backend)?;
+                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
                     let k = k.value();
                     if !k.starts_with(prefix.as_str()) {
                         break;
                     }
                     snapshot.insert(k.to_owned(), decode_kv_value(k, v.value())?);
                 }
-                let log = txn.open_table(LOG).map_err(backend)?;
+                let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
                 let mut newer = Vec::new();
-                for entry in log.range((revision + 1)..).map_err(backend)?.rev() {
-                    let (_, v) = entry.map_err(backend)?;
+                for entry in log
+                    .range((revision + 1)..)
+                    .map_err(|e| inner.db_err(e))?
+                    .rev()
+                {
+                    let (_, v) = entry.map_err(|e| inner.db_err(e))?;
                     newer.push(decode_event(v.value())?);
                 }
                 rewind(&mut snapshot, &prefix, newer.iter());
@@ -567,12 +712,11 @@ impl Storage for EmbeddedStore {
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
         // Subscribe first, then read the history: anything committed in between is in both
         // and deduplicated by revision.
-        let rx = self.inner.tx.subscribe();
-        let prefix = prefix.to_owned();
-        let p = prefix.clone();
+        let rx = self.inner.tx.subscribe(prefix);
+        let p = prefix.to_owned();
         let (replay, through) = self
-            .blocking(move |inner| {
-                let txn = inner.db.begin_read().map_err(backend)?;
+            .blocking(move |inner, db| {
+                let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
                 let (current, compacted) = Self::read_meta(&txn)?;
                 if after_revision < compacted {
                     return Err(StorageError::Gone {
@@ -580,13 +724,13 @@ impl Storage for EmbeddedStore {
                         compacted,
                     });
                 }
-                let log = txn.open_table(LOG).map_err(backend)?;
+                let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
                 let mut replay = Vec::new();
                 for entry in log
                     .range((after_revision.saturating_add(1))..)
-                    .map_err(backend)?
+                    .map_err(|e| inner.db_err(e))?
                 {
-                    let (_, v) = entry.map_err(backend)?;
+                    let (_, v) = entry.map_err(|e| inner.db_err(e))?;
                     let ev = decode_event(v.value())?;
                     if ev.key().starts_with(p.as_str()) {
                         replay.push(Arc::new(ev));
@@ -595,7 +739,7 @@ impl Storage for EmbeddedStore {
                 Ok((replay, current.max(after_revision)))
             })
             .await?;
-        Ok(watch_stream(replay, through, rx, prefix))
+        Ok(watch_stream(replay, through, rx))
     }
 }
 

@@ -4,9 +4,33 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use tokio::sync::broadcast;
-
+use super::fanout::Receiver;
 use super::{Event, EventType, KeyValue, Revision, StorageError, WatchStream};
+
+/// How much history a store keeps: the last `revisions`, and no more than `bytes` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct History {
+    /// Revisions kept (at least 1).
+    pub revisions: u64,
+    /// Bytes of keys and values kept (the newest event is kept whatever its size).
+    pub bytes: usize,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            revisions: super::DEFAULT_HISTORY,
+            bytes: super::DEFAULT_HISTORY_BYTES,
+        }
+    }
+}
+
+impl History {
+    /// The newest revision to compact away, by count, once the store is at `revision`.
+    pub(crate) fn keep_after(&self, revision: Revision) -> Revision {
+        revision - i64::try_from(self.revisions.max(1)).unwrap_or(i64::MAX)
+    }
+}
 
 /// The lower bound of a prefix scan that starts at `start_key` (inclusive).
 pub(crate) fn lower_bound<'a>(prefix: &'a str, start_key: Option<&'a str>) -> Bound<&'a str> {
@@ -79,26 +103,24 @@ pub(crate) fn check_read_revision(
 
 struct WatchState {
     replay: std::vec::IntoIter<Arc<Event>>,
-    rx: broadcast::Receiver<Arc<Event>>,
-    prefix: String,
+    rx: Receiver,
     /// Highest revision already delivered or covered by the replay.
     seen: Revision,
     done: bool,
 }
 
-/// Build a watch stream from a replay (already filtered: under `prefix`, revision > start,
-/// oldest first) read through revision `replayed_through`, and a broadcast receiver that was
-/// subscribed *before* the replay was read (duplicates are skipped by revision).
+/// Build a watch stream from a replay (already filtered: under the watched prefix, revision >
+/// start, oldest first) read through revision `replayed_through`, and a receiver of the same
+/// prefix that was subscribed *before* the replay was read (duplicates are skipped by
+/// revision).
 pub(crate) fn watch_stream(
     replay: Vec<Arc<Event>>,
     replayed_through: Revision,
-    rx: broadcast::Receiver<Arc<Event>>,
-    prefix: String,
+    rx: Receiver,
 ) -> WatchStream {
     let state = WatchState {
         replay: replay.into_iter(),
         rx,
-        prefix,
         seen: replayed_through,
         done: false,
     };
@@ -110,19 +132,18 @@ pub(crate) fn watch_stream(
             return Some((Ok(ev), st));
         }
         loop {
-            match st.rx.recv().await {
+            match st.rx.recv().await? {
                 Ok(ev) => {
-                    if ev.revision() <= st.seen || !ev.key().starts_with(&st.prefix) {
+                    if ev.revision() <= st.seen {
                         continue;
                     }
                     st.seen = ev.revision();
                     return Some((Ok(ev), st));
                 }
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                Err(lagged) => {
                     st.done = true;
-                    return Some((Err(StorageError::WatchLagged { missed }), st));
+                    return Some((Err(lagged), st));
                 }
-                Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
     }))

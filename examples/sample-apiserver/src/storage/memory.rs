@@ -6,26 +6,27 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::Bytes;
-use tokio::sync::broadcast;
-
-use super::history::{check_read_revision, lower_bound, paginate, rewind, watch_stream};
+use super::fanout::{Fanout, WatchBuffer, event_bytes};
+use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER, DeleteResult, Event, EventType, KeyValue, ListOptions,
-    ListResult, Result, Revision, Storage, StorageError, UpdateResult, WatchStream,
+    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
 };
+use bytes::Bytes;
 
 struct State {
     kvs: BTreeMap<String, KeyValue>,
     log: VecDeque<Arc<Event>>,
+    /// Bytes of keys and values in `log`.
+    log_bytes: usize,
     revision: Revision,
     compacted: Revision,
 }
 
 struct Inner {
     state: Mutex<State>,
-    tx: broadcast::Sender<Arc<Event>>,
-    history: u64,
+    tx: Fanout,
+    history: History,
 }
 
 /// An in-memory store. Cloning shares the store.
@@ -49,25 +50,25 @@ impl Default for MemoryStore {
 }
 
 impl MemoryStore {
-    /// A store keeping [`DEFAULT_HISTORY`] revisions.
+    /// A store with the default [`History`] and [`WatchBuffer`].
     pub fn new() -> Self {
-        Self::with_limits(DEFAULT_HISTORY, DEFAULT_WATCH_BUFFER)
+        Self::with_limits(History::default(), WatchBuffer::default())
     }
 
-    /// A store keeping `history` (at least 1) revisions, with watchers allowed to fall
-    /// `watch_buffer` events behind.
-    pub fn with_limits(history: u64, watch_buffer: usize) -> Self {
-        let (tx, _) = broadcast::channel(watch_buffer.max(1));
+    /// A store keeping `history`, with watchers allowed to fall `watch_buffer` behind.
+    pub fn with_limits(history: History, watch_buffer: WatchBuffer) -> Self {
+        let tx = Fanout::new(watch_buffer);
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     kvs: BTreeMap::new(),
                     log: VecDeque::new(),
+                    log_bytes: 0,
                     revision: 1,
                     compacted: 0,
                 }),
                 tx,
-                history: history.max(1),
+                history,
             }),
         }
     }
@@ -87,16 +88,20 @@ impl MemoryStore {
     fn commit(&self, state: &mut State, ev: Event) {
         state.revision = ev.revision();
         let ev = Arc::new(ev);
+        state.log_bytes += event_bytes(&ev);
         state.log.push_back(Arc::clone(&ev));
-        let keep_from = state.revision - i64::try_from(self.inner.history).unwrap_or(i64::MAX);
-        if keep_from > state.compacted {
-            while state.log.front().is_some_and(|e| e.revision() <= keep_from) {
-                state.log.pop_front();
+        let keep_after = self.inner.history.keep_after(state.revision);
+        while let Some(oldest) = state.log.front() {
+            let over_bytes = state.log_bytes > self.inner.history.bytes && state.log.len() > 1;
+            if oldest.revision() > keep_after && !over_bytes {
+                break;
             }
-            state.compacted = keep_from;
+            state.log_bytes -= event_bytes(oldest);
+            state.compacted = state.compacted.max(oldest.revision());
+            state.log.pop_front();
         }
-        // No receivers is fine.
-        let _ = self.inner.tx.send(ev);
+        state.compacted = state.compacted.max(keep_after);
+        self.inner.tx.send(&ev);
     }
 }
 
@@ -267,7 +272,7 @@ impl Storage for MemoryStore {
             });
         }
         // Subscribed under the lock: no write can slip between replay and live events.
-        let rx = self.inner.tx.subscribe();
+        let rx = self.inner.tx.subscribe(prefix);
         let replay: Vec<_> = state
             .log
             .iter()
@@ -276,6 +281,6 @@ impl Storage for MemoryStore {
             .collect();
         let through = state.revision.max(after_revision);
         drop(state);
-        Ok(watch_stream(replay, through, rx, prefix.to_owned()))
+        Ok(watch_stream(replay, through, rx))
     }
 }

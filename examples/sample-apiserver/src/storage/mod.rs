@@ -22,6 +22,7 @@ pub mod etcd;
 pub mod keys;
 pub mod memory;
 
+mod fanout;
 mod history;
 
 use std::fmt;
@@ -35,6 +36,8 @@ use futures_core::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
 pub use etcd::{EtcdOptions, EtcdStore};
+pub use fanout::WatchBuffer;
+pub use history::History;
 pub use memory::MemoryStore;
 
 use crate::api::ResourceInfo;
@@ -46,9 +49,26 @@ pub type Revision = i64;
 /// How many past revisions are kept for watches and past-revision lists by default.
 pub const DEFAULT_HISTORY: u64 = 10_000;
 
+/// How many bytes of keys and values of past revisions are kept at most by default (the
+/// memory store holds them in memory, the embedded store on disk): 64 MiB.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 << 20;
+
 /// How many events a watcher may fall behind the writers before its stream is ended with
 /// [`StorageError::WatchLagged`] (bounded memory; the client re-watches).
 pub const DEFAULT_WATCH_BUFFER: usize = 4096;
+
+/// How many bytes of keys and values a watcher may fall behind the writers before its stream
+/// is ended with [`StorageError::WatchLagged`]: 16 MiB.
+pub const DEFAULT_WATCH_BUFFER_BYTES: usize = 16 << 20;
+
+impl Default for WatchBuffer {
+    fn default() -> Self {
+        Self {
+            events: DEFAULT_WATCH_BUFFER,
+            bytes: DEFAULT_WATCH_BUFFER_BYTES,
+        }
+    }
+}
 
 /// A stored key with its value and revisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -391,6 +411,18 @@ pub enum Store {
     Embedded(EmbeddedStore),
     /// In etcd (`--etcd-servers`), shared by every replica.
     Etcd(EtcdStore),
+}
+
+impl Store {
+    /// The name of the storage check in `/healthz`, `/livez` and `/readyz`: `etcd`, as
+    /// Kubernetes names it, for etcd; `storage-redb` and `storage-memory` for the others.
+    pub fn check_name(&self) -> &'static str {
+        match self {
+            Store::Memory(_) => "storage-memory",
+            Store::Embedded(_) => "storage-redb",
+            Store::Etcd(_) => "etcd",
+        }
+    }
 }
 
 macro_rules! dispatch {
