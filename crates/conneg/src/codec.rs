@@ -532,7 +532,7 @@ mod tests {
         ] {
             let e = codec.decode::<Obj>(body, validation).unwrap_err();
             assert!(
-                e.message().len() <= crate::status::MAX_MESSAGE_BYTES + 40,
+                e.message().len() <= crate::Status::MAX_MESSAGE_BYTES + 40,
                 "{what}: {} bytes",
                 e.message().len()
             );

@@ -66,9 +66,9 @@ impl FieldValidation {
 
 /// Formats one warning as a `Warning` header value: `299 - "<text>"`, quoting `"` and `\`
 /// (RFC 9111 §5.5 / RFC 7234 §5.5, as Kubernetes does). A long text (a warning quoting a huge
-/// field name) is cut as [`echo`](crate::status::echo) cuts values.
+/// field name) is cut as [`Status::echo`](crate::Status::echo) cuts values.
 pub fn warning_header_value(text: &str) -> HeaderValue {
-    let text = crate::status::echo(text);
+    let text = crate::Status::echo(text);
     let mut out = String::with_capacity(text.len() + 10);
     out.push_str("299 - \"");
     for c in text.chars() {

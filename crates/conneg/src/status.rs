@@ -225,27 +225,32 @@ impl<'de> Deserialize<'de> for StatusReason {
     }
 }
 
-/// The most bytes of a caller-supplied value (an object name, say) that a [`Status`]
-/// constructor echoes; see [`echo`].
-pub const MAX_ECHOED_BYTES: usize = 1024;
+impl Status {
+    /// The most bytes of a caller-supplied value (an object name, say) that a [`Status`]
+    /// constructor echoes; see [`echo`](Self::echo).
+    pub const MAX_ECHOED_BYTES: usize = 1024;
 
-/// The most bytes of a [`Status`] message: [`Status::failure`], which every constructor goes
-/// through, elides the middle of a longer one (a decoder's message quoting a huge input).
-pub const MAX_MESSAGE_BYTES: usize = 4096;
+    /// The most bytes of a [`Status`] message: [`Status::failure`], which every constructor
+    /// goes through, elides the middle of a longer one (a decoder's message quoting a huge
+    /// input).
+    pub const MAX_MESSAGE_BYTES: usize = 4096;
 
-/// `value` as an error message may quote it: unchanged up to [`MAX_ECHOED_BYTES`], otherwise
-/// its start and end around `...(N bytes omitted)...`, so that one long input cannot make a
-/// long error. Kubernetes quotes values whole; its request limits keep them small.
-///
-/// ```
-/// let long = "a".repeat(60_000);
-/// let shown = conneg::status::echo(&long);
-/// assert!(shown.len() < 1100);
-/// assert!(shown.contains("...(58976 bytes omitted)..."));
-/// assert_eq!(conneg::status::echo("short"), "short");
-/// ```
-pub fn echo(value: &str) -> Cow<'_, str> {
-    elide(value, MAX_ECHOED_BYTES)
+    /// `value` as an error message may quote it: unchanged up to
+    /// [`MAX_ECHOED_BYTES`](Self::MAX_ECHOED_BYTES), otherwise its start and end around
+    /// `...(N bytes omitted)...`, so that one long input cannot make a long error. Kubernetes
+    /// quotes values whole; its request limits keep them small.
+    ///
+    /// ```
+    /// use conneg::Status;
+    /// let long = "a".repeat(60_000);
+    /// let shown = Status::echo(&long);
+    /// assert!(shown.len() < 1100);
+    /// assert!(shown.contains("...(58976 bytes omitted)..."));
+    /// assert_eq!(Status::echo("short"), "short");
+    /// ```
+    pub fn echo(value: &str) -> Cow<'_, str> {
+        elide(value, Self::MAX_ECHOED_BYTES)
+    }
 }
 
 /// `s` cut to about `max` bytes: its first and last `max / 2` bytes (at character
@@ -270,9 +275,9 @@ fn elide(s: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
-/// `message` elided past [`MAX_MESSAGE_BYTES`], without copying one that fits.
+/// `message` elided past [`Status::MAX_MESSAGE_BYTES`], without copying one that fits.
 pub(crate) fn bounded_message(message: String) -> String {
-    match elide(&message, MAX_MESSAGE_BYTES) {
+    match elide(&message, Status::MAX_MESSAGE_BYTES) {
         Cow::Borrowed(_) => message,
         Cow::Owned(short) => short,
     }
@@ -288,7 +293,7 @@ fn qualified(first: &str, group: &str) -> String {
 
 impl Status {
     /// A `Failure` status with `code`, `reason` and `message` (its middle elided past
-    /// [`MAX_MESSAGE_BYTES`]).
+    /// [`Status::MAX_MESSAGE_BYTES`]).
     pub fn failure(code: StatusCode, reason: StatusReason, message: impl Into<String>) -> Self {
         Status {
             kind: Cow::Borrowed("Status"),
@@ -332,9 +337,9 @@ impl Status {
     }
 
     /// 404 `NotFound`: `<resource>.<group> "<name>" not found`. This constructor and the
-    /// others that name an object quote the name through [`echo`].
+    /// others that name an object quote the name through [`echo`](Self::echo).
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
-        let name = &*echo(name);
+        let name = &*Status::echo(name);
         Status::failure(
             StatusCode::NOT_FOUND,
             StatusReason::NotFound,
@@ -345,7 +350,7 @@ impl Status {
 
     /// 409 `AlreadyExists`: `<resource>.<group> "<name>" already exists`.
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
-        let name = &*echo(name);
+        let name = &*Status::echo(name);
         Status::failure(
             StatusCode::CONFLICT,
             StatusReason::AlreadyExists,
@@ -356,7 +361,7 @@ impl Status {
 
     /// 409 `Conflict`: `Operation cannot be fulfilled on <resource>.<group> "<name>": <why>`.
     pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> Self {
-        let name = &*echo(name);
+        let name = &*Status::echo(name);
         Status::failure(
             StatusCode::CONFLICT,
             StatusReason::Conflict,
@@ -372,7 +377,7 @@ impl Status {
     /// its `field: message`; several are bracketed and comma-separated, as Kubernetes'
     /// aggregate errors.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
-        let name = &*echo(name);
+        let name = &*Status::echo(name);
         let each: Vec<String> = causes
             .iter()
             .map(|c| {
@@ -403,7 +408,7 @@ impl Status {
 
     /// 403 `Forbidden`: `<resource>.<group> "<name>" is forbidden: <why>`.
     pub fn forbidden(group: &str, resource: &str, name: &str, why: &str) -> Self {
-        let name = &*echo(name);
+        let name = &*Status::echo(name);
         Status::failure(
             StatusCode::FORBIDDEN,
             StatusReason::Forbidden,
@@ -676,7 +681,7 @@ mod tests {
         for (what, status) in statuses {
             let body = status.encode(&Codec::Json, false);
             assert!(
-                body.len() < 3 * MAX_MESSAGE_BYTES,
+                body.len() < 3 * Status::MAX_MESSAGE_BYTES,
                 "{what}: {} bytes",
                 body.len()
             );
@@ -689,16 +694,16 @@ mod tests {
 
     #[test]
     fn echo_cuts_at_character_boundaries() {
-        let s = "é".repeat(MAX_ECHOED_BYTES);
-        let cut = echo(&s);
-        assert!(cut.len() <= MAX_ECHOED_BYTES + 40);
+        let s = "é".repeat(Status::MAX_ECHOED_BYTES);
+        let cut = Status::echo(&s);
+        assert!(cut.len() <= Status::MAX_ECHOED_BYTES + 40);
         assert!(cut.starts_with('é') && cut.ends_with('é'));
         assert!(cut.contains(&format!(
             "...({} bytes omitted)...",
-            s.len() - MAX_ECHOED_BYTES
+            s.len() - Status::MAX_ECHOED_BYTES
         )));
-        let exact = "x".repeat(MAX_ECHOED_BYTES);
-        assert_eq!(echo(&exact), exact.as_str());
+        let exact = "x".repeat(Status::MAX_ECHOED_BYTES);
+        assert_eq!(Status::echo(&exact), exact.as_str());
     }
 
     #[test]

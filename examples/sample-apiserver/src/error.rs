@@ -55,7 +55,7 @@ fn resource_details(group_resource: &str, name: &str) -> StatusDetails {
         .split_once('.')
         .unwrap_or((group_resource, ""));
     StatusDetails {
-        name: conneg::status::echo(name).into_owned(),
+        name: conneg::Status::echo(name).into_owned(),
         group: group.to_owned(),
         kind: resource.to_owned(),
         ..Default::default()
@@ -63,9 +63,9 @@ fn resource_details(group_resource: &str, name: &str) -> StatusDetails {
 }
 
 /// Go's `%q` for a string (`strconv.Quote`): printable characters kept, the rest escaped.
-/// A long string is cut first, as conneg's `status::echo` cuts what errors quote.
+/// A long string is cut first, as `conneg::Status::echo` cuts what errors quote.
 pub fn go_quote(s: &str) -> String {
-    let s = conneg::status::echo(s);
+    let s = conneg::Status::echo(s);
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -182,7 +182,7 @@ impl ApiError {
             reason: "Invalid",
             message,
             details: Some(Box::new(StatusDetails {
-                name: conneg::status::echo(name).into_owned(),
+                name: conneg::Status::echo(name).into_owned(),
                 group: group.to_owned(),
                 kind: kind.to_owned(),
                 causes,
