@@ -32,6 +32,7 @@ pub mod openapi;
 pub mod patch;
 pub mod table;
 pub mod watch;
+mod yaml_depth;
 
 use std::sync::Arc;
 
