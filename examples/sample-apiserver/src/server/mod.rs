@@ -61,6 +61,9 @@ pub struct AppState {
     pub cbor: bool,
     /// Shared watch fan-out, one hub per version and resource ([`watch`]).
     pub hubs: watch::Hubs,
+    /// Permits for work run on the blocking pool (parsing and applying patches): one per
+    /// CPU, so hostile bodies queue instead of taking every thread.
+    pub blocking: Arc<tokio::sync::Semaphore>,
 }
 
 /// Server options beyond storage.
@@ -86,6 +89,9 @@ impl AppState {
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
             hubs: watch::Hubs::default(),
+            blocking: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            )),
         }
     }
 
