@@ -30,7 +30,9 @@ pub mod kinds;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;
+pub mod serve;
 pub mod table;
+pub mod timeouts;
 pub mod watch;
 mod yaml_depth;
 
