@@ -1,7 +1,10 @@
 //! The HTTP server: how a request travels from the socket to storage and back.
 //!
 //! ```text
-//! socket ─ hyper (axum::serve)
+//! socket ─ serve.rs              connection cap; idle and header-read timeouts (main.rs)
+//!   └─ hyper (axum::serve)
+//!   └─ serve::track                marks a request in flight for its connection (main.rs)
+//!   └─ timeouts::layer             request timeout (504), body-read deadline (main.rs)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
