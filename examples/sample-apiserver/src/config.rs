@@ -1,8 +1,10 @@
-//! Command-line storage options, shared by the binary and tests.
+//! Command-line storage and serving options, shared by the binary and tests.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::server::serve::ConnLimits;
+use crate::server::timeouts::Timeouts;
 use crate::storage::codec::{StorageCodec, StorageMediaType};
 use crate::storage::etcd::{
     DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
@@ -68,6 +70,63 @@ pub struct StorageArgs {
     /// Bound of every etcd request; past it the request fails with 504.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub etcd_request_timeout: Duration,
+}
+
+/// Serving flags: how long a request and a connection may take, and how many connections may
+/// be open (see `docs/limits.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct ServeArgs {
+    /// Time a request (other than a watch) has to produce its response; past it the answer is
+    /// 504 `Timeout` (as kube-apiserver's `--request-timeout`).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// Time from a request's first byte to the end of its head; past it the connection is
+    /// closed (slowloris).
+    #[arg(long, default_value = "32s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+    /// Time a connection may wait, with no request in flight, for its next request; past it
+    /// the connection is closed.
+    #[arg(long, default_value = "90s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// Time from a request's head to the end of its body; past it the read fails (400) and the
+    /// connection is closed.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub body_read_timeout: Duration,
+    /// Connections open at once; more wait in the listen backlog until one closes. Keep it
+    /// below the open-file limit (`ulimit -n`).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        Self {
+            request_timeout: Duration::from_secs(60),
+            header_read_timeout: Duration::from_secs(32),
+            idle_timeout: Duration::from_secs(90),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 512,
+        }
+    }
+}
+
+impl ServeArgs {
+    /// The per-request deadlines.
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            request: self.request_timeout,
+            body_read: self.body_read_timeout,
+        }
+    }
+
+    /// The per-connection bounds.
+    pub fn conn_limits(&self) -> ConnLimits {
+        ConnLimits {
+            max_connections: self.max_connections as usize,
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
 }
 
 /// `1h`, `5m`, `30s`, `250ms`, or a bare number of seconds.

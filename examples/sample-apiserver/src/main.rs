@@ -9,8 +9,9 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use clap::Parser;
-use sample_apiserver::config::StorageArgs;
-use sample_apiserver::server::{AppState, ServerOptions, router};
+use sample_apiserver::config::{ServeArgs, StorageArgs};
+use sample_apiserver::server::serve::{ConnActivity, LimitedListener, track};
+use sample_apiserver::server::{AppState, ServerOptions, router, timeouts};
 use sample_apiserver::storage::Storage;
 
 /// A Kubernetes-style API server for wardle.example.com.
@@ -25,6 +26,8 @@ struct Cli {
     no_cbor: bool,
     #[command(flatten)]
     storage: StorageArgs,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 async fn shutdown_signal() {
@@ -80,7 +83,12 @@ async fn main() -> std::process::ExitCode {
         cbor = !cli.no_cbor,
         "storage ready"
     );
-    let app = router(AppState::new(opened, ServerOptions { cbor: !cli.no_cbor }));
+    let app = router(AppState::new(opened, ServerOptions { cbor: !cli.no_cbor }))
+        .layer(axum::middleware::from_fn_with_state(
+            cli.serve.timeouts(),
+            timeouts::layer,
+        ))
+        .layer(axum::middleware::from_fn(track));
     let listener = match tokio::net::TcpListener::bind(cli.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -95,6 +103,8 @@ async fn main() -> std::process::ExitCode {
         let _ = out.flush();
     }
     tracing::info!(%addr, "serving");
+    let listener = LimitedListener::new(listener, cli.serve.conn_limits());
+    let app = app.into_make_service_with_connect_info::<ConnActivity>();
     if let Err(e) = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await

@@ -12,6 +12,7 @@
 //!   the version in the URL → the negotiated codec (or a Table).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
@@ -786,8 +787,49 @@ fn field_manager_required() -> Status {
     })
 }
 
-/// How many times a PATCH re-reads and retries after losing a compare-and-swap race.
-const PATCH_RETRIES: usize = 16;
+/// Runs `f` on the blocking pool, at most [`AppState::blocking`] at a time: parsing, patching
+/// and decoding a patch cost time that grows with the body and the stored object, and on an
+/// async worker they would stall every other request on it (`/readyz` included).
+async fn off_worker<R: Send + 'static>(
+    st: &AppState,
+    f: impl FnOnce() -> Result<R, Status> + Send + 'static,
+) -> Result<R, Status> {
+    let _permit = st
+        .blocking
+        .acquire()
+        .await
+        .map_err(|e| Status::internal_error(format!("blocking pool closed: {e}")))?;
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal_error(format!("patch task failed: {e}")))?
+}
+
+/// Waits before retrying a write that lost a compare-and-swap race: a yield for the first
+/// retries, then a short sleep that doubles up to ~16 ms, jittered so that racing writers
+/// spread out. Retries go on while the request lives; `--request-timeout` bounds them.
+#[derive(Debug, Default)]
+struct ConflictBackoff {
+    attempt: u32,
+}
+
+impl ConflictBackoff {
+    async fn wait(&mut self) {
+        self.attempt = self.attempt.saturating_add(1);
+        if self.attempt <= 2 {
+            tokio::task::yield_now().await;
+            return;
+        }
+        let ceiling_us = 250u64 << self.attempt.min(8).saturating_sub(3);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::from(d.subsec_nanos()));
+        let jitter = nanos % ceiling_us.max(1);
+        tokio::time::sleep(std::time::Duration::from_micros(
+            ceiling_us / 2 + jitter / 2,
+        ))
+        .await;
+    }
+}
 
 async fn patch_object<T: Served>(
     st: &AppState,
@@ -806,14 +848,14 @@ async fn patch_object<T: Served>(
         ));
     };
     let raw = conneg::read_body(body, n.body_limit()).await?;
-    let doc = patch::parse(kind, &raw)?;
+    let doc = Arc::new(off_worker(st, move || patch::parse(kind, &raw)).await?);
     if kind.is_apply() && q.get("fieldManager").is_none() {
         return Err(field_manager_required());
     }
     let dry_run = q.dry_run()?;
     let key = t.key(st);
-    let mut warnings = Vec::new();
-    for _ in 0..PATCH_RETRIES {
+    let mut backoff = ConflictBackoff::default();
+    loop {
         let current = st
             .store
             .get(&key)
@@ -824,7 +866,10 @@ async fn patch_object<T: Served>(
                 return Err(ApiError::not_found(&t.resource.group_resource(), t.name()).into());
             }
             // Server-side apply creates what does not exist.
-            let decoded = decode_json::<T>(&doc, n, &mut warnings)?;
+            let (decoded, warnings) = {
+                let (doc, n) = (doc.clone(), n.clone());
+                off_worker(st, move || decode_json::<T>(&doc, &n)).await?
+            };
             let mut k = decoded.into_kind();
             if k.meta().name.is_empty() {
                 k.meta_mut().name = t.name().to_owned();
@@ -837,18 +882,24 @@ async fn patch_object<T: Served>(
             return Ok(resp);
         };
         let old: T::K = decode_kind(st, &kv)?;
-        let current_json = serde_json::to_value(T::from_kind(old.clone()))
-            .map_err(|e| Status::internal_error(format!("encoding current object: {e}")))?;
-        let patched = patch::apply(kind, current_json, &doc)?;
-        warnings.clear();
-        let mut obj = decode_json::<T>(&patched, n, &mut warnings)?;
+        let (mut obj, warnings) = {
+            let (doc, n, current) = (doc.clone(), n.clone(), T::from_kind(old.clone()));
+            off_worker(st, move || {
+                let current_json = serde_json::to_value(current)
+                    .map_err(|e| Status::internal_error(format!("encoding current object: {e}")))?;
+                let patched = patch::apply(kind, current_json, &doc)?;
+                decode_json::<T>(&patched, &n)
+            })
+            .await?
+        };
         check_type_meta(&obj)?;
         obj.apply_defaults();
         let mut new = obj.into_kind();
         check_namespace(&mut new, t)?;
         check_name(&new, t)?;
-        // A resourceVersion in the patch is a precondition; otherwise the current one is used
-        // and a lost race is retried.
+        // A resourceVersion in the patch is the client's precondition: a mismatch is 409.
+        // Without one the current revision is used, and a lost race is retried until it
+        // applies, as Kubernetes does.
         let current_rv = kv.mod_revision.to_string();
         let pinned =
             !new.meta().resource_version.is_empty() && new.meta().resource_version != current_rv;
@@ -862,21 +913,17 @@ async fn patch_object<T: Served>(
             conneg::append_warnings(resp.headers_mut(), &warnings);
             return Ok(resp);
         }
+        backoff.wait().await;
     }
-    Err(conflict(t.resource, t.name()))
 }
 
-/// Decodes a patched JSON document into `T` under the request's field validation.
-fn decode_json<T: Served>(
-    doc: &Value,
-    n: &Negotiated,
-    warnings: &mut Vec<String>,
-) -> Result<T, Status> {
+/// Decodes a patched JSON document into `T` under the request's field validation; returns
+/// it with the warnings that validation produced.
+fn decode_json<T: Served>(doc: &Value, n: &Negotiated) -> Result<(T, Vec<String>), Status> {
     let bytes = serde_json::to_vec(doc)
         .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
     let decoded = Codec::Json.decode::<T>(&bytes, n.field_validation())?;
-    warnings.extend(decoded.warnings);
-    Ok(decoded.value)
+    Ok((decoded.value, decoded.warnings))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -920,7 +967,9 @@ async fn delete<T: Served>(
     };
     let dry_run = q.dry_run()? || opts.dry_run.is_some_and(|d| d.iter().any(|v| v == "All"));
     let key = t.key(st);
-    for _ in 0..PATCH_RETRIES {
+    // Only the client's preconditions may conflict; a lost race is retried.
+    let mut backoff = ConflictBackoff::default();
+    loop {
         let kv = st
             .store
             .get(&key)
@@ -962,11 +1011,10 @@ async fn delete<T: Served>(
         }
         match st.store.delete(&key, Some(kv.mod_revision)).await {
             Ok(_) => return Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
-            Err(StorageError::Conflict { .. }) => continue,
+            Err(StorageError::Conflict { .. }) => backoff.wait().await,
             Err(e) => return Err(storage_status(e, t.resource, t.name())),
         }
     }
-    Err(conflict(t.resource, t.name()))
 }
 
 async fn delete_collection<T: Served>(

@@ -1,7 +1,10 @@
 //! The HTTP server: how a request travels from the socket to storage and back.
 //!
 //! ```text
-//! socket ─ hyper (axum::serve)
+//! socket ─ serve.rs              connection cap; idle and header-read timeouts (main.rs)
+//!   └─ hyper (axum::serve)
+//!   └─ serve::track                marks a request in flight for its connection (main.rs)
+//!   └─ timeouts::layer             request timeout (504), body-read deadline (main.rs)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
@@ -30,8 +33,11 @@ pub mod kinds;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;
+pub mod serve;
 pub mod table;
+pub mod timeouts;
 pub mod watch;
+mod yaml_depth;
 
 use std::sync::Arc;
 
@@ -60,6 +66,9 @@ pub struct AppState {
     pub cbor: bool,
     /// Shared watch fan-out, one hub per version and resource ([`watch`]).
     pub hubs: watch::Hubs,
+    /// Permits for work run on the blocking pool (parsing and applying patches): one per
+    /// CPU, so hostile bodies queue instead of taking every thread.
+    pub blocking: Arc<tokio::sync::Semaphore>,
 }
 
 /// Server options beyond storage.
@@ -85,6 +94,9 @@ impl AppState {
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
             hubs: watch::Hubs::default(),
+            blocking: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            )),
         }
     }
 

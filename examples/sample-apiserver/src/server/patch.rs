@@ -13,8 +13,18 @@ use serde_json::{Map, Value};
 
 /// Nesting allowed in a patch document. The wardle types are a few levels deep; patching,
 /// serializing and decoding walk documents recursively, so a deeper patch is refused up front
-/// (400) rather than risk a task's stack.
+/// (400) rather than risk a task's stack. YAML is checked before it is parsed
+/// ([`super::yaml_depth`]), as its parser slows down with the depth.
 const MAX_DEPTH: usize = 100;
+
+/// UTF-8's byte-order mark, which a YAML document may start with.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn too_deep() -> Status {
+    Status::bad_request(format!(
+        "the patch is nested more than {MAX_DEPTH} levels deep"
+    ))
+}
 
 /// Parses a PATCH body of type `kind` into a JSON value (400 when it does not parse).
 pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
@@ -30,9 +40,7 @@ pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
         // CBOR decodes up to 10000 levels (on a grown stack); dropping such a value recurses
         // as deep, so drop it on a stack of its own too.
         stacker::grow(64 << 20, move || drop(doc));
-        return Err(Status::bad_request(format!(
-            "the patch is nested more than {MAX_DEPTH} levels deep"
-        )));
+        return Err(too_deep());
     }
     match (kind, &doc) {
         (PatchType::JsonPatch, Value::Array(_)) => Ok(doc),
@@ -62,11 +70,19 @@ fn depth(v: &Value) -> usize {
 }
 
 /// `application/apply-patch+yaml`: YAML (JSON is a subset) into JSON values. Non-string keys
-/// and non-finite numbers are refused.
+/// and non-finite numbers are refused, and so is YAML that is not UTF-8 (the depth scan reads
+/// UTF-8 only) or whose flow collections nest deeper than [`MAX_DEPTH`] (before parsing).
 fn parse_yaml(body: &[u8]) -> Result<Value, Status> {
     let bad = |e: String| Status::bad_request(format!("error decoding YAML: {e}"));
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(bad("empty document".into()));
+    }
+    let text = body.strip_prefix(BOM).unwrap_or(body);
+    if std::str::from_utf8(text).is_err() {
+        return Err(bad("the document is not UTF-8".into()));
+    }
+    if super::yaml_depth::flow_depth_exceeds(text, MAX_DEPTH) {
+        return Err(too_deep());
     }
     let v: serde_norway::Value = serde_norway::from_slice(body).map_err(|e| bad(e.to_string()))?;
     yaml_to_json(v, 0).map_err(bad)
@@ -221,5 +237,26 @@ mod tests {
         let deep = format!("{}1{}", "{\"a\":".repeat(150), "}".repeat(150));
         assert!(parse(PatchType::MergePatch, deep.as_bytes()).is_err());
         assert_eq!(depth(&serde_json::json!({"a": [1, {"b": 2}]})), 4);
+    }
+
+    #[test]
+    fn deep_yaml_is_refused_by_the_scan() {
+        // The parser's own refusal says "recursion limit exceeded"; the scan's message shows
+        // the body never reached it.
+        for body in [
+            "[".repeat(100_000).into_bytes(),
+            format!("a: {}", "{b: ".repeat(MAX_DEPTH + 1)).into_bytes(),
+            [BOM, "[".repeat(MAX_DEPTH + 1).as_bytes()].concat(),
+        ] {
+            let err = parse(PatchType::ApplyYaml, &body).unwrap_err();
+            assert_eq!(err.message, too_deep().message);
+        }
+        let nested = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(!super::super::yaml_depth::flow_depth_exceeds(
+            nested.as_bytes(),
+            MAX_DEPTH
+        ));
+        let utf16 = [0xFE, 0xFF, 0, b'[', 0, b'['];
+        assert!(parse(PatchType::ApplyYaml, &utf16).is_err());
     }
 }

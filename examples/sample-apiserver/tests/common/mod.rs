@@ -67,6 +67,11 @@ impl Server {
         }
     }
 
+    /// The server's process id (0 once stopped).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)

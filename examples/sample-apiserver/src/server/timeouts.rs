@@ -1,0 +1,186 @@
+//! Per-request deadlines: Kubernetes' request timeout (`--request-timeout`), and a deadline for
+//! receiving the request body (`--body-read-timeout`).
+//!
+//! A request that is not long-running (everything but watches) and has not produced its
+//! response within the request timeout gets Kubernetes' 504 `Timeout` Status; its handler is
+//! dropped, which also ends a compare-and-swap retry loop. A body that has not fully arrived
+//! within the body-read timeout (a chunked body that never ends, a `Content-Length` longer
+//! than what is sent) fails the read, so the handler answers 400 and the connection closes.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use conneg::{Status, StatusReason};
+use http::StatusCode;
+use http_body::Frame;
+
+/// The two deadlines.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// From the request head to the response head, for requests that are not watches.
+    pub request: Duration,
+    /// From the request head to the end of its body.
+    pub body_read: Duration,
+}
+
+/// Kubernetes' answer when a request outlives `--request-timeout` (apiserver's timeout
+/// filter: `apierrors.NewTimeoutError("request did not complete within the allotted
+/// timeout", 0)`).
+pub fn timeout_status() -> Status {
+    Status::failure(
+        StatusCode::GATEWAY_TIMEOUT,
+        StatusReason::Timeout,
+        "Timeout: request did not complete within the allotted timeout",
+    )
+    .with_details(conneg::StatusDetails::default())
+}
+
+/// Whether Kubernetes treats the request as long-running (exempt from the request timeout):
+/// a watch (`?watch=true`, `1`, `t`, ... as Go's `strconv.ParseBool`).
+fn is_long_running(req: &Request) -> bool {
+    req.uri().query().is_some_and(|q| {
+        q.split('&').any(|kv| {
+            matches!(
+                kv.split_once('=').unwrap_or((kv, "")),
+                ("watch", "1" | "t" | "T" | "true" | "TRUE" | "True")
+            )
+        })
+    })
+}
+
+/// The middleware (`axum::middleware::from_fn_with_state(timeouts, timeouts::layer)`).
+pub async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Response {
+    let long_running = is_long_running(&req);
+    let req = req.map(|body| {
+        Body::new(DeadlineBody {
+            inner: body,
+            deadline: Box::pin(tokio::time::sleep(t.body_read)),
+            limit: t.body_read,
+        })
+    });
+    if long_running {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(t.request, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => timeout_status().into_response(),
+    }
+}
+
+/// The request body, failing once its deadline passes while more is awaited.
+struct DeadlineBody {
+    inner: Body,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    limit: Duration,
+}
+
+impl http_body::Body for DeadlineBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Pending if self.deadline.as_mut().poll(cx).is_ready() => Poll::Ready(Some(Err(
+                axum::Error::new(format!("the body was not received within {:?}", self.limit)),
+            ))),
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::routing::{get, put};
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    fn app() -> Router {
+        let t = Timeouts {
+            request: Duration::from_secs(60),
+            body_read: Duration::from_secs(30),
+        };
+        Router::new()
+            .route("/slow", get(std::future::pending::<&'static str>))
+            .route(
+                "/body",
+                put(|body: Body| async move {
+                    match conneg::read_body(body, 1 << 20).await {
+                        Ok(b) => (StatusCode::OK, b).into_response(),
+                        Err(s) => s.into_response(),
+                    }
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(t, layer))
+    }
+
+    async fn call(req: Request) -> (StatusCode, serde_json::Value) {
+        let resp = app().oneshot(req).await.unwrap();
+        let code = resp.status();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (code, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_past_its_deadline_is_504() {
+        let (code, body) = call(Request::get("/slow").body(Body::empty()).unwrap()).await;
+        assert_eq!(code, StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(
+            body,
+            serde_json::json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                "message":"Timeout: request did not complete within the allotted timeout",
+                "reason":"Timeout","details":{},"code":504})
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_is_not_timed_out() {
+        let req = Request::get("/slow?watch=true")
+            .body(Body::empty())
+            .unwrap();
+        let pending = app().oneshot(req);
+        // Three request timeouts later, the watch is still running.
+        let outcome = tokio::time::timeout(Duration::from_secs(180), pending).await;
+        assert!(outcome.is_err(), "the watch was answered: {outcome:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_never_ends_fails_the_read() {
+        let (_tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, axum::Error>>(1);
+        let body = Body::new(http_body_util::StreamBody::new(frames(rx)));
+        let (code, body) = call(Request::put("/body").body(body).unwrap()).await;
+        assert_eq!(code, StatusCode::BAD_REQUEST);
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("not received within 30s"),
+            "{body}"
+        );
+    }
+
+    /// A receiver as a stream of frames.
+    fn frames(
+        mut rx: tokio::sync::mpsc::Receiver<Result<Frame<Bytes>, axum::Error>>,
+    ) -> impl futures_core::Stream<Item = Result<Frame<Bytes>, axum::Error>> {
+        futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+    }
+}
