@@ -42,13 +42,14 @@ impl Patch {
     ///
     /// Errors: 400 when the body does not parse ([`to_json_value`](Self::to_json_value)), 422
     /// `Invalid` when a JSON patch does not apply (a failed `test`, a missing path), as
-    /// Kubernetes answers.
+    /// Kubernetes answers; 413 when the result is larger than the default body limit
+    /// ([`check_patched_size`](super::check_patched_size)).
     pub fn apply_to(&self, target: serde_json::Value) -> Result<serde_json::Value, Status> {
         let patch = self.to_json_value()?;
-        match self.kind {
-            PatchType::JsonPatch => Ok(crate::patch::apply_json_patch(target, &patch)?),
+        let patched = match self.kind {
+            PatchType::JsonPatch => crate::patch::apply_json_patch(target, &patch)?,
             PatchType::MergePatch | PatchType::ApplyYaml | PatchType::ApplyCbor => {
-                Ok(crate::patch::apply_merge_patch(target, &patch))
+                crate::patch::apply_merge_patch(target, &patch)
             }
             PatchType::StrategicMergePatch | PatchType::StrategicMergePatchCbor => Err(
                 Status::unsupported_media_type(&crate::registry::join_media_types(
@@ -61,8 +62,10 @@ impl Patch {
                     .iter()
                     .map(|p| p.media_type()),
                 )),
-            ),
-        }
+            )?,
+        };
+        super::check_patched_size(&patched, crate::DEFAULT_BODY_LIMIT)?;
+        Ok(patched)
     }
 }
 

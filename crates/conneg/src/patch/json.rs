@@ -193,7 +193,7 @@ fn apply_op(doc: &mut Value, op: &Value, copied: &mut usize) -> Result<(), JsonP
                     "copy operation does not apply: doc is missing from path: {from}: missing value"
                 ))
             })?;
-            *copied = copied.saturating_add(json_len(&v));
+            *copied = copied.saturating_add(super::json_len(&v));
             if *copied > MAX_JSON_PATCH_COPY_BYTES {
                 return Err(err(format!(
                     "Unable to complete the copy, the accumulated size increase of copy is {copied}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
@@ -372,24 +372,6 @@ fn remove(doc: &mut Value, path: &str, op: &str) -> Result<Value, JsonPatchError
 /// `1.0`).
 fn same(a: &Value, b: &Value) -> bool {
     a == b
-}
-
-/// The length of `v` as compact JSON, without writing it anywhere.
-fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing a Value into a sink that cannot fail cannot fail.
-    let _ = serde_json::to_writer(&mut count, v);
-    count.0
 }
 
 #[cfg(test)]

@@ -22,7 +22,10 @@ mod merge;
 
 use std::fmt;
 
+use serde_json::Value;
+
 use crate::headers::MediaRange;
+use crate::status::Status;
 
 pub use body::Patch;
 pub use json::{
@@ -108,4 +111,40 @@ impl fmt::Display for PatchType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.media_type())
     }
+}
+
+/// Refuses a patched document whose compact JSON is over `limit` bytes with 413
+/// `RequestEntityTooLarge`, the answer a request body of that size gets: whatever the patch
+/// type, what a patch produces is bounded like what a client may send. (JSON patch also
+/// bounds its copies while it applies; see [`apply_json_patch`].)
+///
+/// ```
+/// use serde_json::json;
+/// let doc = json!({"data": "x".repeat(100)});
+/// assert!(conneg::patch::check_patched_size(&doc, 1024).is_ok());
+/// assert_eq!(conneg::patch::check_patched_size(&doc, 64).unwrap_err().code(), 413);
+/// ```
+pub fn check_patched_size(doc: &Value, limit: usize) -> Result<(), Status> {
+    if json_len(doc) > limit {
+        return Err(Status::request_entity_too_large(limit));
+    }
+    Ok(())
+}
+
+/// The length of `v` as compact JSON, without writing it anywhere.
+fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value into a sink that cannot fail cannot fail.
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
 }

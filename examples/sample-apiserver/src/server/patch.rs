@@ -6,7 +6,7 @@
 //! Merge patch and JSON patch are conneg's ([`conneg::patch`]). Everything works on `serde_json::Value`: the current object is serialized in the URL's
 //! version, patched, and decoded back under the request's `fieldValidation`.
 
-use conneg::patch::{apply_json_patch, apply_merge_patch};
+use conneg::patch::{apply_json_patch, apply_merge_patch, check_patched_size};
 use conneg::{PatchType, Status, StatusReason};
 use http::StatusCode;
 use serde_json::{Map, Value};
@@ -133,19 +133,22 @@ fn yaml_to_json(v: serde_norway::Value, depth: usize) -> Result<Value, String> {
     })
 }
 
-/// Applies `patch` (already parsed) of type `kind` to `target`.
+/// Applies `patch` (already parsed) of type `kind` to `target`. A result larger than a request
+/// body may be is 413, whatever the patch type.
 pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Status> {
-    match kind {
+    let patched = match kind {
         PatchType::MergePatch | PatchType::ApplyYaml | PatchType::ApplyCbor => {
-            Ok(apply_merge_patch(target, patch))
+            apply_merge_patch(target, patch)
         }
         PatchType::StrategicMergePatch | PatchType::StrategicMergePatchCbor => {
             strategic(Some(target), patch)
                 .map(|v| v.unwrap_or_else(|| Value::Object(Map::new())))
-                .map_err(|e| invalid_patch(&e))
+                .map_err(|e| invalid_patch(&e))?
         }
-        PatchType::JsonPatch => Ok(apply_json_patch(target, patch)?),
-    }
+        PatchType::JsonPatch => apply_json_patch(target, patch)?,
+    };
+    check_patched_size(&patched, conneg::DEFAULT_BODY_LIMIT)?;
+    Ok(patched)
 }
 
 fn invalid_patch(msg: &str) -> Status {
@@ -218,6 +221,27 @@ mod tests {
             json!({"spec":{"c":"3"},"metadata":{}})
         );
         assert!(strategic(None, &json!({"$patch":"bogus"})).is_err());
+    }
+
+    #[test]
+    fn a_result_larger_than_a_body_is_413_whatever_the_patch_type() {
+        let big = "x".repeat(2 << 20);
+        let target = json!({"metadata": {"name": "a"}, "spec": {"a": big}});
+        let merge = json!({"spec": {"b": big}});
+        for kind in [
+            PatchType::MergePatch,
+            PatchType::ApplyYaml,
+            PatchType::StrategicMergePatch,
+        ] {
+            let err = apply(kind, target.clone(), &merge).unwrap_err();
+            assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE, "{kind:?}");
+        }
+        let add = json!([{"op": "add", "path": "/spec/b", "value": big}]);
+        let err = apply(PatchType::JsonPatch, target.clone(), &add).unwrap_err();
+        assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE);
+        // Under the bound, the same patch applies.
+        let small = json!({"spec": {"b": "y"}});
+        assert!(apply(PatchType::MergePatch, target, &small).is_ok());
     }
 
     #[test]
