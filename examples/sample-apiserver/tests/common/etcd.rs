@@ -1,0 +1,208 @@
+//! A real etcd for the tests that need one: a single member or a cluster on free loopback
+//! ports, its data in a temp dir, killed on drop. `etcd` and `etcdctl` come from PATH
+//! (scripts/test puts the copies it unpacks under target/test-deps first).
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::tempdir;
+
+/// How long a condition may take to come true before the test fails (generous: the machine
+/// is shared). Not a timing assertion: only "never" fails.
+pub(crate) const PATIENCE: Duration = Duration::from_secs(90);
+
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind a free port")
+        .local_addr()
+        .expect("local addr")
+        .port()
+}
+
+pub(crate) fn etcd_installed() {
+    let ok = Command::new("etcd")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("etcdctl")
+            .arg("version")
+            .env("ETCDCTL_API", "3")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "etcd and etcdctl must be installed for the etcd tests: run the suite with scripts/test, \
+         which unpacks Debian's etcd-server and etcd-client into target/test-deps"
+    );
+}
+
+/// A single-member etcd on loopback; killed on drop.
+pub(crate) struct Etcd {
+    child: Option<Child>,
+    pub(crate) dir: tempfile::TempDir,
+    name: String,
+    client_port: u16,
+    peer_port: u16,
+    /// `--initial-cluster`: every member's `name=peer-url`.
+    initial_cluster: String,
+}
+
+impl Etcd {
+    pub(crate) fn member(name: &str) -> Etcd {
+        let peer_port = free_port();
+        Etcd {
+            child: None,
+            dir: tempdir(),
+            name: name.to_owned(),
+            client_port: free_port(),
+            peer_port,
+            initial_cluster: format!("{name}=http://127.0.0.1:{peer_port}"),
+        }
+    }
+
+    pub(crate) fn start() -> Etcd {
+        etcd_installed();
+        let mut e = Etcd::member("test");
+        e.spawn();
+        e
+    }
+
+    /// An `n`-member cluster, all members started and healthy.
+    pub(crate) fn cluster(n: usize) -> Vec<Etcd> {
+        etcd_installed();
+        let mut members: Vec<Etcd> = (0..n).map(|i| Etcd::member(&format!("m{i}"))).collect();
+        let initial = members
+            .iter()
+            .map(|m| m.initial_cluster.clone())
+            .collect::<Vec<_>>()
+            .join(",");
+        for m in &mut members {
+            m.initial_cluster.clone_from(&initial);
+            // A member is healthy only once a quorum runs: start all, then wait.
+            m.spawn_nowait();
+        }
+        for m in &mut members {
+            m.wait_healthy();
+        }
+        members
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.client_port)
+    }
+
+    pub(crate) fn log_path(&self) -> PathBuf {
+        self.dir.path().join("etcd.log")
+    }
+
+    /// Starts etcd on the data dir and ports (again, after [`Etcd::kill`]) and waits until it
+    /// answers.
+    pub(crate) fn spawn(&mut self) {
+        self.spawn_nowait();
+        self.wait_healthy();
+    }
+
+    pub(crate) fn spawn_nowait(&mut self) {
+        assert!(self.child.is_none(), "etcd already running");
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("etcd log file");
+        let mut cmd = Command::new("etcd");
+        cmd.arg("--name")
+            .arg(&self.name)
+            .arg("--data-dir")
+            .arg(self.dir.path().join("data"))
+            .arg("--listen-client-urls")
+            .arg(self.url())
+            .arg("--advertise-client-urls")
+            .arg(self.url())
+            .arg("--listen-peer-urls")
+            .arg(&peer)
+            .arg("--initial-advertise-peer-urls")
+            .arg(&peer)
+            .arg("--initial-cluster")
+            .arg(&self.initial_cluster)
+            .stdout(Stdio::null())
+            .stderr(log);
+        if cfg!(target_arch = "aarch64") {
+            cmd.env("ETCD_UNSUPPORTED_ARCH", "arm64");
+        }
+        self.child = Some(cmd.spawn().expect("spawn etcd"));
+    }
+
+    pub(crate) fn wait_healthy(&mut self) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                panic!(
+                    "etcd exited with {status}:\n{}",
+                    std::fs::read_to_string(self.log_path()).unwrap_or_default()
+                );
+            }
+            if self.ctl(&["endpoint", "health"]).status.success() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "etcd did not become healthy:\n{}",
+                std::fs::read_to_string(self.log_path()).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGKILL, as a crash: only what etcd acknowledged (fsynced) survives.
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGSTOP / SIGCONT: etcd keeps its sockets but stops answering.
+    pub(crate) fn signal(&self, sig: &str) {
+        let pid = self.child.as_ref().expect("etcd running").id().to_string();
+        let ok = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    }
+
+    pub(crate) fn ctl(&self, args: &[&str]) -> Output {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg("--endpoints")
+            .arg(self.url())
+            .arg("--command-timeout=5s")
+            .args(args)
+            .output()
+            .expect("run etcdctl")
+    }
+
+    /// `etcdctl get --print-value-only key`: the stored bytes (etcdctl adds a newline).
+    pub(crate) fn value(&self, key: &str) -> Vec<u8> {
+        let out = self.ctl(&["get", "--print-value-only", key]);
+        assert!(out.status.success(), "etcdctl get: {out:?}");
+        let mut v = out.stdout;
+        if v.last() == Some(&b'\n') {
+            v.pop();
+        }
+        v
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
