@@ -2,7 +2,7 @@
 //! real binary as two replicas: sharing objects and watches, no lost updates, the stored
 //! format, etcd restarts and outages, compaction. Each test runs its own etcd on free
 //! loopback ports with its data in a temp dir, killed when the test ends. The `Storage` trait
-//! itself on etcd is in the conformance suite, tests/storage.rs.
+//! itself on etcd is in the storage conformance suite, crates/conneg-apiserver/tests/storage.rs.
 
 mod common;
 
@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::etcd::{Etcd, PATIENCE, free_port};
 use common::{Resp, Server, flunders, request, tempdir};
+use conneg_apiserver::testing::{Etcd, PATIENCE, free_port};
 use serde_json::{Value, json};
 
 fn replica(etcd: &Etcd, dir: &tempfile::TempDir, extra: &[&str]) -> Server {

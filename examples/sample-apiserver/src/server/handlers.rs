@@ -38,7 +38,7 @@ use crate::error::{ApiError, go_quote};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
 use crate::names;
 use crate::selector::Selectors;
-use crate::storage::{KeyValue, ListOptions, Storage, StorageError, continue_token};
+use crate::storage::{KeyValue, ListOptions, Storage, StorageError, ToApiError, continue_token};
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
 pub type HResult = Result<Response, Status>;

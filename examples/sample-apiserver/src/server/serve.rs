@@ -99,7 +99,7 @@ impl Activity {
     }
 }
 
-/// The handle on a connection's [`Activity`] that requests find in their extensions (as
+/// The handle on a connection's `Activity` that requests find in their extensions (as
 /// `ConnectInfo<ConnActivity>`).
 #[derive(Debug, Clone)]
 pub struct ConnActivity(Arc<Activity>);

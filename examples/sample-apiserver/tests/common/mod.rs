@@ -3,8 +3,6 @@
 
 #![allow(dead_code)]
 
-pub(crate) mod etcd;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -1,14 +1,12 @@
 //! The storage conformance suite: the `Storage` trait's semantics, run against every backend
 //! (memory, embedded redb, and a real etcd started per test), so a backend cannot drift.
 
-mod common;
-
-use common::etcd::Etcd;
+use conneg_apiserver::testing::Etcd;
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use sample_apiserver::storage::{
+use conneg_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EventType, History, ListOptions,
     MemoryStore, Storage, StorageError, Store, WatchBuffer,
 };
@@ -162,8 +160,8 @@ mod lagging {
 }
 
 async fn next_event(
-    w: &mut sample_apiserver::storage::WatchStream,
-) -> std::sync::Arc<sample_apiserver::storage::Event> {
+    w: &mut conneg_apiserver::storage::WatchStream,
+) -> std::sync::Arc<conneg_apiserver::storage::Event> {
     tokio::time::timeout(Duration::from_secs(5), w.next())
         .await
         .expect("event within 5s")
@@ -734,7 +732,7 @@ async fn concurrent_writers_get_distinct_revisions() {
 }
 
 async fn paging_with_continue_tokens(kind: Kind) {
-    use sample_apiserver::storage::continue_token;
+    use conneg_apiserver::storage::continue_token;
     let backend = Backend::new(kind, 100, 64).await;
     let s = &backend.store;
     for i in 0..7 {

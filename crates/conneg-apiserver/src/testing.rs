@@ -1,19 +1,20 @@
-//! A real etcd for the tests that need one: a single member or a cluster on free loopback
-//! ports, its data in a temp dir, killed on drop. `etcd` and `etcdctl` come from PATH
-//! (scripts/test puts the copies it unpacks under target/test-deps first).
+//! Test support (feature `testing`): a real etcd for the tests that need one, a single member
+//! or a cluster on free loopback ports with its data in a temp dir, killed on drop. `etcd` and
+//! `etcdctl` come from PATH (the repository's scripts/test puts the copies it unpacks under
+//! target/test-deps first). Used by this crate's storage conformance suite and by servers'
+//! own etcd tests.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::tempdir;
-
 /// How long a condition may take to come true before the test fails (generous: the machine
 /// is shared). Not a timing assertion: only "never" fails.
-pub(crate) const PATIENCE: Duration = Duration::from_secs(90);
+pub const PATIENCE: Duration = Duration::from_secs(90);
 
-pub(crate) fn free_port() -> u16 {
+/// A free loopback TCP port (bound once, then released).
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind a free port")
         .local_addr()
@@ -21,7 +22,7 @@ pub(crate) fn free_port() -> u16 {
         .port()
 }
 
-pub(crate) fn etcd_installed() {
+fn etcd_installed() {
     let ok = Command::new("etcd")
         .arg("--version")
         .stdout(Stdio::null())
@@ -43,9 +44,9 @@ pub(crate) fn etcd_installed() {
 }
 
 /// A single-member etcd on loopback; killed on drop.
-pub(crate) struct Etcd {
+pub struct Etcd {
     child: Option<Child>,
-    pub(crate) dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     name: String,
     client_port: u16,
     peer_port: u16,
@@ -54,11 +55,11 @@ pub(crate) struct Etcd {
 }
 
 impl Etcd {
-    pub(crate) fn member(name: &str) -> Etcd {
+    fn member(name: &str) -> Etcd {
         let peer_port = free_port();
         Etcd {
             child: None,
-            dir: tempdir(),
+            dir: tempfile::tempdir().expect("a temp dir for etcd"),
             name: name.to_owned(),
             client_port: free_port(),
             peer_port,
@@ -66,7 +67,9 @@ impl Etcd {
         }
     }
 
-    pub(crate) fn start() -> Etcd {
+    /// A single-member etcd, started and healthy; the test fails saying what to install when
+    /// `etcd` is missing.
+    pub fn start() -> Etcd {
         etcd_installed();
         let mut e = Etcd::member("test");
         e.spawn();
@@ -74,7 +77,7 @@ impl Etcd {
     }
 
     /// An `n`-member cluster, all members started and healthy.
-    pub(crate) fn cluster(n: usize) -> Vec<Etcd> {
+    pub fn cluster(n: usize) -> Vec<Etcd> {
         etcd_installed();
         let mut members: Vec<Etcd> = (0..n).map(|i| Etcd::member(&format!("m{i}"))).collect();
         let initial = members
@@ -93,22 +96,23 @@ impl Etcd {
         members
     }
 
-    pub(crate) fn url(&self) -> String {
+    /// Its client URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.client_port)
     }
 
-    pub(crate) fn log_path(&self) -> PathBuf {
+    fn log_path(&self) -> PathBuf {
         self.dir.path().join("etcd.log")
     }
 
     /// Starts etcd on the data dir and ports (again, after [`Etcd::kill`]) and waits until it
     /// answers.
-    pub(crate) fn spawn(&mut self) {
+    pub fn spawn(&mut self) {
         self.spawn_nowait();
         self.wait_healthy();
     }
 
-    pub(crate) fn spawn_nowait(&mut self) {
+    fn spawn_nowait(&mut self) {
         assert!(self.child.is_none(), "etcd already running");
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let log = std::fs::OpenOptions::new()
@@ -139,7 +143,7 @@ impl Etcd {
         self.child = Some(cmd.spawn().expect("spawn etcd"));
     }
 
-    pub(crate) fn wait_healthy(&mut self) {
+    fn wait_healthy(&mut self) {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
@@ -161,7 +165,7 @@ impl Etcd {
     }
 
     /// SIGKILL, as a crash: only what etcd acknowledged (fsynced) survives.
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
@@ -169,7 +173,7 @@ impl Etcd {
     }
 
     /// SIGSTOP / SIGCONT: etcd keeps its sockets but stops answering.
-    pub(crate) fn signal(&self, sig: &str) {
+    pub fn signal(&self, sig: &str) {
         let pid = self.child.as_ref().expect("etcd running").id().to_string();
         let ok = Command::new("kill")
             .args([sig, &pid])
@@ -178,7 +182,8 @@ impl Etcd {
         assert!(ok, "kill {sig} {pid}");
     }
 
-    pub(crate) fn ctl(&self, args: &[&str]) -> Output {
+    /// Runs `etcdctl ARGS...` (API v3) against this member.
+    pub fn ctl(&self, args: &[&str]) -> Output {
         Command::new("etcdctl")
             .env("ETCDCTL_API", "3")
             .arg("--endpoints")
@@ -190,7 +195,7 @@ impl Etcd {
     }
 
     /// `etcdctl get --print-value-only key`: the stored bytes (etcdctl adds a newline).
-    pub(crate) fn value(&self, key: &str) -> Vec<u8> {
+    pub fn value(&self, key: &str) -> Vec<u8> {
         let out = self.ctl(&["get", "--print-value-only", key]);
         assert!(out.status.success(), "etcdctl get: {out:?}");
         let mut v = out.stdout;
