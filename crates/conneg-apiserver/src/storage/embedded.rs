@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use super::fanout::{Fanout, WatchBuffer};
 use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
-    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
-    StorageError, UpdateResult, WatchStream,
+    Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
+    Storage, StorageError, UpdateResult, WatchStream, check_update,
 };
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
@@ -637,22 +637,10 @@ impl Storage for EmbeddedStore {
     ) -> Result<UpdateResult> {
         let owned_key = key.to_owned();
         self.write(key, move |current, revision| {
-            let Some(current) = current else {
-                return Err(StorageError::NotFound { key: owned_key });
+            let current = match check_update(&owned_key, current, &value, expected_mod_revision)? {
+                Cas::Unchanged(unchanged) => return Ok(Write::Skip(unchanged)),
+                Cas::Replace(current) => current,
             };
-            if current.mod_revision != expected_mod_revision {
-                return Err(StorageError::Conflict {
-                    key: owned_key,
-                    expected: expected_mod_revision,
-                    actual: current.mod_revision,
-                });
-            }
-            if current.value == value {
-                return Ok(Write::Skip(UpdateResult {
-                    kv: current,
-                    changed: false,
-                }));
-            }
             let kv = KeyValue {
                 key: owned_key,
                 value,

@@ -46,8 +46,8 @@ use etcd_client::{
 };
 
 use super::{
-    DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result,
-    Revision, Storage, StorageError, UpdateResult, WatchStream,
+    Cas, DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult,
+    Result, Revision, Storage, StorageError, UpdateResult, WatchStream, check_update,
 };
 
 /// Kubernetes' default `--etcd-prefix`.
@@ -747,22 +747,11 @@ impl Storage for EtcdStore {
         // Read first: unchanged bytes are not written (no revision, no event). `value` is what
         // this server writes now, so a JSON-stored object differs from its CBOR form and is
         // migrated.
-        let Some(current) = self.get(key).await? else {
-            return Err(StorageError::NotFound { key: key.into() });
+        let current = match check_update(key, self.get(key).await?, &value, expected_mod_revision)?
+        {
+            Cas::Unchanged(unchanged) => return Ok(unchanged),
+            Cas::Replace(current) => current,
         };
-        if current.mod_revision != expected_mod_revision {
-            return Err(StorageError::Conflict {
-                key: key.into(),
-                expected: expected_mod_revision,
-                actual: current.mod_revision,
-            });
-        }
-        if current.value == value {
-            return Ok(UpdateResult {
-                kv: current,
-                changed: false,
-            });
-        }
         let txn = Txn::new()
             .when([Compare::mod_revision(
                 key,

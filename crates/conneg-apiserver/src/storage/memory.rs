@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::fanout::{Fanout, WatchBuffer, event_bytes};
 use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
-    StorageError, UpdateResult, WatchStream,
+    Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
+    Storage, StorageError, UpdateResult, WatchStream, check_update,
 };
 use bytes::Bytes;
 
@@ -187,23 +187,15 @@ impl Storage for MemoryStore {
         expected_mod_revision: Revision,
     ) -> Result<UpdateResult> {
         let mut state = self.lock();
-        let Some(current) = state.kvs.get(key) else {
-            return Err(StorageError::NotFound { key: key.into() });
+        let prev = match check_update(
+            key,
+            state.kvs.get(key).cloned(),
+            &value,
+            expected_mod_revision,
+        )? {
+            Cas::Unchanged(unchanged) => return Ok(unchanged),
+            Cas::Replace(prev) => prev,
         };
-        if current.mod_revision != expected_mod_revision {
-            return Err(StorageError::Conflict {
-                key: key.into(),
-                expected: expected_mod_revision,
-                actual: current.mod_revision,
-            });
-        }
-        if current.value == value {
-            return Ok(UpdateResult {
-                kv: current.clone(),
-                changed: false,
-            });
-        }
-        let prev = current.clone();
         let rev = state.revision + 1;
         let kv = KeyValue {
             key: key.into(),

@@ -183,6 +183,43 @@ pub struct UpdateResult {
     pub changed: bool,
 }
 
+/// What an update may do once [`check_update`] passed.
+pub(crate) enum Cas {
+    /// The new bytes equal the stored ones: nothing is written (no revision, no event).
+    Unchanged(UpdateResult),
+    /// Write the new bytes over this stored key-value.
+    Replace(KeyValue),
+}
+
+/// The compare-and-swap check of an update, the same in every backend: the key must exist
+/// (else [`StorageError::NotFound`]) at `expected_mod_revision` (else
+/// [`StorageError::Conflict`] with the revision it is at), and bytes equal to the stored ones
+/// are not written.
+pub(crate) fn check_update(
+    key: &str,
+    current: Option<KeyValue>,
+    value: &Bytes,
+    expected_mod_revision: Revision,
+) -> Result<Cas> {
+    let Some(current) = current else {
+        return Err(StorageError::NotFound { key: key.into() });
+    };
+    if current.mod_revision != expected_mod_revision {
+        return Err(StorageError::Conflict {
+            key: key.into(),
+            expected: expected_mod_revision,
+            actual: current.mod_revision,
+        });
+    }
+    if current.value == *value {
+        return Ok(Cas::Unchanged(UpdateResult {
+            kv: current,
+            changed: false,
+        }));
+    }
+    Ok(Cas::Replace(current))
+}
+
 /// The answer to [`Storage::delete`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeleteResult {
