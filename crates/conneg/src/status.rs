@@ -251,6 +251,50 @@ impl Status {
     pub fn echo(value: &str) -> Cow<'_, str> {
         elide(value, Self::MAX_ECHOED_BYTES)
     }
+
+    /// `value` quoted as Go's `%q` (`strconv.Quote`) quotes it, which is how Kubernetes quotes
+    /// names and values in its messages: printable characters kept (non-ASCII too), `"` and
+    /// `\` escaped, control characters as `\n`, `\x1b`, `\u0085`... A long value is cut first,
+    /// as [`echo`](Self::echo) cuts it. (Rust's `{:?}` differs: it escapes other characters,
+    /// e.g. `\u{1b}`.)
+    ///
+    /// ```
+    /// use conneg::Status;
+    /// assert_eq!(Status::quote("a\"b"), r#""a\"b""#);
+    /// assert_eq!(Status::quote("é\u{1b}\n"), r#""é\x1b\n""#);
+    /// assert_eq!(Status::quote("\u{85}"), r#""\u0085""#);
+    /// ```
+    pub fn quote(value: &str) -> String {
+        let value = Self::echo(value);
+        let mut out = String::with_capacity(value.len() + 2);
+        out.push('"');
+        for c in value.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{07}' => out.push_str("\\a"),
+                '\u{08}' => out.push_str("\\b"),
+                '\u{0c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{0b}' => out.push_str("\\v"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    out.push_str(&format!("\\x{:02x}", c as u32));
+                }
+                c if c.is_control() => {
+                    if (c as u32) <= 0xffff {
+                        out.push_str(&format!("\\u{:04x}", c as u32));
+                    } else {
+                        out.push_str(&format!("\\U{:08x}", c as u32));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
 }
 
 /// `s` cut to about `max` bytes: its first and last `max / 2` bytes (at character
@@ -337,13 +381,18 @@ impl Status {
     }
 
     /// 404 `NotFound`: `<resource>.<group> "<name>" not found`. This constructor and the
-    /// others that name an object quote the name through [`echo`](Self::echo).
+    /// others that name an object quote the name as Kubernetes does ([`quote`](Self::quote),
+    /// Go's `%q`), cut by [`echo`](Self::echo).
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
         let name = &*Status::echo(name);
         Status::failure(
             StatusCode::NOT_FOUND,
             StatusReason::NotFound,
-            format!("{} {name:?} not found", qualified(resource, group)),
+            format!(
+                "{} {} not found",
+                qualified(resource, group),
+                Status::quote(name)
+            ),
         )
         .with_details(Status::resource_details(group, resource, name))
     }
@@ -354,7 +403,11 @@ impl Status {
         Status::failure(
             StatusCode::CONFLICT,
             StatusReason::AlreadyExists,
-            format!("{} {name:?} already exists", qualified(resource, group)),
+            format!(
+                "{} {} already exists",
+                qualified(resource, group),
+                Status::quote(name)
+            ),
         )
         .with_details(Status::resource_details(group, resource, name))
     }
@@ -366,8 +419,9 @@ impl Status {
             StatusCode::CONFLICT,
             StatusReason::Conflict,
             format!(
-                "Operation cannot be fulfilled on {} {name:?}: {why}",
-                qualified(resource, group)
+                "Operation cannot be fulfilled on {} {}: {why}",
+                qualified(resource, group),
+                Status::quote(name)
             ),
         )
         .with_details(Status::resource_details(group, resource, name))
@@ -399,8 +453,9 @@ impl Status {
             StatusCode::UNPROCESSABLE_ENTITY,
             StatusReason::Invalid,
             format!(
-                "{} {name:?} is invalid: {aggregate}",
-                qualified(kind, group)
+                "{} {} is invalid: {aggregate}",
+                qualified(kind, group),
+                Status::quote(name)
             ),
         )
         .with_details(details)
@@ -413,8 +468,9 @@ impl Status {
             StatusCode::FORBIDDEN,
             StatusReason::Forbidden,
             format!(
-                "{} {name:?} is forbidden: {why}",
-                qualified(resource, group)
+                "{} {} is forbidden: {why}",
+                qualified(resource, group),
+                Status::quote(name)
             ),
         )
         .with_details(Status::resource_details(group, resource, name))
@@ -652,6 +708,21 @@ mod tests {
     }
 
     /// Every constructor that quotes caller input stays small, however long the input.
+    #[test]
+    fn names_are_quoted_as_go_quotes_them() {
+        // Rust's {:?} would write "a\u{1b}é\u{85}"; Kubernetes (Go's %q) writes this.
+        let s = Status::not_found("wardle.example.com", "flunders", "a\u{1b}é\u{85}\"");
+        assert_eq!(
+            s.message,
+            r#"flunders.wardle.example.com "a\x1bé\u0085\"" not found"#
+        );
+        let s = Status::invalid("wardle.example.com", "Flunder", "tab\there", vec![]);
+        assert!(
+            s.message
+                .starts_with(r#"Flunder.wardle.example.com "tab\there" is invalid"#)
+        );
+    }
+
     #[test]
     fn constructors_bound_what_they_echo() {
         let huge = "n".repeat(60_000);

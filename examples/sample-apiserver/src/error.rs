@@ -62,38 +62,9 @@ fn resource_details(group_resource: &str, name: &str) -> StatusDetails {
     }
 }
 
-/// Go's `%q` for a string (`strconv.Quote`): printable characters kept, the rest escaped.
-/// A long string is cut first, as `conneg::Status::echo` cuts what errors quote.
+/// Go's `%q` for a string, as Kubernetes quotes values in messages: [`conneg::Status::quote`].
 pub fn go_quote(s: &str) -> String {
-    let s = conneg::Status::echo(s);
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{07}' => out.push_str("\\a"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{0b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                if (c as u32) <= 0xffff {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    conneg::Status::quote(s)
 }
 
 impl ApiError {
