@@ -38,7 +38,12 @@ fn start(cbor: bool) -> TestServer {
     let addr = runtime.block_on(async {
         let args = Storage::try_parse_from(["test", "--storage", "memory"]).unwrap();
         let opened = args.storage.open().await.unwrap();
-        let app = router(AppState::new(opened, ServerOptions { cbor }));
+        // Namespaces are not what these tests are about: none to create first.
+        let options = ServerOptions {
+            cbor,
+            standalone: false,
+        };
+        let app = router(AppState::new(opened, options));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
