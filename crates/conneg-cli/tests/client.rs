@@ -293,7 +293,8 @@ fn get_create_apply_delete_watch_and_errors() {
         cache.path(),
         &["delete", "--server", &s.url, &format!("{COLL}/a")],
     ));
-    assert_eq!(deleted[0]["metadata"]["name"], "a");
+    // The server answers a Status of Success naming the object, as the generic registry.
+    assert_eq!(deleted[0]["details"]["name"], "a");
 
     // An error Status: exit 1, its message on stderr, nothing on stdout.
     let out = conneg(
