@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use clap::Parser;
 use sample_apiserver::config::{ServeArgs, StorageArgs};
 use sample_apiserver::server::serve::{ConnActivity, LimitedListener, track};
-use sample_apiserver::server::{AppState, ServerOptions, router, timeouts};
+use sample_apiserver::server::{AppState, ServerOptions, namespaces, router, timeouts};
 use sample_apiserver::storage::Storage;
 
 /// A Kubernetes-style API server for wardle.example.com.
@@ -24,6 +24,11 @@ struct Cli {
     /// Serve JSON only: CBOR bodies get 415 and CBOR is never chosen for responses.
     #[arg(long)]
     no_cbor: bool,
+    /// Serve core v1 namespaces (and refuse creates in a namespace that does not exist or is
+    /// being deleted), for use without an aggregator. `--standalone=false` behind
+    /// kube-apiserver's aggregator, which serves namespaces itself.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    standalone: bool,
     #[command(flatten)]
     storage: StorageArgs,
     #[command(flatten)]
@@ -81,9 +86,21 @@ async fn main() -> std::process::ExitCode {
         media_type = %opened.codec.media_type,
         revision,
         cbor = !cli.no_cbor,
+        standalone = cli.standalone,
         "storage ready"
     );
-    let app = router(AppState::new(opened, ServerOptions { cbor: !cli.no_cbor }))
+    let state = AppState::new(
+        opened,
+        ServerOptions {
+            cbor: !cli.no_cbor,
+            standalone: cli.standalone,
+        },
+    );
+    if let Err(e) = namespaces::bootstrap(&state).await {
+        tracing::error!("cannot create the system namespaces: {}", e.message);
+        return std::process::ExitCode::FAILURE;
+    }
+    let app = router(state)
         .layer(axum::middleware::from_fn_with_state(
             cli.serve.timeouts(),
             timeouts::layer,

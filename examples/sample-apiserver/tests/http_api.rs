@@ -30,7 +30,7 @@ fn discovery_legacy_and_aggregated() {
     let r = s.get("/api", "application/json");
     assert_eq!(r.code, 200);
     assert_eq!(r.json()["kind"], "APIVersions");
-    assert_eq!(r.json()["versions"], json!([]));
+    assert_eq!(r.json()["versions"], json!(["v1"]));
 
     let r = s.get("/apis", "application/json");
     let g = &r.json()["groups"][0];
@@ -245,16 +245,23 @@ fn crud_conversion_and_server_metadata() {
     let r = put(&lab);
     assert_eq!(r.json()["metadata"]["generation"], 2);
 
-    // Get of a missing object, and delete returns the object.
+    // Get of a missing object, and delete returns a Status naming it (the generic registry's
+    // answer; its details' kind is the resource).
     let r = s.get(
         &format!("{}/nope", flunders("v1beta1", "default")),
         "application/json",
     );
     assert_eq!(r.code, 404);
     assert_eq!(r.json()["reason"], "NotFound");
+    let uid = s.get(&path, "application/json").json()["metadata"]["uid"].clone();
     let r = s.req("DELETE", &path, &[], b"");
     assert_eq!(r.code, 200);
-    assert_eq!(r.json()["metadata"]["name"], "a");
+    assert_eq!(r.json()["kind"], "Status");
+    assert_eq!(r.json()["status"], "Success");
+    assert_eq!(
+        r.json()["details"],
+        json!({"name": "a", "group": "wardle.example.com", "kind": "flunders", "uid": uid})
+    );
     assert_eq!(s.req("DELETE", &path, &[], b"").code, 404);
 }
 
@@ -471,6 +478,8 @@ fn no_cbor_mode_serves_json_only() {
 #[test]
 fn list_paging_selectors_and_table() {
     let (s, _d) = memory_server();
+    s.create_namespace("a");
+    s.create_namespace("b");
     for (ns, name, env) in [
         ("a", "f1", "prod"),
         ("a", "f2", "dev"),
@@ -1004,6 +1013,8 @@ fn dry_run_preconditions_and_table_watch() {
 #[test]
 fn shared_watches_get_live_events() {
     let (s, _d) = memory_server();
+    s.create_namespace("a");
+    s.create_namespace("b");
     let coll_a = flunders("v1beta1", "a");
     let coll_b = flunders("v1beta1", "b");
     s.post_json(

@@ -338,3 +338,56 @@ fn kubectl_cbor_gates_against_no_cbor_server() {
         "{metrics}"
     );
 }
+
+/// `kubectl create -f` of a Namespace, `get ns` (Table: NAME STATUS AGE), `delete ns` (which
+/// waits for the namespace to be gone) and what deleting it did to the flunder inside.
+/// (`kubectl create namespace x` sends protobuf, which this server does not speak: 415.)
+#[test]
+fn kubectl_namespaces() {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_namespaces) !!!!!\n"
+        );
+        return;
+    }
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\n",
+    )
+    .unwrap();
+    let server = Server::start(&dir.path().join("data"), &["--storage", "memory"]);
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor: false,
+    };
+    let created = k.run_stdin(
+        &["create", "-f", "-"],
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n",
+    );
+    assert!(created.contains("namespace/x created"), "{created}");
+    let table = k.run(&["get", "ns"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "STATUS", "AGE"]);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().take(2).eq(["x", "Active"])),
+        "{table}"
+    );
+    k.run_stdin(&["create", "-n", "x", "-f", "-"], FLUNDER);
+    assert!(
+        k.run(&["delete", "ns", "x"])
+            .contains("namespace \"x\" deleted")
+    );
+    let out = k.cmd(&["get", "ns", "x"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("namespaces \"x\" not found"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = k.run(&["get", "flunders", "-A", "-o", "name"]);
+    assert_eq!(left.trim(), "", "{left}");
+}

@@ -13,6 +13,7 @@
 //!    the version the client asked for.
 
 pub mod admission;
+pub mod core_v1;
 pub mod internal;
 pub mod v1alpha1;
 pub mod v1beta1;
@@ -27,42 +28,75 @@ use crate::meta::HasObjectMeta;
 /// The API group.
 pub const GROUP: &str = "wardle.example.com";
 
-/// A served version of the group.
+/// The core (legacy) API group, served under `/api`: its name is empty.
+pub const CORE_GROUP: &str = "";
+
+/// A served group version: the versions of wardle.example.com, and core `v1` (namespaces,
+/// when the server runs standalone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Version {
     /// `v1alpha1`: Flunder and Fischer; also the storage version.
     V1alpha1,
     /// `v1beta1`: Flunder only; the preferred version.
     V1beta1,
+    /// Core `v1` (`/api/v1`): Namespace.
+    CoreV1,
 }
 
 impl Version {
-    /// Served versions in priority order (preferred first), as discovery lists them.
+    /// Served versions of wardle.example.com in priority order (preferred first), as
+    /// discovery lists them.
     pub const PRIORITY: [Version; 2] = [Version::V1beta1, Version::V1alpha1];
+    /// Every version this program knows (which are served depends on `--standalone`).
+    pub const ALL: [Version; 3] = [Version::V1beta1, Version::V1alpha1, Version::CoreV1];
     /// The version objects are stored in.
     pub const STORAGE: Version = Version::V1alpha1;
 
-    /// `v1alpha1` / `v1beta1`.
+    /// `v1alpha1` / `v1beta1` / `v1`.
     pub fn as_str(self) -> &'static str {
         match self {
             Version::V1alpha1 => "v1alpha1",
             Version::V1beta1 => "v1beta1",
+            Version::CoreV1 => "v1",
         }
     }
 
-    /// `wardle.example.com/v1alpha1` / `wardle.example.com/v1beta1`.
+    /// The group: wardle.example.com, or [`CORE_GROUP`].
+    pub fn group(self) -> &'static str {
+        match self {
+            Version::V1alpha1 | Version::V1beta1 => GROUP,
+            Version::CoreV1 => CORE_GROUP,
+        }
+    }
+
+    /// `wardle.example.com/v1alpha1` / `wardle.example.com/v1beta1` / `v1`.
     pub fn api_version(self) -> &'static str {
         match self {
             Version::V1alpha1 => v1alpha1::API_VERSION,
             Version::V1beta1 => v1beta1::API_VERSION,
+            Version::CoreV1 => core_v1::API_VERSION,
         }
     }
 
-    /// Parse a bare version (`v1beta1`).
+    /// The root of its paths: `/apis/wardle.example.com/v1beta1`, `/api/v1`.
+    pub fn path(self) -> String {
+        match self.group() {
+            CORE_GROUP => format!("/api/{}", self.as_str()),
+            group => format!("/apis/{group}/{}", self.as_str()),
+        }
+    }
+
+    /// Parse a bare version of wardle.example.com (`v1beta1`).
     pub fn parse(version: &str) -> Option<Self> {
-        match version {
-            "v1alpha1" => Some(Version::V1alpha1),
-            "v1beta1" => Some(Version::V1beta1),
+        Self::parse_in(GROUP, version)
+    }
+
+    /// Parse a bare version of `group` (`""` for core).
+    pub fn parse_in(group: &str, version: &str) -> Option<Self> {
+        match (group, version) {
+            (GROUP, "v1alpha1") => Some(Version::V1alpha1),
+            (GROUP, "v1beta1") => Some(Version::V1beta1),
+            (CORE_GROUP, "v1") => Some(Version::CoreV1),
             _ => None,
         }
     }
@@ -81,6 +115,7 @@ impl Version {
         match self {
             Version::V1alpha1 => &[&FISCHERS, &FLUNDERS],
             Version::V1beta1 => &[&FLUNDERS],
+            Version::CoreV1 => &[&NAMESPACES],
         }
     }
 }
@@ -88,6 +123,8 @@ impl Version {
 /// Static facts about a resource, for routing, discovery, keys and error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceInfo {
+    /// API group (empty for core).
+    pub group: &'static str,
     /// Plural resource name (`flunders`).
     pub resource: &'static str,
     /// Singular name (`flunder`).
@@ -100,6 +137,8 @@ pub struct ResourceInfo {
     pub namespaced: bool,
     /// Verbs served (no subresources exist).
     pub verbs: &'static [&'static str],
+    /// Short names for discovery (`ns`).
+    pub short_names: &'static [&'static str],
 }
 
 const VERBS: &[&str] = &[
@@ -115,42 +154,67 @@ const VERBS: &[&str] = &[
 
 /// `flunders` (namespaced; v1alpha1 and v1beta1).
 pub const FLUNDERS: ResourceInfo = ResourceInfo {
+    group: GROUP,
     resource: "flunders",
     singular: "flunder",
     kind: "Flunder",
     list_kind: "FlunderList",
     namespaced: true,
     verbs: VERBS,
+    short_names: &[],
 };
 
 /// `fischers` (cluster-scoped; v1alpha1 only).
 pub const FISCHERS: ResourceInfo = ResourceInfo {
+    group: GROUP,
     resource: "fischers",
     singular: "fischer",
     kind: "Fischer",
     list_kind: "FischerList",
     namespaced: false,
     verbs: VERBS,
+    short_names: &[],
 };
 
+/// `namespaces` (core v1, cluster-scoped; served when the server runs standalone).
+pub const NAMESPACES: ResourceInfo = ResourceInfo {
+    group: CORE_GROUP,
+    resource: "namespaces",
+    singular: "namespace",
+    kind: "Namespace",
+    list_kind: "NamespaceList",
+    namespaced: false,
+    verbs: &[
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ],
+    short_names: &["ns"],
+};
+
+/// `name.group`, or `name` alone in the core group (as Kubernetes prints group resources).
+fn qualified(name: &str, group: &str) -> String {
+    if group.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}.{group}")
+    }
+}
+
 impl ResourceInfo {
-    /// `flunders.wardle.example.com`, the form used in error messages.
+    /// `flunders.wardle.example.com` (`namespaces` in core), the form used in error messages.
     pub fn group_resource(&self) -> String {
-        format!("{}.{GROUP}", self.resource)
+        qualified(self.resource, self.group)
     }
 
-    /// `Flunder.wardle.example.com`, the form used in `Invalid` errors.
+    /// `Flunder.wardle.example.com` (`Namespace` in core), the form used in `Invalid` errors.
     pub fn group_kind(&self) -> String {
-        format!("{}.{GROUP}", self.kind)
+        qualified(self.kind, self.group)
     }
 
     /// Look a resource up by its plural name.
     pub fn by_resource(resource: &str) -> Option<&'static ResourceInfo> {
-        match resource {
-            "flunders" => Some(&FLUNDERS),
-            "fischers" => Some(&FISCHERS),
-            _ => None,
-        }
+        [&FLUNDERS, &FISCHERS, &NAMESPACES]
+            .into_iter()
+            .find(|r| r.resource == resource)
     }
 }
 

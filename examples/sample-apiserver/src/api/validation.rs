@@ -342,6 +342,22 @@ fn validate_labels_annotations_finalizers(meta: &ObjectMeta, errs: &mut Vec<Fiel
     }
 }
 
+/// `ValidateNamespaceName`: a namespace's name is a DNS-1123 label. Only checked when the
+/// name passes [`validate_object_meta`]'s subdomain rule, so that one bad name gives one
+/// error.
+pub fn validate_namespace_name(name: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if names::name_is_dns_subdomain(name, false).is_empty() {
+        push_msgs(
+            &mut errs,
+            "metadata.name",
+            name,
+            names::dns1123_label_errors(name),
+        );
+    }
+    errs
+}
+
 /// `ValidateObjectMetaAccessorUpdate`: immutable identity fields, no generation decrement,
 /// a `resourceVersion` present, plus the label/annotation/finalizer syntax of the new object.
 pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> Vec<FieldError> {

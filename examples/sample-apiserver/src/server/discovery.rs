@@ -1,10 +1,10 @@
-//! Discovery: `/api`, `/apis`, `/apis/wardle.example.com`, `/apis/wardle.example.com/{v}`
-//! and `/version`, in the legacy form and in the aggregated form (`apidiscovery.k8s.io/v2`
+//! Discovery: `/api`, `/api/v1` (core v1 namespaces, when standalone), `/apis`,
+//! `/apis/wardle.example.com`, `/apis/wardle.example.com/{v}` and `/version`, in the legacy form and in the aggregated form (`apidiscovery.k8s.io/v2`
 //! `APIGroupDiscoveryList`) that kubectl asks for with
 //! `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...`.
 
 use axum::Router;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use conneg::{Negotiated, Status};
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use crate::api::{GROUP, ResourceInfo, Version};
+use crate::api::{CORE_GROUP, GROUP, ResourceInfo, Version};
 
 /// The discovery routes.
 pub fn routes() -> Router<AppState> {
@@ -23,12 +23,14 @@ pub fn routes() -> Router<AppState> {
         .route("/apis", get(apis))
         .route("/apis/wardle.example.com", get(group))
         .route("/apis/wardle.example.com/{version}", get(resources))
+        .route("/api/{version}", get(core_resources))
         .route("/version", get(version))
         .route("/", get(index))
 }
 
 /// `/`: the list of served paths, as Kubernetes' index.
-async fn index(n: Negotiated) -> Response {
+async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
+    let core = st.serves(Version::CoreV1).then(|| Version::CoreV1.path());
     let paths = [
         "/api",
         "/apis",
@@ -47,6 +49,9 @@ async fn index(n: Negotiated) -> Response {
         "/readyz",
         "/version",
     ];
+    let mut paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
+    paths.extend(core);
+    paths.sort_unstable();
     n.response(StatusCode::OK, &json!({ "paths": paths }))
         .into_response()
 }
@@ -92,13 +97,28 @@ fn discovery_list(items: Vec<Value>) -> Value {
     })
 }
 
-async fn api(n: Negotiated) -> Response {
+/// The served core versions: `[v1]` standalone, none behind an aggregator.
+fn core_versions(st: &AppState) -> Vec<Version> {
+    [Version::CoreV1]
+        .into_iter()
+        .filter(|v| st.serves(*v))
+        .collect()
+}
+
+async fn api(State(st): State<AppState>, n: Negotiated) -> Response {
+    let versions = core_versions(&st);
     if n.conversion().is_some() {
-        return aggregated(&n, &discovery_list(Vec::new()));
+        let groups = if versions.is_empty() {
+            Vec::new()
+        } else {
+            vec![group_discovery(CORE_GROUP, &versions)]
+        };
+        return aggregated(&n, &discovery_list(groups));
     }
+    let names: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
     n.response(
         StatusCode::OK,
-        &json!({"kind": "APIVersions", "versions": [], "serverAddressByClientCIDRs": []}),
+        &json!({"kind": "APIVersions", "versions": names, "serverAddressByClientCIDRs": []}),
     )
     .into_response()
 }
@@ -140,43 +160,80 @@ async fn group(n: Negotiated) -> Response {
 
 /// The `APIGroupDiscovery` of wardle.example.com.
 pub fn aggregated_group() -> Value {
-    let versions: Vec<Value> = Version::PRIORITY
+    group_discovery(GROUP, &Version::PRIORITY)
+}
+
+/// The `APIGroupDiscovery` of `group` (`""`: core) with `versions`, preferred first.
+fn group_discovery(group: &str, versions: &[Version]) -> Value {
+    let versions: Vec<Value> = versions
         .iter()
         .map(|v| {
             let resources: Vec<Value> = v
                 .resources()
                 .iter()
                 .map(|r| {
-                    json!({
+                    let mut d = json!({
                         "resource": r.resource,
-                        "responseKind": {"group": GROUP, "version": v.as_str(), "kind": r.kind},
+                        "responseKind": {"group": r.group, "version": v.as_str(), "kind": r.kind},
                         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": r.singular,
                         "verbs": r.verbs,
-                    })
+                    });
+                    if !r.short_names.is_empty() {
+                        d["shortNames"] = json!(r.short_names);
+                    }
+                    d
                 })
                 .collect();
             json!({"version": v.as_str(), "resources": resources, "freshness": "Current"})
         })
         .collect();
     json!({
-        "metadata": {"name": GROUP, "creationTimestamp": null},
+        "metadata": {"name": group, "creationTimestamp": null},
         "versions": versions,
     })
 }
 
 fn api_resource(r: &ResourceInfo) -> Value {
-    json!({
+    let mut d = json!({
         "name": r.resource,
         "singularName": r.singular,
         "namespaced": r.namespaced,
         "kind": r.kind,
         "verbs": r.verbs,
-    })
+    });
+    if !r.short_names.is_empty() {
+        d["shortNames"] = json!(r.short_names);
+    }
+    d
 }
 
-async fn resources(n: Negotiated, Path(version): Path<String>) -> Result<Response, Status> {
-    let v = Version::parse(&version).ok_or_else(resource_not_found)?;
+async fn resources(
+    State(st): State<AppState>,
+    n: Negotiated,
+    Path(version): Path<String>,
+) -> Result<Response, Status> {
+    resource_list(&st, &n, GROUP, &version)
+}
+
+async fn core_resources(
+    State(st): State<AppState>,
+    n: Negotiated,
+    Path(version): Path<String>,
+) -> Result<Response, Status> {
+    resource_list(&st, &n, CORE_GROUP, &version)
+}
+
+/// The `APIResourceList` of one served version of `group`.
+fn resource_list(
+    st: &AppState,
+    n: &Negotiated,
+    group: &str,
+    version: &str,
+) -> Result<Response, Status> {
+    let v = Version::parse_in(group, version)
+        .filter(|v| st.serves(*v))
+        .ok_or_else(resource_not_found)?;
     let list = json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",

@@ -25,13 +25,13 @@ use http::{Method, StatusCode};
 use serde_json::Value;
 
 use super::kinds::Kind;
-use super::{AppState, patch, table, watch};
+use super::{AppState, namespaces, patch, table, watch};
 use crate::api::admission::{BanFlunder, Operation};
 use crate::api::validation::{
     resource_version_required, validate_object_meta, validate_object_meta_update,
 };
 use crate::api::{
-    GROUP, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, internal, v1alpha1,
+    ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1, internal, v1alpha1,
     v1beta1,
 };
 use crate::error::{ApiError, go_quote};
@@ -43,25 +43,23 @@ use crate::storage::{KeyValue, ListOptions, Storage, StorageError, ToApiError, c
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
 pub type HResult = Result<Response, Status>;
 
-/// The resource routes (namespaced and cluster-wide forms).
+/// The resource routes (namespaced and cluster-wide forms) of named groups (`/apis/{group}`)
+/// and of the core group (`/api`); [`Target::resolve`] answers 404 for what is not served.
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/apis/wardle.example.com/{version}/namespaces/{namespace}/{resource}",
-            any(collection),
-        )
-        .route(
-            "/apis/wardle.example.com/{version}/namespaces/{namespace}/{resource}/{name}",
-            any(object),
-        )
-        .route(
-            "/apis/wardle.example.com/{version}/{resource}",
-            any(collection),
-        )
-        .route(
-            "/apis/wardle.example.com/{version}/{resource}/{name}",
-            any(object),
-        )
+    ["/apis/{group}/{version}", "/api/{version}"]
+        .into_iter()
+        .fold(Router::new(), |r, base| {
+            r.route(
+                &format!("{base}/namespaces/{{namespace}}/{{resource}}"),
+                any(collection),
+            )
+            .route(
+                &format!("{base}/namespaces/{{namespace}}/{{resource}}/{{name}}"),
+                any(object),
+            )
+            .route(&format!("{base}/{{resource}}"), any(collection))
+            .route(&format!("{base}/{{resource}}/{{name}}"), any(object))
+        })
 }
 
 /// A versioned type served over HTTP, with the internal kind behind it.
@@ -95,6 +93,7 @@ macro_rules! served {
 served!(v1alpha1::Flunder, internal::Flunder);
 served!(v1beta1::Flunder, internal::Flunder);
 served!(v1alpha1::Fischer, internal::Fischer);
+served!(core_v1::Namespace, core_v1::Namespace);
 
 /// Calls `$f::<T>(args)` with `T` the versioned type for the target's version and resource.
 macro_rules! dispatch {
@@ -103,6 +102,7 @@ macro_rules! dispatch {
             (Version::V1alpha1, "flunders") => $($f)::+::<v1alpha1::Flunder>($($arg),*).await,
             (Version::V1beta1, "flunders") => $($f)::+::<v1beta1::Flunder>($($arg),*).await,
             (Version::V1alpha1, "fischers") => $($f)::+::<v1alpha1::Fischer>($($arg),*).await,
+            (Version::CoreV1, "namespaces") => $($f)::+::<core_v1::Namespace>($($arg),*).await,
             _ => Err(resource_not_found()),
         }
     };
@@ -122,10 +122,14 @@ pub struct Target {
 }
 
 impl Target {
-    fn resolve(p: &BTreeMap<String, String>) -> Result<Self, Status> {
+    fn resolve(p: &BTreeMap<String, String>, st: &AppState) -> Result<Self, Status> {
+        let group = p
+            .get("group")
+            .map_or(crate::api::CORE_GROUP, String::as_str);
         let version = p
             .get("version")
-            .and_then(|v| Version::parse(v))
+            .and_then(|v| Version::parse_in(group, v))
+            .filter(|v| st.serves(*v))
             .ok_or_else(resource_not_found)?;
         let resource = p
             .get("resource")
@@ -226,7 +230,7 @@ pub fn resource_not_found() -> Status {
 }
 
 fn method_not_allowed(method: &Method, t: &Target) -> Status {
-    Status::method_not_allowed(method.as_str(), GROUP, t.resource.resource)
+    Status::method_not_allowed(method.as_str(), t.resource.group, t.resource.resource)
 }
 
 /// A storage error as the API error Kubernetes answers with.
@@ -248,7 +252,7 @@ async fn collection(
     n: Negotiated,
     body: Body,
 ) -> HResult {
-    let t = Target::resolve(&p)?;
+    let t = Target::resolve(&p, &st)?;
     let q = params(q)?;
     match method {
         Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
@@ -256,7 +260,10 @@ async fn collection(
         Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
             dispatch!(t, create, (&st, &t, &q, &n, body))
         }
-        Method::DELETE if t.namespace.is_some() || !t.resource.namespaced => {
+        Method::DELETE
+            if (t.namespace.is_some() || !t.resource.namespaced)
+                && t.resource.verbs.contains(&"deletecollection") =>
+        {
             dispatch!(t, delete_collection, (&st, &t, &q, &n))
         }
         m => Err(method_not_allowed(&m, &t)),
@@ -271,7 +278,7 @@ async fn object(
     n: Negotiated,
     body: Body,
 ) -> HResult {
-    let t = Target::resolve(&p)?;
+    let t = Target::resolve(&p, &st)?;
     let q = params(q)?;
     match method {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
@@ -385,7 +392,15 @@ async fn create_object<T: Served>(
         m.deletion_timestamp = None;
         m.deletion_grace_period_seconds = None;
     }
+    k.prepare_for_create();
     // Admission sees the name as requested (empty when generated).
+    namespaces::admit_create(
+        st,
+        <T::K as Kind>::RESOURCE,
+        t.namespace.as_deref().unwrap_or(""),
+        &k.meta().name,
+    )
+    .await?;
     if <T::K as Kind>::ADMITTED {
         let fischers = list_fischers(st).await?;
         BanFlunder
@@ -667,6 +682,7 @@ async fn list<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) 
 /// (rest.BeforeUpdate): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed.
 fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+    new.prepare_for_update(old);
     let same = new.same_spec(old);
     let om = old.meta();
     let nm = new.meta_mut();
@@ -976,7 +992,7 @@ async fn delete<T: Served>(
             .await
             .map_err(|e| storage_status(e, t.resource, t.name()))?
             .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
-        let k: T::K = decode_kind(st, &kv)?;
+        let mut k: T::K = decode_kind(st, &kv)?;
         if let Some(p) = &opts.preconditions {
             let meta = k.meta();
             if let Some(uid) = p.uid.as_deref().filter(|u| *u != meta.uid) {
@@ -1006,15 +1022,52 @@ async fn delete<T: Served>(
                 .into());
             }
         }
+        let graceful = k.begin_delete().map_err(Status::from)?;
+        if graceful && k.meta().deletion_timestamp.is_none() {
+            k.meta_mut().deletion_timestamp = Some(Time::now());
+        }
         if dry_run {
-            return Ok(respond(n, StatusCode::OK, &T::from_kind(k)));
+            return Ok(deleted::<T>(n, k));
+        }
+        if graceful {
+            let Some(k) = write_update(st, &key, t.name(), k, kv.mod_revision, false).await? else {
+                backoff.wait().await;
+                continue;
+            };
+            // In a task of its own: a client that hangs up does not stop the deletion.
+            tokio::spawn(T::K::finalize(st.clone(), k.clone()))
+                .await
+                .map_err(|e| Status::internal_error(format!("deletion task failed: {e}")))??;
+            return Ok(deleted::<T>(n, k));
         }
         match st.store.delete(&key, Some(kv.mod_revision)).await {
-            Ok(_) => return Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
+            Ok(_) => return Ok(deleted::<T>(n, k)),
             Err(StorageError::Conflict { .. }) => backoff.wait().await,
             Err(e) => return Err(storage_status(e, t.resource, t.name())),
         }
     }
+}
+
+/// The answer to a DELETE: the object, or a `Status` of `Success` naming it, as the kind
+/// says ([`Kind::RETURN_DELETED_OBJECT`]; the details' `kind` is the resource, as Kubernetes
+/// writes it).
+fn deleted<T: Served>(n: &Negotiated, k: T::K) -> Response {
+    if <T::K as Kind>::RETURN_DELETED_OBJECT {
+        return respond(n, StatusCode::OK, &T::from_kind(k));
+    }
+    let res = <T::K as Kind>::RESOURCE;
+    let meta = k.meta();
+    let status = Status {
+        code: 0,
+        ..Status::success().with_details(conneg::StatusDetails {
+            name: meta.name.clone(),
+            group: res.group.to_owned(),
+            kind: res.resource.to_owned(),
+            uid: meta.uid.clone(),
+            ..Default::default()
+        })
+    };
+    respond(n, StatusCode::OK, &status)
 }
 
 async fn delete_collection<T: Served>(

@@ -1,15 +1,23 @@
 //! What differs between the served kinds, as one trait on the internal types: validation,
-//! admission, what counts as a spec change (generation), and the Table columns.
+//! admission, what counts as a spec change (generation), the Table columns, what create and
+//! update prepare (the strategy's `PrepareForCreate`/`PrepareForUpdate`) and how DELETE
+//! proceeds (at once, or marked and then finished by the kind's controller).
 //!
 //! To add a resource: add its types to `api`, implement [`Kind`] for its internal type here,
 //! and add a line to the `dispatch!` macro in `server/handlers.rs`.
 
 use std::collections::BTreeMap;
 
+use conneg::Status;
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use crate::api::validation::{FieldError, validate_flunder};
-use crate::api::{FISCHERS, FLUNDERS, ResourceInfo, VersionedObject, internal, v1alpha1};
+use super::{AppState, namespaces};
+use crate::api::validation::{FieldError, validate_flunder, validate_namespace_name};
+use crate::api::{
+    FISCHERS, FLUNDERS, NAMESPACES, ResourceInfo, VersionedObject, core_v1, internal, v1alpha1,
+};
+use crate::error::ApiError;
 use crate::meta::HasObjectMeta;
 
 /// A Table column (`metav1.TableColumnDefinition`).
@@ -47,6 +55,24 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// Extra selectable fields beyond metadata.name/namespace (none here).
     fn fields(&self) -> BTreeMap<&str, &str> {
         BTreeMap::new()
+    }
+    /// Server-set fields on create, after defaulting (the strategy's `PrepareForCreate`).
+    fn prepare_for_create(&mut self) {}
+    /// Fields an update may not change, carried over from `old` (`PrepareForUpdate`).
+    fn prepare_for_update(&mut self, _old: &Self) {}
+    /// Whether DELETE answers with the deleted object (`true`) or, as the generic registry
+    /// does by default, with a `Status` of `Success` naming it (`false`).
+    const RETURN_DELETED_OBJECT: bool = false;
+    /// Starts a DELETE. `Ok(false)`: the object is removed at once. `Ok(true)`: the object
+    /// has been marked as being deleted; it is written back (with `deletionTimestamp`) and
+    /// [`Kind::finalize`] removes it. An error refuses the deletion.
+    fn begin_delete(&mut self) -> Result<bool, ApiError> {
+        Ok(false)
+    }
+    /// Finishes a deletion that [`Kind::begin_delete`] began (the kind's controller): removes
+    /// what depends on the object, then the object.
+    fn finalize(_st: AppState, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -110,5 +136,48 @@ impl Kind for internal::Fischer {
     }
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.disallowed_flunders.join(","))]
+    }
+}
+
+impl Kind for core_v1::Namespace {
+    type Stored = core_v1::Namespace;
+    const RESOURCE: &'static ResourceInfo = &NAMESPACES;
+    const RETURN_DELETED_OBJECT: bool = true;
+
+    fn validate_create(&self) -> Vec<FieldError> {
+        validate_namespace_name(&self.metadata.name)
+    }
+    fn same_spec(&self, other: &Self) -> bool {
+        self.spec == other.spec && self.status == other.status
+    }
+    fn columns() -> &'static [Column] {
+        &[Column {
+            name: "Status",
+            ty: "string",
+            format: "",
+            description: "The status of the namespace",
+        }]
+    }
+    fn cells(&self) -> Vec<Value> {
+        vec![json!(self.status.phase)]
+    }
+    /// Every namespace starts `Active` with the `kubernetes` finalizer.
+    fn prepare_for_create(&mut self) {
+        self.spec.finalizers = vec![core_v1::FINALIZER_KUBERNETES.to_owned()];
+        core_v1::PHASE_ACTIVE.clone_into(&mut self.status.phase);
+    }
+    /// Finalizers and status change only through deletion (Kubernetes: the `finalize` and
+    /// `status` subresources, not served here).
+    fn prepare_for_update(&mut self, old: &Self) {
+        self.spec.finalizers.clone_from(&old.spec.finalizers);
+        self.status.clone_from(&old.status);
+    }
+    fn begin_delete(&mut self) -> Result<bool, ApiError> {
+        namespaces::admit_delete(&self.metadata.name)?;
+        core_v1::PHASE_TERMINATING.clone_into(&mut self.status.phase);
+        Ok(true)
+    }
+    fn finalize(st: AppState, obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+        Box::pin(namespaces::finalize(st, obj.metadata.name))
     }
 }

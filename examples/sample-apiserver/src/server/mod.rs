@@ -10,6 +10,7 @@
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
+//!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
 //!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
@@ -31,6 +32,7 @@ pub mod handlers;
 pub mod health;
 pub mod kinds;
 pub mod metrics;
+pub mod namespaces;
 pub mod openapi;
 pub mod patch;
 pub mod serve;
@@ -45,6 +47,7 @@ use axum::Router;
 use axum::routing::get;
 use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
 
+use crate::api::Version;
 use crate::config::OpenedStorage;
 use crate::error::ApiError;
 use crate::storage::Store;
@@ -69,6 +72,8 @@ pub struct AppState {
     /// Permits for work run on the blocking pool (parsing and applying patches): one per
     /// CPU, so hostile bodies queue instead of taking every thread.
     pub blocking: Arc<tokio::sync::Semaphore>,
+    /// Whether core `v1` namespaces are served ([`ServerOptions::standalone`]).
+    pub standalone: bool,
 }
 
 /// Server options beyond storage.
@@ -76,11 +81,19 @@ pub struct AppState {
 pub struct ServerOptions {
     /// Serve and accept CBOR (`--no-cbor` turns it off: JSON only, 415 for CBOR bodies).
     pub cbor: bool,
+    /// Serve core `v1` namespaces and check that namespaced objects are created in an
+    /// existing, active namespace ([`namespaces`]), for a server that is not behind an
+    /// aggregator (`--standalone=false` turns it off). Call [`namespaces::bootstrap`] once
+    /// before serving, to create the system namespaces.
+    pub standalone: bool,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        Self { cbor: true }
+        Self {
+            cbor: true,
+            standalone: true,
+        }
     }
 }
 
@@ -93,11 +106,17 @@ impl AppState {
             keys: storage.keys,
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
+            standalone: options.standalone,
             hubs: watch::Hubs::default(),
             blocking: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             )),
         }
+    }
+
+    /// Whether `version` is served: wardle.example.com's always, core `v1` when standalone.
+    pub fn serves(&self, version: Version) -> bool {
+        version.group() != crate::api::CORE_GROUP || self.standalone
     }
 
     fn codecs(&self) -> Codecs {

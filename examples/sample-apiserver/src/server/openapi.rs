@@ -1,5 +1,6 @@
-//! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/wardle.example.com/{v}` (one document
-//! per group-version) and `/openapi/v2` (the same schemas as Swagger 2.0 definitions).
+//! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/wardle.example.com/{v}` and, when
+//! standalone, `/openapi/v3/api/v1` (one document per served group-version) and
+//! `/openapi/v2` (the same schemas as Swagger 2.0 definitions).
 //!
 //! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
@@ -14,7 +15,7 @@
 use std::sync::OnceLock;
 
 use axum::Router;
-use axum::extract::{Path, Query};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
@@ -25,17 +26,17 @@ use serde_json::{Map, Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use crate::api::{GROUP, ReferenceType, ResourceInfo, Version};
+use crate::api::{CORE_GROUP, ReferenceType, ResourceInfo, Version};
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
-const MODEL: &str = "io.k8s.sample-apiserver.pkg.apis.wardle";
 
 /// The OpenAPI routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/openapi/v2", get(v2))
         .route("/openapi/v3", get(v3_index))
-        .route("/openapi/v3/apis/wardle.example.com/{version}", get(v3_doc))
+        .route("/openapi/v3/apis/{group}/{version}", get(v3_doc))
+        .route("/openapi/v3/api/{version}", get(v3_doc))
 }
 
 struct Doc {
@@ -43,10 +44,11 @@ struct Doc {
     hash: String,
 }
 
-fn docs() -> &'static [(Version, Doc); 2] {
-    static DOCS: OnceLock<[(Version, Doc); 2]> = OnceLock::new();
+/// The documents of every version; [`AppState::serves`] says which are published.
+fn docs() -> &'static [(Version, Doc); 3] {
+    static DOCS: OnceLock<[(Version, Doc); 3]> = OnceLock::new();
     DOCS.get_or_init(|| {
-        [Version::V1alpha1, Version::V1beta1].map(|v| {
+        Version::ALL.map(|v| {
             let bytes = Bytes::from(serde_json::to_vec(&document(v)).unwrap_or_default());
             let hash = hash_hex(&bytes);
             (v, Doc { bytes, hash })
@@ -80,12 +82,14 @@ fn json_response(bytes: Bytes, cache: &'static str, etag: Option<&str>) -> Respo
     r
 }
 
-async fn v3_index() -> Response {
+async fn v3_index(State(st): State<AppState>) -> Response {
     let mut paths = Map::new();
-    for (v, d) in docs() {
+    for (v, d) in docs().iter().filter(|(v, _)| st.serves(*v)) {
+        let path = v.path();
+        let key = path.trim_start_matches('/');
         paths.insert(
-            format!("apis/{GROUP}/{}", v.as_str()),
-            json!({"serverRelativeURL": format!("/openapi/v3/apis/{GROUP}/{}?hash={}", v.as_str(), d.hash)}),
+            key.to_owned(),
+            json!({"serverRelativeURL": format!("/openapi/v3{path}?hash={}", d.hash)}),
         );
     }
     let body = serde_json::to_vec(&json!({"paths": paths})).unwrap_or_default();
@@ -93,10 +97,16 @@ async fn v3_index() -> Response {
 }
 
 async fn v3_doc(
-    Path(version): Path<String>,
+    State(st): State<AppState>,
+    Path(p): Path<std::collections::BTreeMap<String, String>>,
     Query(q): Query<std::collections::BTreeMap<String, String>>,
 ) -> Result<Response, Status> {
-    let v = Version::parse(&version).ok_or_else(resource_not_found)?;
+    let group = p.get("group").map_or(CORE_GROUP, String::as_str);
+    let v = p
+        .get("version")
+        .and_then(|v| Version::parse_in(group, v))
+        .filter(|v| st.serves(*v))
+        .ok_or_else(resource_not_found)?;
     let d = &docs()
         .iter()
         .find(|(dv, _)| *dv == v)
@@ -110,11 +120,12 @@ async fn v3_doc(
     Ok(json_response(d.bytes.clone(), cache, Some(&d.hash)))
 }
 
-async fn v2() -> Response {
-    static V2: OnceLock<Bytes> = OnceLock::new();
-    let b = V2.get_or_init(|| {
+async fn v2(State(st): State<AppState>) -> Response {
+    // One document without core v1, one with it (`--standalone`).
+    static V2: [OnceLock<Bytes>; 2] = [OnceLock::new(), OnceLock::new()];
+    let b = V2[usize::from(st.standalone)].get_or_init(|| {
         let mut defs = Map::new();
-        for v in [Version::V1alpha1, Version::V1beta1] {
+        for v in Version::ALL.into_iter().filter(|v| st.serves(*v)) {
             if let Value::Object(m) = schemas(v) {
                 defs.extend(m);
             }
@@ -146,17 +157,110 @@ fn all_of(name: &str, extra: Value) -> Value {
 }
 
 fn gvk(v: Version, kind: &str) -> Value {
-    json!([{"group": GROUP, "kind": kind, "version": v.as_str()}])
+    json!([{"group": v.group(), "kind": kind, "version": v.as_str()}])
 }
 
+/// The schema name of a type: `io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`,
+/// `io.k8s.api.core.v1.Namespace`, as Kubernetes names them.
 fn model(v: Version, name: &str) -> String {
-    format!("{MODEL}.{}.{name}", v.as_str())
+    let package = match v.group() {
+        CORE_GROUP => "io.k8s.api.core",
+        _ => "io.k8s.sample-apiserver.pkg.apis.wardle",
+    };
+    format!("{package}.{}.{name}", v.as_str())
+}
+
+/// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`)
+/// and in tags (`wardleExample_v1beta1`, `core_v1`).
+fn group_word(v: Version) -> &'static str {
+    match v.group() {
+        CORE_GROUP => "Core",
+        _ => "WardleExample",
+    }
+}
+
+/// A kind's object schema: apiVersion, kind, metadata and `props`.
+fn object_schema(v: Version, kind: &str, desc: &str, mut props: Map<String, Value>) -> Value {
+    let mut p = Map::new();
+    p.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}));
+    p.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}));
+    p.insert(
+        "metadata".into(),
+        all_of(
+            &format!("{META}.ObjectMeta"),
+            json!({"default": {}, "description": "Standard object's metadata."}),
+        ),
+    );
+    p.append(&mut props);
+    json!({"type": "object", "description": desc, "properties": p, "x-kubernetes-group-version-kind": gvk(v, kind)})
+}
+
+/// A list kind's schema.
+fn list_schema(v: Version, kind: &str, item: &str) -> Value {
+    json!({
+        "type": "object",
+        "description": format!("{kind} is a list of {item} objects."),
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
+            "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
+            "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
+            "items": {"type": "array", "items": all_of(&model(v, item), json!({"default": {}}))},
+        },
+        "x-kubernetes-group-version-kind": gvk(v, kind),
+    })
+}
+
+/// Core v1 Namespace, NamespaceSpec, NamespaceStatus, NamespaceList.
+fn namespace_schemas(v: Version, m: &mut Map<String, Value>) {
+    let mut props = Map::new();
+    props.insert(
+        "spec".into(),
+        all_of(
+            &model(v, "NamespaceSpec"),
+            json!({"default": {}, "description": "Spec defines the behavior of the Namespace."}),
+        ),
+    );
+    props.insert(
+        "status".into(),
+        all_of(&model(v, "NamespaceStatus"), json!({"default": {}, "description": "Status describes the current status of a Namespace."})),
+    );
+    m.insert(
+        model(v, "Namespace"),
+        object_schema(
+            v,
+            "Namespace",
+            "Namespace provides a scope for Names.",
+            props,
+        ),
+    );
+    m.insert(
+        model(v, "NamespaceList"),
+        list_schema(v, "NamespaceList", "Namespace"),
+    );
+    m.insert(
+        model(v, "NamespaceSpec"),
+        json!({"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
+               "properties": {"finalizers": {"type": "array", "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage.",
+                                             "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"}}}),
+    );
+    m.insert(
+        model(v, "NamespaceStatus"),
+        json!({"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
+               "properties": {"phase": {"type": "string", "description": enum_description_of("Phase is the current lifecycle phase of the namespace.", &["Active", "Terminating"]),
+                                        "enum": ["Active", "Terminating"]}}}),
+    );
 }
 
 fn enum_description(lead: &str) -> String {
     let mut vals = ReferenceType::KNOWN.to_vec();
     vals.sort_unstable();
-    let list: Vec<String> = vals.iter().map(|v| format!(" - `\"{v}\"`")).collect();
+    enum_description_of(lead, &vals)
+}
+
+/// An enum's description as Kubernetes writes it: the lead, then "Possible enum values".
+fn enum_description_of(lead: &str, sorted: &[&str]) -> String {
+    let list: Vec<String> = sorted.iter().map(|v| format!(" - `\"{v}\"`")).collect();
     format!("{lead}\n\nPossible enum values:\n{}", list.join("\n"))
 }
 
@@ -169,7 +273,14 @@ fn reference_type_schema(lead: &str) -> Value {
 /// The component schemas of one version.
 pub fn schemas(v: Version) -> Value {
     let mut s = meta_schemas();
+    let Some(m) = s.as_object_mut() else {
+        return s;
+    };
     let flunder_spec = match v {
+        Version::CoreV1 => {
+            namespace_schemas(v, m);
+            return s;
+        }
         Version::V1alpha1 => json!({
             "type": "object",
             "description": "FlunderSpec is the specification of a Flunder.",
@@ -216,35 +327,6 @@ pub fn schemas(v: Version) -> Value {
             ],
         }),
     };
-    let object = |kind: &str, desc: &str, mut props: Map<String, Value>| {
-        let mut p = Map::new();
-        p.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}));
-        p.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}));
-        p.insert(
-            "metadata".into(),
-            all_of(
-                &format!("{META}.ObjectMeta"),
-                json!({"default": {}, "description": "Standard object's metadata."}),
-            ),
-        );
-        p.append(&mut props);
-        json!({"type": "object", "description": desc, "properties": p, "x-kubernetes-group-version-kind": gvk(v, kind)})
-    };
-    let list = |kind: &str, item: &str| {
-        json!({
-            "type": "object",
-            "description": format!("{kind} is a list of {item} objects."),
-            "required": ["items"],
-            "properties": {
-                "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
-                "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
-                "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
-                "items": {"type": "array", "items": all_of(&model(v, item), json!({"default": {}}))},
-            },
-            "x-kubernetes-group-version-kind": gvk(v, kind),
-        })
-    };
-    let m = s.as_object_mut().expect("object");
     let mut fprops = Map::new();
     fprops.insert(
         "spec".into(),
@@ -256,13 +338,17 @@ pub fn schemas(v: Version) -> Value {
     );
     m.insert(
         model(v, "Flunder"),
-        object(
+        object_schema(
+            v,
             "Flunder",
             "Flunder is an example type with a spec and a status. Validation runs on create.",
             fprops,
         ),
     );
-    m.insert(model(v, "FlunderList"), list("FlunderList", "Flunder"));
+    m.insert(
+        model(v, "FlunderList"),
+        list_schema(v, "FlunderList", "Flunder"),
+    );
     m.insert(model(v, "FlunderSpec"), flunder_spec);
     m.insert(
         model(v, "FlunderStatus"),
@@ -277,13 +363,17 @@ pub fn schemas(v: Version) -> Value {
         );
         m.insert(
             model(v, "Fischer"),
-            object(
+            object_schema(
+                v,
                 "Fischer",
                 "Fischer names flunders that the BanFlunder admission plugin refuses to create.",
                 props,
             ),
         );
-        m.insert(model(v, "FischerList"), list("FischerList", "Fischer"));
+        m.insert(
+            model(v, "FischerList"),
+            list_schema(v, "FischerList", "Fischer"),
+        );
     }
     s
 }
@@ -434,18 +524,25 @@ fn op(
     responses: Value,
 ) -> Value {
     let mut o = json!({
-        "tags": [format!("wardleExample_{}", v.as_str())],
+        "tags": [format!("{}_{}", first_lower(group_word(v)), v.as_str())],
         "description": format!("{action} {}", res.kind),
         "operationId": id,
         "parameters": params,
         "responses": responses,
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": GROUP, "kind": res.kind, "version": v.as_str()},
+        "x-kubernetes-group-version-kind": {"group": v.group(), "kind": res.kind, "version": v.as_str()},
     });
     if let Some(b) = body {
         o["requestBody"] = b;
     }
     o
+}
+
+fn first_lower(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_lowercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
 }
 
 fn write_params() -> Vec<Value> {
@@ -546,7 +643,8 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
     } else {
         ("", "", vec![])
     };
-    let base = format!("/apis/{GROUP}/{}/{ns_part}{}", v.as_str(), res.resource);
+    let base = format!("{}/{ns_part}{}", v.path(), res.resource);
+    let word = group_word(v);
     let pretty = qparam(
         "pretty",
         "string",
@@ -558,7 +656,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "list",
-        &format!("listWardleExample{ver}{ns_word}{kind}"),
+        &format!("list{word}{ver}{ns_word}{kind}"),
         list_params(),
         None,
         json!({"200": ok(list.clone())}),
@@ -567,7 +665,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "post",
-        &format!("createWardleExample{ver}{ns_word}{kind}"),
+        &format!("create{word}{ver}{ns_word}{kind}"),
         write_params(),
         Some(body(obj.clone())),
         json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
@@ -578,15 +676,17 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         "string",
         "When present, indicates that modifications should not be persisted.",
     ));
-    coll["delete"] = op(
-        v,
-        res,
-        "deletecollection",
-        &format!("deleteWardleExample{ver}Collection{ns_word}{kind}"),
-        dc_params,
-        Some(json!({"content": {"*/*": {"schema": r(&format!("{META}.DeleteOptions"))}}})),
-        json!({"200": ok(r(&format!("{META}.Status")))}),
-    );
+    if res.verbs.contains(&"deletecollection") {
+        coll["delete"] = op(
+            v,
+            res,
+            "deletecollection",
+            &format!("delete{word}{ver}Collection{ns_word}{kind}"),
+            dc_params,
+            Some(json!({"content": {"*/*": {"schema": r(&format!("{META}.DeleteOptions"))}}})),
+            json!({"200": ok(r(&format!("{META}.Status")))}),
+        );
+    }
     paths.insert(base.clone(), coll);
 
     let mut item_params = vec![path_param("name", &format!("name of the {kind}"))];
@@ -597,7 +697,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "get",
-        &format!("readWardleExample{ver}{ns_word}{kind}"),
+        &format!("read{word}{ver}{ns_word}{kind}"),
         vec![],
         None,
         json!({"200": ok(obj.clone())}),
@@ -606,7 +706,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "put",
-        &format!("replaceWardleExample{ver}{ns_word}{kind}"),
+        &format!("replace{word}{ver}{ns_word}{kind}"),
         write_params(),
         Some(body(obj.clone())),
         json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
@@ -624,7 +724,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "patch",
-        &format!("patchWardleExample{ver}{ns_word}{kind}"),
+        &format!("patch{word}{ver}{ns_word}{kind}"),
         patch_params,
         Some(patch_body),
         json!({"200": ok(obj.clone()), "201": {"description": "Created", "content": content(obj.clone())}}),
@@ -633,7 +733,7 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
         v,
         res,
         "delete",
-        &format!("deleteWardleExample{ver}{ns_word}{kind}"),
+        &format!("delete{word}{ver}{ns_word}{kind}"),
         vec![qparam(
             "dryRun",
             "string",
@@ -645,13 +745,13 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
     paths.insert(format!("{base}/{{name}}"), item);
 
     if res.namespaced {
-        let all = format!("/apis/{GROUP}/{}/{}", v.as_str(), res.resource);
+        let all = format!("{}/{}", v.path(), res.resource);
         let mut p = json!({"parameters": [qparam("pretty", "string", "If 'true', then the output is pretty printed.")]});
         p["get"] = op(
             v,
             res,
             "list",
-            &format!("listWardleExample{ver}{kind}ForAllNamespaces"),
+            &format!("list{word}{ver}{kind}ForAllNamespaces"),
             list_params(),
             None,
             json!({"200": ok(list)}),
@@ -668,7 +768,7 @@ pub fn document(v: Version) -> Value {
     }
     json!({
         "openapi": "3.0.0",
-        "info": {"title": "Wardle", "version": "0.1"},
+        "info": {"title": if v.group() == CORE_GROUP { "Kubernetes" } else { "Wardle" }, "version": "0.1"},
         "paths": paths,
         "components": {"schemas": schemas(v)},
     })
@@ -681,7 +781,7 @@ mod tests {
     /// Every `$ref` points at a schema in the document.
     #[test]
     fn refs_resolve_and_patch_ops_are_tagged() {
-        for v in [Version::V1alpha1, Version::V1beta1] {
+        for v in Version::ALL {
             let doc = document(v);
             let text = doc.to_string();
             let schemas = doc["components"]["schemas"].as_object().unwrap();
@@ -695,7 +795,7 @@ mod tests {
                 } else {
                     ""
                 };
-                let p = format!("/apis/{GROUP}/{}/{ns}{}/{{name}}", v.as_str(), res.resource);
+                let p = format!("{}/{ns}{}/{{name}}", v.path(), res.resource);
                 let patch = &doc["paths"][&p]["patch"];
                 assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], res.kind);
                 assert!(
@@ -705,6 +805,11 @@ mod tests {
                         .iter()
                         .any(|p| p["name"] == "fieldValidation")
                 );
+            }
+            if v == Version::CoreV1 {
+                let phase = &schemas["io.k8s.api.core.v1.NamespaceStatus"]["properties"]["phase"];
+                assert_eq!(phase["enum"], json!(["Active", "Terminating"]));
+                continue;
             }
             let spec = &schemas[&model(v, "FlunderSpec")];
             assert_eq!(

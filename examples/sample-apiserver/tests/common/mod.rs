@@ -93,6 +93,15 @@ impl Server {
         self.req("GET", path, &[("Accept", accept)], b"")
     }
 
+    /// Creates the namespace `name` (namespaced objects need one, as in Kubernetes).
+    pub(crate) fn create_namespace(&self, name: &str) {
+        let r = self.post_json(
+            "/api/v1/namespaces",
+            &format!(r#"{{"metadata":{{"name":"{name}"}}}}"#),
+        );
+        assert_eq!(r.code, 201, "create namespace {name}: {}", r.text());
+    }
+
     /// POST JSON.
     pub(crate) fn post_json(&self, path: &str, body: &str) -> Resp {
         self.req(

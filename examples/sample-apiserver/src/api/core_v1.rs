@@ -1,0 +1,166 @@
+//! Core `v1` (`/api/v1`): `Namespace` and `NamespaceList`, served when the server runs
+//! standalone so that clients which expect a core group (kube-rs discovery, kubectl, the
+//! Python client) find one. One version, so the type is its own internal form.
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+
+use super::internal::meta_impls;
+use super::v1alpha1::object_list_impls;
+use super::{NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject};
+
+/// `v1`.
+pub const API_VERSION: &str = "v1";
+
+/// The finalizer the namespace controller removes once a namespace is empty (`kubernetes`).
+pub const FINALIZER_KUBERNETES: &str = "kubernetes";
+
+/// The label every namespace carries with its own name (set by defaulting, as Kubernetes).
+pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// `NamespacePhase`: `Active`.
+pub const PHASE_ACTIVE: &str = "Active";
+/// `NamespacePhase`: `Terminating` (deletion requested; contents are being removed).
+pub const PHASE_TERMINATING: &str = "Terminating";
+
+/// `NamespaceSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamespaceSpec {
+    /// What must be done before the namespace is removed (`["kubernetes"]`).
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub finalizers: Vec<String>,
+}
+
+/// `NamespaceStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamespaceStatus {
+    /// `Active` or `Terminating`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub phase: String,
+}
+
+/// `Namespace` (cluster-scoped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Namespace {
+    /// `Namespace`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// `v1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// Metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    /// Spec (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub spec: NamespaceSpec,
+    /// Status (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub status: NamespaceStatus,
+}
+
+/// `NamespaceList`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceList {
+    /// `NamespaceList`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// `v1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// List metadata (always written).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ListMeta,
+    /// Items (always written, `[]` when empty).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub items: Vec<Namespace>,
+}
+
+meta_impls!(Namespace, NamespaceList);
+
+impl Namespace {
+    /// Whether deletion has begun (phase `Terminating`).
+    pub fn is_terminating(&self) -> bool {
+        self.status.phase == PHASE_TERMINATING
+    }
+}
+
+impl Versioned for Namespace {
+    type Internal = Namespace;
+    const VERSION: Version = Version::CoreV1;
+    const KIND: &'static str = "Namespace";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    /// `SetDefaults_Namespace` and `SetDefaults_NamespaceStatus`: the name label, phase
+    /// `Active`.
+    fn apply_defaults(&mut self) {
+        if !self.metadata.name.is_empty() {
+            self.metadata
+                .labels
+                .insert(NAME_LABEL.to_owned(), self.metadata.name.clone());
+        }
+        if self.status.phase.is_empty() {
+            PHASE_ACTIVE.clone_into(&mut self.status.phase);
+        }
+    }
+    fn into_internal(self) -> Namespace {
+        self
+    }
+    fn from_internal(mut i: Namespace) -> Self {
+        i.set_type_meta();
+        i
+    }
+}
+
+impl Versioned for NamespaceList {
+    type Internal = NamespaceList;
+    const VERSION: Version = Version::CoreV1;
+    const KIND: &'static str = "NamespaceList";
+
+    fn set_type_meta(&mut self) {
+        API_VERSION.clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn apply_defaults(&mut self) {
+        self.items.iter_mut().for_each(Versioned::apply_defaults);
+    }
+    fn into_internal(self) -> NamespaceList {
+        self
+    }
+    fn from_internal(mut i: NamespaceList) -> Self {
+        i.set_type_meta();
+        i
+    }
+}
+
+object_list_impls!(Namespace, NamespaceList, NAMESPACES);

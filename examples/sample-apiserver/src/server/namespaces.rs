@@ -1,0 +1,196 @@
+//! Namespaces when the server runs standalone (`--standalone`, the default): what
+//! kube-apiserver's NamespaceLifecycle admission plugin, namespace controller and bootstrap
+//! do for the core `v1` Namespace kind ([`crate::api::core_v1`]).
+//!
+//! * Creating a namespaced object needs its namespace: 404 `namespaces "x" not found` when it
+//!   does not exist, 403 `... unable to create new content in namespace x because it is being
+//!   terminated` while it is being deleted.
+//! * DELETE of a namespace marks it `Terminating` (with `deletionTimestamp`) and answers with
+//!   it, as Kubernetes does; [`finalize`] then deletes every object in it and the namespace
+//!   itself. The request waits for that to finish (in a task of its own, so a client that
+//!   hangs up does not stop it), so a namespace is gone when its DELETE returns; one left
+//!   `Terminating` by a crash is finished at the next start ([`bootstrap`]).
+//! * `default`, `kube-system`, `kube-public` and `kube-node-lease` exist from the start; the
+//!   first three may not be deleted.
+
+use conneg::Status;
+
+use super::AppState;
+use super::handlers::{decode_kind, storage_status};
+use super::kinds::Kind;
+use crate::api::core_v1::Namespace;
+use crate::api::{NAMESPACES, ResourceInfo, Version, Versioned};
+use crate::error::ApiError;
+use crate::meta::{HasObjectMeta, Time};
+use crate::names;
+use crate::storage::{ListOptions, Storage, StorageError};
+
+/// The namespaces Kubernetes creates at start.
+pub const SYSTEM_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// The namespaces that may not be deleted.
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// NamespaceLifecycle on DELETE of a namespace: the system namespaces stay.
+pub fn admit_delete(name: &str) -> Result<(), ApiError> {
+    if IMMORTAL_NAMESPACES.contains(&name) {
+        return Err(ApiError::forbidden(
+            &NAMESPACES.group_resource(),
+            name,
+            "this namespace may not be deleted",
+        ));
+    }
+    Ok(())
+}
+
+/// NamespaceLifecycle on create of an object of `resource` named `name` in `namespace`: the
+/// namespace must exist and not be terminating. Nothing is checked when namespaces are not
+/// served (behind an aggregator, kube-apiserver checks).
+pub async fn admit_create(
+    st: &AppState,
+    resource: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+) -> Result<(), Status> {
+    if !resource.namespaced || !st.serves(Version::CoreV1) {
+        return Ok(());
+    }
+    let ns = get(st, namespace)
+        .await?
+        .ok_or_else(|| ApiError::not_found(&NAMESPACES.group_resource(), namespace))?;
+    if ns.is_terminating() {
+        let mut err = ApiError::forbidden(
+            &resource.group_resource(),
+            name,
+            &format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        );
+        if let Some(d) = err.details.as_mut() {
+            d.causes.push(crate::error::StatusCause {
+                reason: "NamespaceTerminating".to_owned(),
+                message: format!("namespace {namespace} is being terminated"),
+                field: "metadata.namespace".to_owned(),
+            });
+        }
+        return Err(err.into());
+    }
+    Ok(())
+}
+
+async fn get(st: &AppState, name: &str) -> Result<Option<Namespace>, Status> {
+    let kv = st
+        .store
+        .get(&st.keys.object(&NAMESPACES, "", name))
+        .await
+        .map_err(|e| storage_status(e, &NAMESPACES, name))?;
+    kv.map(|kv| decode_kind(st, &kv)).transpose()
+}
+
+/// The namespace controller's work for one namespace being deleted: delete every object of
+/// every namespaced resource in it, until a pass finds none (a create admitted just before
+/// the namespace turned `Terminating` may land after the first pass), then the namespace.
+pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
+    let mut resources: Vec<&ResourceInfo> = Version::ALL
+        .iter()
+        .filter(|v| st.serves(**v))
+        .flat_map(|v| v.resources().iter().copied())
+        .filter(|r| r.namespaced)
+        .collect();
+    resources.dedup_by_key(|r| r.resource);
+    loop {
+        let mut found = 0;
+        for res in &resources {
+            let prefix = st.keys.collection(res, Some(&name));
+            let page = st
+                .store
+                .list(&prefix, ListOptions::default())
+                .await
+                .map_err(|e| storage_status(e, res, ""))?;
+            for kv in &page.items {
+                found += 1;
+                match st.store.delete(&kv.key, None).await {
+                    Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                    Err(e) => return Err(storage_status(e, res, "")),
+                }
+            }
+        }
+        if found == 0 {
+            break;
+        }
+    }
+    match st
+        .store
+        .delete(&st.keys.object(&NAMESPACES, "", &name), None)
+        .await
+    {
+        Ok(_) | Err(StorageError::NotFound { .. }) => Ok(()),
+        Err(e) => Err(storage_status(e, &NAMESPACES, &name)),
+    }
+}
+
+/// At start, when namespaces are served: creates the system namespaces that do not exist
+/// and finishes the deletion of any namespace left `Terminating`.
+pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
+    if !st.serves(Version::CoreV1) {
+        return Ok(());
+    }
+    for name in SYSTEM_NAMESPACES {
+        let mut ns = Namespace::default();
+        ns.metadata.name = name.to_owned();
+        ns.apply_defaults();
+        ns.prepare_for_create();
+        let m = ns.meta_mut();
+        m.uid = names::new_uid();
+        m.creation_timestamp = Some(Time::now());
+        m.generation = 1;
+        let bytes = st
+            .codec
+            .encode(&mut ns)
+            .map_err(|e| storage_status(e, &NAMESPACES, name))?;
+        match st
+            .store
+            .create(&st.keys.object(&NAMESPACES, "", name), bytes)
+            .await
+        {
+            Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(storage_status(e, &NAMESPACES, name)),
+        }
+    }
+    let all = st
+        .store
+        .list(
+            &st.keys.collection(&NAMESPACES, None),
+            ListOptions::default(),
+        )
+        .await
+        .map_err(|e| storage_status(e, &NAMESPACES, ""))?;
+    for kv in &all.items {
+        let ns: Namespace = decode_kind(st, kv)?;
+        if ns.is_terminating() {
+            tracing::info!(namespace = %ns.metadata.name, "finishing the deletion of a namespace");
+            finalize(st.clone(), ns.metadata.name).await?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_namespaces_but_kube_node_lease_are_immortal() {
+        for name in IMMORTAL_NAMESPACES {
+            let err = admit_delete(name).unwrap_err();
+            assert_eq!(err.code, 403);
+            assert_eq!(
+                err.message,
+                format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted")
+            );
+        }
+        assert!(admit_delete("kube-node-lease").is_ok());
+        assert!(admit_delete("x").is_ok());
+    }
+}
