@@ -44,7 +44,7 @@ use crate::storage::{KeyValue, ListOptions, Storage, StorageError, ToApiError, c
 pub type HResult = Result<Response, Status>;
 
 /// The resource routes (namespaced and cluster-wide forms) of named groups (`/apis/{group}`)
-/// and of the core group (`/api`); [`Target::resolve`] answers 404 for what is not served.
+/// and of the core group (`/api`); `Target::resolve` answers 404 for what is not served.
 pub fn routes() -> Router<AppState> {
     ["/apis/{group}/{version}", "/api/{version}"]
         .into_iter()
