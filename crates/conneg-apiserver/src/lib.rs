@@ -9,6 +9,7 @@
 //! The example `sample-apiserver` (Kubernetes' wardle.example.com) is built on it.
 #![deny(unsafe_code)]
 
+pub mod auth;
 pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -461,19 +461,24 @@ impl Status {
         .with_details(details)
     }
 
-    /// 403 `Forbidden`: `<resource>.<group> "<name>" is forbidden: <why>`.
+    /// 403 `Forbidden`: `<resource>.<group> "<name>" is forbidden: <why>`, without the name
+    /// for a collection (`<resource>.<group> is forbidden: <why>`) and as `forbidden: <why>`
+    /// without a resource, as Kubernetes words them.
     pub fn forbidden(group: &str, resource: &str, name: &str, why: &str) -> Self {
         let name = &*Status::echo(name);
-        Status::failure(
-            StatusCode::FORBIDDEN,
-            StatusReason::Forbidden,
+        let message = if resource.is_empty() {
+            format!("forbidden: {why}")
+        } else if name.is_empty() {
+            format!("{} is forbidden: {why}", qualified(resource, group))
+        } else {
             format!(
                 "{} {} is forbidden: {why}",
                 qualified(resource, group),
                 Status::quote(name)
-            ),
-        )
-        .with_details(Status::resource_details(group, resource, name))
+            )
+        };
+        Status::failure(StatusCode::FORBIDDEN, StatusReason::Forbidden, message)
+            .with_details(Status::resource_details(group, resource, name))
     }
 
     /// 401 `Unauthorized`.

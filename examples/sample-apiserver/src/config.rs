@@ -72,6 +72,70 @@ pub struct StorageArgs {
     pub etcd_request_timeout: Duration,
 }
 
+/// Authentication and authorization flags, named as Kubernetes' generic API server names them.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct AuthArgs {
+    /// Allow requests without credentials, as user `system:anonymous` (group
+    /// `system:unauthenticated`); otherwise they are 401.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub anonymous_auth: bool,
+    /// Static bearer tokens: a CSV file of `token,user,uid[,"group1,group2"]` lines.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// Authorization modes, tried in order: `AlwaysAllow`, `AlwaysDeny`, `ABAC`.
+    #[arg(long, value_delimiter = ',', default_value = "AlwaysAllow")]
+    pub authorization_mode: Vec<String>,
+    /// The ABAC policy file (one JSON policy per line), for `--authorization-mode=ABAC`.
+    #[arg(long)]
+    pub authorization_policy_file: Option<PathBuf>,
+    /// Paths any user may reach (a trailing `*` matches a prefix).
+    #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
+    pub authorization_always_allow_paths: Vec<String>,
+}
+
+impl AuthArgs {
+    /// The authenticator and authorizer these flags describe, reading the files they name;
+    /// the error says which flag or file is wrong.
+    pub fn build(&self) -> std::result::Result<crate::server::auth::Auth, String> {
+        use conneg_apiserver::auth::{Authenticator, Authorizer, Mode, Policy};
+        let read = |flag: &str, p: &PathBuf| {
+            std::fs::read_to_string(p).map_err(|e| format!("--{flag} {}: {e}", p.display()))
+        };
+        let mut authenticator = Authenticator::new(self.anonymous_auth);
+        if let Some(p) = &self.token_auth_file {
+            authenticator = authenticator
+                .with_token_file(&read("token-auth-file", p)?)
+                .map_err(|e| format!("--token-auth-file {}: {e}", p.display()))?;
+        }
+        let mut modes = Vec::new();
+        for mode in &self.authorization_mode {
+            modes.push(match mode.as_str() {
+                "AlwaysAllow" => Mode::AlwaysAllow,
+                "AlwaysDeny" => Mode::AlwaysDeny,
+                "ABAC" => {
+                    let p = self.authorization_policy_file.as_ref().ok_or(
+                        "--authorization-mode=ABAC needs --authorization-policy-file",
+                    )?;
+                    Mode::Abac(
+                        Policy::parse_file(&read("authorization-policy-file", p)?)
+                            .map_err(|e| format!("--authorization-policy-file {}: {e}", p.display()))?,
+                    )
+                }
+                other => {
+                    return Err(format!(
+                        "--authorization-mode: unknown mode {other:?} (AlwaysAllow, AlwaysDeny, ABAC)"
+                    ));
+                }
+            });
+        }
+        Ok(crate::server::auth::Auth {
+            authenticator,
+            authorizer: Authorizer::new(modes)
+                .always_allow_paths(self.authorization_always_allow_paths.clone()),
+        })
+    }
+}
+
 /// Serving flags: how long a request and a connection may take, and how many connections may
 /// be open (see `docs/limits.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]

@@ -9,9 +9,9 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use clap::Parser;
-use sample_apiserver::config::{ServeArgs, StorageArgs};
+use sample_apiserver::config::{AuthArgs, ServeArgs, StorageArgs};
 use sample_apiserver::server::serve::{ConnActivity, LimitedListener, track};
-use sample_apiserver::server::{AppState, ServerOptions, namespaces, router, timeouts};
+use sample_apiserver::server::{AppState, ServerOptions, auth, namespaces, router, timeouts};
 use sample_apiserver::storage::Storage;
 
 /// A Kubernetes-style API server for wardle.example.com.
@@ -33,6 +33,8 @@ struct Cli {
     storage: StorageArgs,
     #[command(flatten)]
     serve: ServeArgs,
+    #[command(flatten)]
+    auth: AuthArgs,
 }
 
 async fn shutdown_signal() {
@@ -100,7 +102,15 @@ async fn main() -> std::process::ExitCode {
         tracing::error!("cannot create the system namespaces: {}", e.message);
         return std::process::ExitCode::FAILURE;
     }
+    let auth = match cli.auth.build() {
+        Ok(auth) => std::sync::Arc::new(auth),
+        Err(e) => {
+            tracing::error!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let app = router(state)
+        .layer(axum::middleware::from_fn_with_state(auth, auth::layer))
         .layer(axum::middleware::from_fn_with_state(
             cli.serve.timeouts(),
             timeouts::layer,

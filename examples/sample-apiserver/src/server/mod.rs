@@ -5,6 +5,7 @@
 //!   └─ hyper (axum::serve)
 //!   └─ serve::track                marks a request in flight for its connection (main.rs)
 //!   └─ timeouts::layer             request timeout (504), body-read deadline (main.rs)
+//!   └─ auth::layer                 401 (authentication), 403 (authorization) (main.rs)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
@@ -27,6 +28,7 @@
 // would only add noise (conneg makes the same call).
 #![allow(clippy::result_large_err)]
 
+pub mod auth;
 pub mod discovery;
 pub mod handlers;
 pub mod health;

@@ -1,0 +1,12 @@
+//! Who may do what, as a Kubernetes API server decides it: request attributes
+//! ([`Attributes`], read from the request as Kubernetes reads them), authentication
+//! ([`Authenticator`]: static bearer tokens, anonymous) and authorization ([`Authorizer`]:
+//! `AlwaysAllow`, `AlwaysDeny`, `ABAC` policies), with Kubernetes' 401 and 403 answers.
+
+mod attributes;
+mod authn;
+mod authz;
+
+pub use attributes::{Attributes, UserInfo};
+pub use authn::{Authenticator, AuthnError};
+pub use authz::{Authorizer, Decision, Mode, Policy, forbidden};

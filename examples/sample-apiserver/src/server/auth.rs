@@ -1,0 +1,45 @@
+//! Authentication and authorization of every request, before it reaches negotiation and the
+//! handlers: a bearer token or anonymous (401 otherwise), then the authorization modes (403
+//! otherwise), with the generic machinery of `conneg_apiserver::auth`. The user goes into the
+//! request extensions (`UserInfo`) for whatever records it.
+//!
+//! With no flags every request is allowed, as anonymous: the server on loopback stays as easy
+//! to try as before.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use conneg::Status;
+use conneg_apiserver::auth::{Attributes, Authenticator, Authorizer, Decision};
+use http::header::AUTHORIZATION;
+
+/// Who may do what on this server.
+#[derive(Clone, Debug)]
+pub struct Auth {
+    /// Who is asking.
+    pub authenticator: Authenticator,
+    /// Whether they may.
+    pub authorizer: Authorizer,
+}
+
+/// The middleware: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
+/// otherwise the request goes on with its `UserInfo`.
+pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
+    let header = req
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or(""));
+    let user = match auth.authenticator.authenticate(header) {
+        Ok(user) => user,
+        Err(_) => return Status::unauthorized("Unauthorized").into_response(),
+    };
+    let attributes = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
+    if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes) {
+        tracing::info!(user = %user.name, verb = %attributes.verb, path = %attributes.path, "forbidden");
+        return conneg_apiserver::auth::forbidden(&user, &attributes, &reason).into_response();
+    }
+    req.extensions_mut().insert(user);
+    next.run(req).await
+}
