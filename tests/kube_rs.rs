@@ -1,9 +1,59 @@
 //! kube-rs (the Rust Kubernetes client) against sample-apiserver.
 
+use std::future::Future;
+use std::time::Duration;
+
 use conneg_tests::SampleServer;
+use futures_util::{Stream, StreamExt};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::core::{ApiResource, GroupVersionKind, PartialObjectMeta};
+use kube::runtime::watcher;
 use serde_json::json;
+
+/// The longest any one step may take: a failure is a failure, not a hang.
+const STEP: Duration = Duration::from_secs(30);
+
+/// `fut`, or a panic naming `what` if it does not finish within [`STEP`].
+async fn bounded<T>(what: &str, fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(STEP, fut)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+/// A Flunder named `name` in `default`, labelled `a=1`.
+fn flunder(name: &str) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "wardle.example.com/v1beta1", "kind": "Flunder",
+        "metadata": {"name": name, "labels": {"a": "1"}},
+        "spec": {"flunderReference": "x", "referenceType": "Flunder"}
+    }))
+    .expect("a Flunder")
+}
+
+/// Reads `events` until `pick` returns something, failing on a watcher error or after
+/// [`STEP`].
+async fn next_matching<E, T, S>(
+    what: &str,
+    events: &mut S,
+    mut pick: impl FnMut(E) -> Option<T>,
+) -> T
+where
+    S: Stream<Item = Result<E, watcher::Error>> + Unpin,
+{
+    bounded(what, async {
+        loop {
+            let event = events
+                .next()
+                .await
+                .unwrap_or_else(|| panic!("stream ended before {what}"))
+                .unwrap_or_else(|e| panic!("watcher error before {what}: {e}"));
+            if let Some(t) = pick(event) {
+                return t;
+            }
+        }
+    })
+    .await
+}
 
 /// A kube-rs client for `server`, as a kubeconfig with only a server URL would give.
 fn client(server: &SampleServer) -> kube::Client {
@@ -20,12 +70,7 @@ fn flunders(client: kube::Client, ns: &str) -> Api<DynamicObject> {
 async fn create_get_list_patch_delete() {
     let server = SampleServer::start(&[]);
     let api = flunders(client(&server), "default");
-    let obj: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "wardle.example.com/v1beta1", "kind": "Flunder",
-        "metadata": {"name": "k1", "labels": {"a": "1"}},
-        "spec": {"flunderReference": "x", "referenceType": "Flunder"}
-    }))
-    .unwrap();
+    let obj = flunder("k1");
     let created = api.create(&PostParams::default(), &obj).await.unwrap();
     assert_eq!(created.metadata.name.as_deref(), Some("k1"));
     let got = api.get("k1").await.unwrap();
@@ -150,4 +195,103 @@ async fn flunder_in_a_missing_namespace_is_404() {
         }
         other => panic!("{other}"),
     }
+}
+
+/// `Api::list_metadata` asks for `as=PartialObjectMetadataList`.
+#[tokio::test]
+async fn list_metadata() {
+    let server = SampleServer::start(&[]);
+    let api = flunders(client(&server), "default");
+    for name in ["m1", "m2"] {
+        bounded("create", api.create(&PostParams::default(), &flunder(name)))
+            .await
+            .unwrap();
+    }
+    let list = bounded("list_metadata", api.list_metadata(&ListParams::default()))
+        .await
+        .unwrap();
+    let names: Vec<_> = list
+        .items
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["m1", "m2"]);
+    assert_eq!(
+        list.items[0].types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert!(list.metadata.resource_version.is_some());
+}
+
+/// A watcher over `Api<PartialObjectMeta<_>>` lists and watches with
+/// `as=PartialObjectMetadata[List]`, and sees an object applied after it started.
+#[tokio::test]
+async fn metadata_watcher_sees_an_applied_object() {
+    let server = SampleServer::start(&[]);
+    let client = client(&server);
+    let api = flunders(client.clone(), "default");
+    let gvk = GroupVersionKind::gvk("wardle.example.com", "v1beta1", "Flunder");
+    let meta: Api<PartialObjectMeta<DynamicObject>> =
+        Api::namespaced_with(client, "default", &ApiResource::from_gvk(&gvk));
+    let mut events = watcher::watcher(meta, watcher::Config::default()).boxed();
+    next_matching("InitDone", &mut events, |e| {
+        matches!(e, watcher::Event::InitDone).then_some(())
+    })
+    .await;
+    let applied = bounded(
+        "apply",
+        api.patch(
+            "applied",
+            &PatchParams::apply("conneg-tests"),
+            &Patch::Apply(flunder("applied")),
+        ),
+    )
+    .await
+    .unwrap();
+    let seen = next_matching("the applied object", &mut events, |e| match e {
+        watcher::Event::Apply(p) => Some(p),
+        _ => None,
+    })
+    .await;
+    assert_eq!(seen.metadata.name.as_deref(), Some("applied"));
+    assert_eq!(seen.metadata.uid, applied.metadata.uid);
+}
+
+/// `watcher` with streaming lists: a watch-list (`sendInitialEvents=true`), whose
+/// initial-events-end bookmark is what ends `Init`; then live events on the same stream.
+#[tokio::test]
+async fn streaming_list_watcher_reaches_init_done_then_live_events() {
+    let server = SampleServer::start(&[]);
+    let api = flunders(client(&server), "default");
+    bounded(
+        "create",
+        api.create(&PostParams::default(), &flunder("before")),
+    )
+    .await
+    .unwrap();
+    let config = watcher::Config::default().streaming_lists();
+    let mut events = watcher::watcher(api.clone(), config).boxed();
+    let mut initial = Vec::new();
+    next_matching("InitDone", &mut events, |e| match e {
+        watcher::Event::InitApply(o) => {
+            initial.push(o.metadata.name.unwrap_or_default());
+            None
+        }
+        watcher::Event::InitDone => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(initial, ["before"]);
+    bounded(
+        "create",
+        api.create(&PostParams::default(), &flunder("after")),
+    )
+    .await
+    .unwrap();
+    let live = next_matching("the live event", &mut events, |e| match e {
+        watcher::Event::Apply(o) => Some(o),
+        _ => None,
+    })
+    .await;
+    assert_eq!(live.metadata.name.as_deref(), Some("after"));
 }

@@ -141,6 +141,18 @@ impl FieldError {
         }
     }
 
+    /// `field.NotSupported(path, value, supported)`: `Unsupported value: "x": supported
+    /// values: "a", "b"`.
+    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
+        let quoted: Vec<String> = supported.iter().map(|v| go_quote(v)).collect();
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::NotSupported,
+            bad_value: BadValue::String(value.to_owned()),
+            detail: format!("supported values: {}", quoted.join(", ")),
+        }
+    }
+
     /// `field.TooLong(path, "", max)` for byte sizes.
     pub fn too_long_bytes(field: &str, max: usize) -> Self {
         Self {

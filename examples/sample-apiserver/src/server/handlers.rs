@@ -25,7 +25,7 @@ use http::{Method, StatusCode};
 use serde_json::Value;
 
 use super::kinds::Kind;
-use super::{AppState, namespaces, patch, table, watch};
+use super::{AppState, list_options, namespaces, patch, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
 use crate::api::validation::{
     resource_version_required, validate_object_meta, validate_object_meta_update,
@@ -493,26 +493,18 @@ async fn get<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -
         .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
     let k: T::K = decode_kind(st, &kv)?;
     if let Some(conv) = n.conversion() {
-        let rv = k.meta().resource_version.clone();
         return Ok(respond(
             n,
             StatusCode::OK,
-            &table::table::<T>(
-                conv,
-                q,
-                vec![k],
-                ListMeta {
-                    resource_version: rv,
-                    ..Default::default()
-                },
-            )?,
+            &transform::object::<T>(conv, q, k)?,
         ));
     }
     Ok(respond(n, StatusCode::OK, &T::from_kind(k)))
 }
 
 /// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
-/// and `resourceVersionMatch` (`None`: the current revision).
+/// and `resourceVersionMatch` (`None`: the current revision), once validated by
+/// [`list_options::ListOptions::parse`].
 pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Status> {
     let Some(rv) = q.get("resourceVersion") else {
         return Ok(None);
@@ -523,25 +515,11 @@ pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Sta
             go_quote(rv)
         ))
     })?;
-    let exact = match q.get("resourceVersionMatch") {
-        None | Some("NotOlderThan") => false,
-        Some("Exact") => true,
-        Some(other) => {
-            return Err(Status::bad_request(format!(
-                "resourceVersionMatch: Unsupported value: {}",
-                go_quote(other)
-            )));
-        }
-    };
     if rv == 0 {
-        if exact {
-            return Err(Status::bad_request(
-                "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
-            ));
-        }
         return Ok(None);
     }
-    if exact {
+    // Any other match was refused by `list_options::ListOptions::parse`.
+    if q.get("resourceVersionMatch") == Some("Exact") {
         return Ok(Some(rv));
     }
     // NotOlderThan: serve the current state, if the store has reached `rv`.
@@ -659,14 +637,12 @@ fn selectors(q: &Params) -> Result<Selectors, Status> {
 }
 
 async fn list<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+    list_options::ListOptions::parse(q)?;
     let sel = selectors(q)?;
     let page = list_kinds::<T::K>(st, t, q, &sel).await?;
     if let Some(conv) = n.conversion() {
-        return Ok(respond(
-            n,
-            StatusCode::OK,
-            &table::table::<T>(conv, q, page.items, page.meta)?,
-        ));
+        let shaped = transform::list::<T>(conv, q, page.items, page.meta)?;
+        return Ok(respond(n, StatusCode::OK, &shaped));
     }
     let list = T::List::from_items(
         page.meta,

@@ -20,7 +20,8 @@
 //! ```
 //!
 //! Each group of routes gets its own [`NegotiateLayer`], configured with what that group can
-//! produce: the resource routes offer Table (JSON only) and the watch stream forms; discovery
+//! produce: the resource routes offer Table (JSON only), metadata only
+//! (`PartialObjectMetadata[List]`, every codec) and the watch stream forms; discovery
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
@@ -33,6 +34,8 @@ pub mod discovery;
 pub mod handlers;
 pub mod health;
 pub mod kinds;
+pub mod list_options;
+pub mod metadata_only;
 pub mod metrics;
 pub mod namespaces;
 pub mod openapi;
@@ -40,6 +43,7 @@ pub mod patch;
 pub mod serve;
 pub mod table;
 pub mod timeouts;
+pub mod transform;
 pub mod watch;
 mod yaml_depth;
 
@@ -149,18 +153,21 @@ pub fn router(state: AppState) -> Router {
         .filter(|p| state.cbor || !p.is_cbor())
         .collect();
 
-    // Resource routes: objects, lists, watches, patches. Table only in JSON, as Kubernetes.
+    // Resource routes: objects, lists, watches, patches. Table only in JSON, metadata-only
+    // responses in every codec, as Kubernetes.
+    let resources = metadata_only::CONVERSIONS.into_iter().fold(
+        NegotiateLayer::new()
+            .codecs(codecs.clone())
+            .patch_types(patch_types)
+            .streaming(true)
+            .field_validation(FieldValidation::Warn)
+            .conversion(Conversion::table(), [Codec::Json])
+            .conversion(TABLE_V1BETA1, [Codec::Json]),
+        |layer, conv| layer.conversion(conv, state.codec_list()),
+    );
     let resources = handlers::routes()
         .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(
-            NegotiateLayer::new()
-                .codecs(codecs.clone())
-                .patch_types(patch_types)
-                .streaming(true)
-                .field_validation(FieldValidation::Warn)
-                .conversion(Conversion::table(), [Codec::Json])
-                .conversion(TABLE_V1BETA1, [Codec::Json]),
-        );
+        .layer(resources);
 
     // Discovery: legacy and aggregated forms, in every served codec.
     let discovery = discovery::routes()

@@ -4,13 +4,19 @@
 //! * `resourceVersion` unset or `"0"`: the current state first, as synthetic `ADDED` events,
 //!   then changes from that revision (Kubernetes' "Get State and Start at Most Recent").
 //! * `resourceVersion=N`: changes after `N`; 410 `Expired` if `N` has been compacted.
+//! * Watch-list (`sendInitialEvents=true&resourceVersionMatch=NotOlderThan`, any
+//!   `resourceVersion`): the state not older than `N` as `ADDED` events and, with
+//!   `allowWatchBookmarks=true`, a `BOOKMARK` annotated `k8s.io/initial-events-end` at the
+//!   revision that state was read at; then changes. `sendInitialEvents=false`: changes only.
+//!   The options are defaulted and validated in [`super::list_options`].
 //! * Selectors: an object that stops matching is sent as `DELETED`, one that starts matching
 //!   as `ADDED`, as Kubernetes' filtered watches do.
 //! * `allowWatchBookmarks=true`: a `BOOKMARK` with the last revision after 10 s of quiet.
 //! * `timeoutSeconds`: the stream ends cleanly then (default 30 minutes).
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
-//! * With `as=Table`, each object is a one-row Table (column definitions on the first).
+//! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
+//!   `as=PartialObjectMetadata`, its metadata only ([`super::metadata_only`]).
 //!
 //! Watches that start now without selectors, Table or bookmarks (a namespace or object name is
 //! fine: they never change) share one [`WatchHub`] per version and resource: a single task
@@ -33,12 +39,13 @@ use conneg::{Negotiated, Status};
 use futures_util::StreamExt;
 use futures_util::stream;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::AppState;
 use super::handlers::{HResult, Params, Served, Target, decode_kind, list_kinds, storage_status};
 use super::kinds::Kind;
-use super::table;
+use super::list_options::{self, ListOptions};
+use super::transform;
 use crate::api::Versioned;
 use crate::meta::HasObjectMeta;
 use crate::selector::Selectors;
@@ -208,6 +215,10 @@ async fn watch_shared<T: Served>(
 
 /// Serves a watch on the target collection (or object).
 pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+    let opts = ListOptions::parse(q)?;
+    if let Some(conv) = n.conversion() {
+        transform::check_watch::<T>(conv)?;
+    }
     let sel = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))
         .map_err(|e| Status::bad_request(e.0))?;
     let filter = Arc::new(Filter {
@@ -222,30 +233,47 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
             Err(_) => return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}"))),
         },
     };
-    let bookmarks = q.flag("allowWatchBookmarks");
+    let bookmarks = opts.allow_watch_bookmarks;
     let prefix = st.keys.collection(t.resource, t.namespace.as_deref());
 
-    // Where to start, and the initial state when starting "now".
-    let (initial, from) = match q.get("resourceVersion") {
-        None | Some("0") => {
-            let page = list_kinds::<T::K>(st, t, &Params::default(), &filter.sel).await?;
-            let rev: i64 = page.meta.resource_version.parse().unwrap_or(0);
-            let items: Vec<T::K> = page
-                .items
-                .into_iter()
-                .filter(|k| filter.matches(k.meta()))
-                .collect();
-            (items, rev)
+    // Where to start, and the initial state when it was asked for: the state not older than
+    // `resourceVersion` (the current state for "" and "0"), read at the revision the stream
+    // then starts from.
+    let (initial, from) = if opts.sends_initial_events() {
+        let mut at = Params::default();
+        if let Some(rv) = opts.resource_version {
+            at.0.insert("resourceVersion".to_owned(), rv.to_owned());
         }
-        Some(rv) => {
-            let rev: i64 = rv
-                .parse()
-                .map_err(|_| Status::bad_request(format!("invalid resource version {rv:?}")))?;
-            (Vec::new(), rev)
+        let page = list_kinds::<T::K>(st, t, &at, &filter.sel).await?;
+        let rev: i64 = page.meta.resource_version.parse().unwrap_or(0);
+        let items: Vec<T::K> = page
+            .items
+            .into_iter()
+            .filter(|k| filter.matches(k.meta()))
+            .collect();
+        (items, rev)
+    } else {
+        match opts.resource_version {
+            None | Some("0") => (
+                Vec::new(),
+                st.store
+                    .current_revision()
+                    .await
+                    .map_err(|e| storage_status(e, t.resource, ""))?,
+            ),
+            Some(rv) => {
+                let rev: i64 = rv
+                    .parse()
+                    .map_err(|_| Status::bad_request(format!("invalid resource version {rv:?}")))?;
+                (Vec::new(), rev)
+            }
         }
     };
-    let start_now = matches!(q.get("resourceVersion"), None | Some("0"));
-    if start_now && filter.sel.is_empty() && !bookmarks && n.conversion().is_none() {
+    if opts.sends_initial_events()
+        && filter.sel.is_empty()
+        && !bookmarks
+        && n.conversion().is_none()
+    {
         if let Some(resp) = watch_shared::<T>(st, t, n, &initial, from, timeout).await? {
             return Ok(resp);
         }
@@ -257,32 +285,38 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         .map_err(|e| storage_status(e, t.resource, ""))?;
 
     let last_rev = Arc::new(AtomicI64::new(from));
-    let table = n.conversion().cloned();
+    let conversion = n.conversion().cloned();
     let headers_sent = Arc::new(AtomicBool::new(false));
     let q = q.clone();
     let shape = {
-        let headers_sent = headers_sent.clone();
+        let conversion = conversion.clone();
         move |k: T::K| -> Obj<T> {
-            match &table {
+            match &conversion {
                 Some(conv) => {
                     let first = !headers_sent.swap(true, Ordering::Relaxed);
-                    match table::event_table::<T>(conv, &q, k, first) {
-                        Ok(v) => Obj::Json(v),
-                        Err(s) => Obj::Json(serde_json::to_value(s).unwrap_or(Value::Null)),
-                    }
+                    Obj::Json(or_status(transform::event::<T>(conv, &q, k, first)))
                 }
                 None => Obj::Typed(T::from_kind(k)),
             }
         }
     };
     let shape = Arc::new(shape);
+    // The marker a watch-list client waits for: every initial event has been sent.
+    let initial_end = opts.marks_initial_events_end().then(|| {
+        let end = list_options::initial_events_end(T::VERSION.api_version(), T::KIND, from);
+        WatchEvent::Bookmark(Obj::Json(or_status(transform::bookmark(
+            conversion.as_ref(),
+            end,
+        ))))
+    });
 
     let initial = {
         let shape = shape.clone();
         stream::iter(
             initial
                 .into_iter()
-                .map(move |k| WatchEvent::Added(shape(k))),
+                .map(move |k| WatchEvent::Added(shape(k)))
+                .chain(initial_end),
         )
     };
     let live = {
@@ -310,7 +344,12 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
     let mut response = WatchResponse::new(n).timeout_seconds(Some(timeout));
     if bookmarks {
         response = response.heartbeat(BOOKMARK_EVERY, move || {
-            WatchEvent::Bookmark(bookmark::<T>(last_rev.load(Ordering::Relaxed)))
+            let b = list_options::bookmark(
+                T::VERSION.api_version(),
+                T::KIND,
+                last_rev.load(Ordering::Relaxed),
+            );
+            WatchEvent::Bookmark(or_status(transform::bookmark(conversion.as_ref(), b)))
         });
     }
     let resp = response.events(initial.chain(live));
@@ -358,11 +397,7 @@ fn translate<T: Served>(st: &AppState, filter: &Filter, ev: &Event) -> Option<Wa
     }
 }
 
-/// A `BOOKMARK` object: only `apiVersion`, `kind` and `metadata.resourceVersion`.
-pub fn bookmark<T: Served>(rev: i64) -> Value {
-    json!({
-        "kind": T::KIND,
-        "apiVersion": T::VERSION.api_version(),
-        "metadata": {"resourceVersion": rev.to_string()},
-    })
+/// An event object built as JSON; a failure to build it is sent as its `Status`.
+fn or_status(v: Result<Value, Status>) -> Value {
+    v.unwrap_or_else(|s| serde_json::to_value(s).unwrap_or(Value::Null))
 }
