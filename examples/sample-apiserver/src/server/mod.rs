@@ -10,6 +10,7 @@
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
+//!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
 //!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
@@ -30,6 +31,7 @@ pub mod discovery;
 pub mod handlers;
 pub mod health;
 pub mod kinds;
+pub mod lifecycle;
 pub mod metrics;
 pub mod openapi;
 pub mod patch;
