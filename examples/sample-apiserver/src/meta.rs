@@ -78,6 +78,14 @@ impl Time {
         }
     }
 
+    /// The time as Go's `time.Time.String` prints it in UTC (`2006-01-02 15:04:05 +0000 UTC`),
+    /// which is how field errors show a `metav1.Time`.
+    pub fn go_string(self) -> String {
+        let rfc3339 = self.to_string();
+        let (date, time) = rfc3339.split_once('T').unwrap_or((&rfc3339, ""));
+        format!("{date} {} +0000 UTC", time.trim_end_matches('Z'))
+    }
+
     /// Parse RFC 3339 (`2024-01-02T03:04:05Z`, `...05.123+01:00`); fractions are truncated.
     pub fn parse_rfc3339(s: &str) -> Option<Self> {
         let b = s.as_bytes();
@@ -202,6 +210,13 @@ impl<'de> Deserialize<'de> for Time {
             .ok_or_else(|| serde::de::Error::custom(format!("invalid RFC 3339 time {s:?}")))
     }
 }
+
+/// The finalizer the garbage collector handles by orphaning the object's dependents
+/// (`metav1.FinalizerOrphanDependents`).
+pub const FINALIZER_ORPHAN: &str = "orphan";
+/// The finalizer the garbage collector handles by deleting the object's dependents first
+/// (`metav1.FinalizerDeleteDependents`).
+pub const FINALIZER_FOREGROUND: &str = "foregroundDeletion";
 
 /// `metav1.OwnerReference`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

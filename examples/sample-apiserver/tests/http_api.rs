@@ -977,7 +977,7 @@ fn dry_run_preconditions_and_table_watch() {
         r.json()["message"]
             .as_str()
             .unwrap()
-            .contains("Precondition failed")
+            .contains("the UID in the precondition (other) does not match")
     );
     let r = del(json!({"preconditions": {"uid": uid}, "propagationPolicy": "Background"}));
     assert_eq!(r.code, 200);

@@ -201,6 +201,45 @@ fn deleting_a_namespace_deletes_what_is_in_it() {
 }
 
 #[test]
+fn a_metadata_finalizer_holds_a_namespace_until_it_is_removed() {
+    let (s, _d) = server(&[]);
+    let r = s.post_json(
+        "/api/v1/namespaces",
+        &json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}).to_string(),
+    );
+    assert_eq!(r.code, 201, "{}", r.text());
+    assert_eq!(create_flunder(&s, "held", "a").code, 201);
+    let r = s.req("DELETE", "/api/v1/namespaces/held", &[], b"");
+    assert_eq!(r.code, 200, "{}", r.text());
+    // Its content is gone and its own finalizer too, but it stays, Terminating.
+    let got = s.get("/api/v1/namespaces/held", "application/json");
+    assert_eq!(got.code, 200);
+    let ns = got.json();
+    assert_eq!(ns["status"]["phase"], "Terminating");
+    assert_eq!(ns["spec"]["finalizers"], Value::Null, "{ns}");
+    assert_eq!(ns["metadata"]["finalizers"], json!(["example.com/hold"]));
+    assert_eq!(
+        names(
+            &s.get(&flunders("v1beta1", "held"), "application/json")
+                .json()
+        ),
+        Vec::<String>::new()
+    );
+    // The update that removes the last finalizer deletes it.
+    let r = s.req(
+        "PATCH",
+        "/api/v1/namespaces/held",
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"metadata":{"finalizers":null}}"#,
+    );
+    assert_eq!(r.code, 200, "{}", r.text());
+    assert_eq!(
+        s.get("/api/v1/namespaces/held", "application/json").code,
+        404
+    );
+}
+
+#[test]
 fn standalone_false_serves_no_core_group() {
     let (s, _d) = server(&["--standalone=false"]);
     assert_eq!(

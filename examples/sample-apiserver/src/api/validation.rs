@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::error::{ApiError, go_quote};
 
-use crate::meta::ObjectMeta;
+use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, OwnerReference};
 use crate::names;
 
 use super::{FLUNDERS, ReferenceType, internal};
@@ -75,6 +75,10 @@ pub enum BadValue {
     Uint(u64),
     /// A boolean.
     Bool(bool),
+    /// A value Go prints with its `String` method, unquoted (e.g. a `metav1.Time`).
+    Stringer(String),
+    /// A list of strings: printed as Go's `%#v` does, `[]string{"a", "b"}`.
+    Strings(Vec<String>),
     /// Anything else: printed as JSON.
     Other(serde_json::Value),
 }
@@ -87,9 +91,17 @@ impl fmt::Display for BadValue {
             BadValue::Int(n) => write!(f, "{n}"),
             BadValue::Uint(n) => write!(f, "{n:#x}"),
             BadValue::Bool(b) => write!(f, "{b}"),
+            BadValue::Stringer(s) => f.write_str(s),
+            BadValue::Strings(v) => f.write_str(&go_strings(v)),
             BadValue::Other(v) => write!(f, "{v}"),
         }
     }
+}
+
+/// Go's `%#v` of a `[]string`: `[]string{"a", "b"}`.
+pub fn go_strings(v: &[String]) -> String {
+    let quoted: Vec<String> = v.iter().map(|s| go_quote(s)).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
 }
 
 /// One field error (`field.Error`): path, type, offending value, detail.
@@ -141,14 +153,13 @@ impl FieldError {
         }
     }
 
-    /// `field.NotSupported(path, value, supported)`: `Unsupported value: "x": supported
-    /// values: "a", "b"`.
-    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Self {
-        let quoted: Vec<String> = supported.iter().map(|v| go_quote(v)).collect();
+    /// `field.NotSupported(path, value, supported)`.
+    pub fn not_supported(field: &str, value: BadValue, supported: &[&str]) -> Self {
+        let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
         Self {
             field: field.to_owned(),
             error_type: FieldErrorType::NotSupported,
-            bad_value: BadValue::String(value.to_owned()),
+            bad_value: value,
             detail: format!("supported values: {}", quoted.join(", ")),
         }
     }
@@ -319,11 +330,13 @@ pub fn validate_object_meta(meta: &ObjectMeta, namespaced: bool) -> Vec<FieldErr
             "must be greater than or equal to 0",
         ));
     }
-    validate_labels_annotations_finalizers(meta, &mut errs);
+    validate_meta_fields(meta, &mut errs);
     errs
 }
 
-fn validate_labels_annotations_finalizers(meta: &ObjectMeta, errs: &mut Vec<FieldError>) {
+/// The fields checked alike on create and update: labels, annotations, finalizers and
+/// ownerReferences.
+fn validate_meta_fields(meta: &ObjectMeta, errs: &mut Vec<FieldError>) {
     for (k, v) in &meta.labels {
         push_msgs(errs, "metadata.labels", k, names::qualified_name_errors(k));
         push_msgs(errs, "metadata.labels", v, names::label_value_errors(v));
@@ -352,6 +365,94 @@ fn validate_labels_annotations_finalizers(meta: &ObjectMeta, errs: &mut Vec<Fiel
             names::qualified_name_errors(f),
         );
     }
+    let has = |name: &str| meta.finalizers.iter().any(|f| f == name);
+    if has(FINALIZER_ORPHAN) && has(FINALIZER_FOREGROUND) {
+        errs.push(FieldError::invalid_value(
+            "metadata.finalizers",
+            BadValue::Strings(meta.finalizers.clone()),
+            &format!("finalizer {FINALIZER_ORPHAN} and {FINALIZER_FOREGROUND} cannot be both set"),
+        ));
+    }
+    validate_owner_references(&meta.owner_references, errs);
+}
+
+/// `ValidateOwnerReferences`: each reference names its owner fully, and at most one is the
+/// controller. Nothing collects garbage here, but the references are kept as Kubernetes
+/// would accept them. Go prints the whole list in the controller error with `%#v`, pointer
+/// addresses included; here it is the list as JSON.
+fn validate_owner_references(refs: &[OwnerReference], errs: &mut Vec<FieldError>) {
+    const PATH: &str = "metadata.ownerReferences";
+    let mut first_controller: Option<String> = None;
+    for r in refs {
+        // `schema.ParseGroupVersion`: "", "/", and more than one slash have no version.
+        let version = match r.api_version.matches('/').count() {
+            0 => r.api_version.as_str(),
+            1 => r.api_version.split_once('/').map_or("", |(_, v)| v),
+            _ => "",
+        };
+        if version.is_empty() {
+            errs.push(FieldError::invalid(
+                &format!("{PATH}.apiVersion"),
+                &r.api_version,
+                "version must not be empty",
+            ));
+        }
+        if r.kind.is_empty() {
+            errs.push(FieldError::invalid(
+                &format!("{PATH}.kind"),
+                "",
+                "must not be empty",
+            ));
+        }
+        if r.name.is_empty() {
+            errs.push(FieldError::invalid(
+                &format!("{PATH}.name"),
+                "",
+                "must not be empty",
+            ));
+        }
+        if r.uid.is_empty() {
+            errs.push(FieldError::invalid(
+                &format!("{PATH}.uid"),
+                "",
+                "must not be empty",
+            ));
+        }
+        if r.controller == Some(true) {
+            let this = format!("{}/{}", r.kind, r.name);
+            match &first_controller {
+                Some(first) => errs.push(FieldError::invalid_value(
+                    PATH,
+                    BadValue::Other(serde_json::to_value(refs).unwrap_or_default()),
+                    &format!(
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {this}"
+                    ),
+                )),
+                None => first_controller = Some(this),
+            }
+        }
+    }
+}
+
+/// `ValidateNoNewFinalizers`: once deletion has started, finalizers can only be removed.
+fn validate_no_new_finalizers(new: &ObjectMeta, old: &ObjectMeta, errs: &mut Vec<FieldError>) {
+    let mut extra: Vec<String> = new
+        .finalizers
+        .iter()
+        .filter(|f| !old.finalizers.contains(f))
+        .cloned()
+        .collect();
+    extra.sort();
+    extra.dedup();
+    if !extra.is_empty() {
+        errs.push(FieldError::forbidden(
+            "metadata.finalizers",
+            &format!(
+                "no new finalizers can be added if the object is being deleted, found new finalizers {}",
+                go_strings(&extra)
+            ),
+        ));
+    }
 }
 
 /// `ValidateNamespaceName`: a namespace's name is a DNS-1123 label. Only checked when the
@@ -374,6 +475,9 @@ pub fn validate_namespace_name(name: &str) -> Vec<FieldError> {
 /// a `resourceVersion` present, plus the label/annotation/finalizer syntax of the new object.
 pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    if old.deletion_timestamp.is_some() {
+        validate_no_new_finalizers(new, old, &mut errs);
+    }
     if new.resource_version.is_empty() {
         errs.push(FieldError::invalid(
             "metadata.resourceVersion",
@@ -411,7 +515,27 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> Vec<Fi
             "field is immutable",
         ));
     }
-    validate_labels_annotations_finalizers(new, &mut errs);
+    if new.deletion_timestamp != old.deletion_timestamp {
+        let value = new
+            .deletion_timestamp
+            .map_or(BadValue::Null, |t| BadValue::Stringer(t.go_string()));
+        errs.push(FieldError::invalid_value(
+            "metadata.deletionTimestamp",
+            value,
+            "field is immutable",
+        ));
+    }
+    if new.deletion_grace_period_seconds != old.deletion_grace_period_seconds {
+        let value = new
+            .deletion_grace_period_seconds
+            .map_or(BadValue::Null, BadValue::Int);
+        errs.push(FieldError::invalid_value(
+            "metadata.deletionGracePeriodSeconds",
+            value,
+            "field is immutable",
+        ));
+    }
+    validate_meta_fields(new, &mut errs);
     errs
 }
 

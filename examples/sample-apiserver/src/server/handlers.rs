@@ -25,6 +25,7 @@ use http::{Method, StatusCode};
 use serde_json::Value;
 
 use super::kinds::Kind;
+use super::lifecycle::{self, DeleteOptions};
 use super::{AppState, list_options, namespaces, patch, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
 use crate::api::validation::{
@@ -264,7 +265,7 @@ async fn collection(
             if (t.namespace.is_some() || !t.resource.namespaced)
                 && t.resource.verbs.contains(&"deletecollection") =>
         {
-            dispatch!(t, delete_collection, (&st, &t, &q, &n))
+            dispatch!(t, delete_collection, (&st, &t, &q, &n, body))
         }
         m => Err(method_not_allowed(&m, &t)),
     }
@@ -656,7 +657,7 @@ async fn list<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) 
 
 /// Carries server-managed metadata over from `old` and validates the change
 /// (rest.BeforeUpdate): uid and creationTimestamp are kept, generation moves on when the
-/// spec changed.
+/// spec changed, and a deletion once started cannot be undone or changed.
 fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
     new.prepare_for_update(old);
     let same = new.same_spec(old);
@@ -667,8 +668,12 @@ fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
     }
     nm.creation_timestamp = om.creation_timestamp;
     nm.generation = om.generation + i64::from(!same);
-    nm.deletion_timestamp = om.deletion_timestamp;
-    nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    if om.deletion_timestamp.is_some() {
+        nm.deletion_timestamp = om.deletion_timestamp;
+    }
+    if nm.deletion_grace_period_seconds.is_none() {
+        nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    }
     nm.self_link.clear();
     let errs = validate_object_meta_update(new.meta(), old.meta());
     if errs.is_empty() {
@@ -678,16 +683,21 @@ fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
     }
 }
 
-/// Writes `new` over the object stored at `expected` revision. `Ok(None)` on a revision
-/// conflict (the caller decides: 409 or retry).
-async fn write_update<K: Kind>(
+/// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
+/// the last finalizer of an object being deleted, deletes it and answers `old` (see
+/// [`lifecycle`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
+pub(super) async fn write_update<K: Kind>(
     st: &AppState,
     key: &str,
     name: &str,
     new: K,
+    old: &K,
     expected: i64,
     dry_run: bool,
 ) -> Result<Option<K>, Status> {
+    if lifecycle::deletes_on_update(&new, old) {
+        return lifecycle::remove(st, key, name, old.clone(), expected, dry_run).await;
+    }
     let (bytes, mut stored) = encode_kind(st, new)?;
     if dry_run {
         stored.meta_mut().resource_version = expected.to_string();
@@ -754,7 +764,7 @@ async fn update<T: Served>(
     }
     let old: T::K = decode_kind(st, &kv)?;
     prepare_update(&mut new, &old)?;
-    match write_update(st, &key, t.name(), new, expected, dry_run).await? {
+    match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
         Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
         None => Err(conflict(t.resource, t.name())),
     }
@@ -800,12 +810,12 @@ async fn off_worker<R: Send + 'static>(
 /// retries, then a short sleep that doubles up to ~16 ms, jittered so that racing writers
 /// spread out. Retries go on while the request lives; `--request-timeout` bounds them.
 #[derive(Debug, Default)]
-struct ConflictBackoff {
+pub(super) struct ConflictBackoff {
     attempt: u32,
 }
 
 impl ConflictBackoff {
-    async fn wait(&mut self) {
+    pub(super) async fn wait(&mut self) {
         self.attempt = self.attempt.saturating_add(1);
         if self.attempt <= 2 {
             tokio::task::yield_now().await;
@@ -900,7 +910,9 @@ async fn patch_object<T: Served>(
         }
         new.meta_mut().resource_version = current_rv;
         prepare_update(&mut new, &old)?;
-        if let Some(k) = write_update(st, &key, t.name(), new, kv.mod_revision, dry_run).await? {
+        if let Some(k) =
+            write_update(st, &key, t.name(), new, &old, kv.mod_revision, dry_run).await?
+        {
             let mut resp = respond(n, StatusCode::OK, &T::from_kind(k));
             conneg::append_warnings(resp.headers_mut(), &warnings);
             return Ok(resp);
@@ -921,25 +933,6 @@ fn decode_json<T: Served>(doc: &Value, n: &Negotiated) -> Result<(T, Vec<String>
 // ---------------------------------------------------------------------------------------------
 // delete
 
-/// The parts of `DeleteOptions` this server honours.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DeleteOptions {
-    #[serde(default)]
-    preconditions: Option<Preconditions>,
-    #[serde(default)]
-    dry_run: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Preconditions {
-    #[serde(default)]
-    uid: Option<String>,
-    #[serde(default)]
-    resource_version: Option<String>,
-}
-
 async fn delete<T: Served>(
     st: &AppState,
     t: &Target,
@@ -948,89 +941,22 @@ async fn delete<T: Served>(
     body: Body,
 ) -> HResult {
     let raw = conneg::read_body(body, n.body_limit()).await?;
-    // DeleteOptions has fields this server ignores (propagationPolicy, ...): no warnings.
-    let opts: DeleteOptions = if raw.iter().all(u8::is_ascii_whitespace) {
-        DeleteOptions::default()
-    } else {
-        n.request_codec()
-            .unwrap_or(&Codec::Json)
-            .decode(&raw, conneg::FieldValidation::Ignore)?
-            .value
-    };
-    let dry_run = q.dry_run()? || opts.dry_run.is_some_and(|d| d.iter().any(|v| v == "All"));
-    let key = t.key(st);
-    // Only the client's preconditions may conflict; a lost race is retried.
-    let mut backoff = ConflictBackoff::default();
-    loop {
-        let kv = st
-            .store
-            .get(&key)
-            .await
-            .map_err(|e| storage_status(e, t.resource, t.name()))?
-            .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
-        let mut k: T::K = decode_kind(st, &kv)?;
-        if let Some(p) = &opts.preconditions {
-            let meta = k.meta();
-            if let Some(uid) = p.uid.as_deref().filter(|u| *u != meta.uid) {
-                return Err(ApiError::conflict(
-                    &t.resource.group_resource(),
-                    t.name(),
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        meta.uid
-                    ),
-                )
-                .into());
-            }
-            if let Some(rv) = p
-                .resource_version
-                .as_deref()
-                .filter(|rv| *rv != meta.resource_version)
-            {
-                return Err(ApiError::conflict(
-                    &t.resource.group_resource(),
-                    t.name(),
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        meta.resource_version
-                    ),
-                )
-                .into());
-            }
-        }
-        let graceful = k.begin_delete().map_err(Status::from)?;
-        if graceful && k.meta().deletion_timestamp.is_none() {
-            k.meta_mut().deletion_timestamp = Some(Time::now());
-        }
-        if dry_run {
-            return Ok(deleted::<T>(n, k));
-        }
-        if graceful {
-            let Some(k) = write_update(st, &key, t.name(), k, kv.mod_revision, false).await? else {
-                backoff.wait().await;
-                continue;
-            };
-            // In a task of its own: a client that hangs up does not stop the deletion.
-            tokio::spawn(T::K::finalize(st.clone(), k.clone()))
-                .await
-                .map_err(|e| Status::internal_error(format!("deletion task failed: {e}")))??;
-            return Ok(deleted::<T>(n, k));
-        }
-        match st.store.delete(&key, Some(kv.mod_revision)).await {
-            Ok(_) => return Ok(deleted::<T>(n, k)),
-            Err(StorageError::Conflict { .. }) => backoff.wait().await,
-            Err(e) => return Err(storage_status(e, t.resource, t.name())),
-        }
+    let opts = DeleteOptions::read(&raw, n.request_codec(), q)?;
+    let out = lifecycle::delete_object::<T::K>(st, &t.key(st), t.name(), &opts)
+        .await?
+        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+    let code = opts.status_code(out.deleted);
+    if !out.deleted || <T::K as Kind>::RETURN_DELETED_OBJECT {
+        return Ok(respond(n, code, &T::from_kind(out.object)));
     }
+    Ok(deleted_status::<T>(n, code, &out.object))
 }
 
-/// The answer to a DELETE: the object, or a `Status` of `Success` naming it, as the kind
-/// says ([`Kind::RETURN_DELETED_OBJECT`]; the details' `kind` is the resource, as Kubernetes
-/// writes it).
-fn deleted<T: Served>(n: &Negotiated, k: T::K) -> Response {
-    if <T::K as Kind>::RETURN_DELETED_OBJECT {
-        return respond(n, StatusCode::OK, &T::from_kind(k));
-    }
+/// The answer to a DELETE that removed the object, for a kind that does not return it
+/// ([`Kind::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
+/// is the resource, as Kubernetes writes it). An object kept for its finalizers is answered
+/// with itself.
+fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Response {
     let res = <T::K as Kind>::RESOURCE;
     let meta = k.meta();
     let status = Status {
@@ -1043,7 +969,7 @@ fn deleted<T: Served>(n: &Negotiated, k: T::K) -> Response {
             ..Default::default()
         })
     };
-    respond(n, StatusCode::OK, &status)
+    respond(n, code, &status)
 }
 
 async fn delete_collection<T: Served>(
@@ -1051,23 +977,22 @@ async fn delete_collection<T: Served>(
     t: &Target,
     q: &Params,
     n: &Negotiated,
+    body: Body,
 ) -> HResult {
-    let dry_run = q.dry_run()?;
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    let opts = DeleteOptions::read(&raw, n.request_codec(), q)?;
     let sel = selectors(q)?;
     let page = list_kinds::<T::K>(st, t, &Params::default(), &sel).await?;
-    let mut deleted = Vec::with_capacity(page.items.len());
-    for k in page.items {
-        let key = st
-            .keys
-            .object(t.resource, &k.meta().namespace, &k.meta().name);
-        if !dry_run {
-            match st.store.delete(&key, None).await {
-                Ok(_) | Err(StorageError::NotFound { .. }) => {}
-                Err(e) => return Err(storage_status(e, t.resource, &k.meta().name)),
-            }
-        }
-        deleted.push(T::from_kind(k));
+    // Each object is deleted as a DELETE of it would; one gone meanwhile is skipped. The
+    // answer lists the objects as they were listed, as Kubernetes answers.
+    for k in &page.items {
+        let (namespace, name) = (&k.meta().namespace, &k.meta().name);
+        let key = st.keys.object(t.resource, namespace, name);
+        lifecycle::delete_object::<T::K>(st, &key, name, &opts).await?;
     }
-    let list = T::List::from_items(page.meta, deleted);
+    let list = T::List::from_items(
+        page.meta,
+        page.items.into_iter().map(T::from_kind).collect(),
+    );
     Ok(respond(n, StatusCode::OK, &list))
 }

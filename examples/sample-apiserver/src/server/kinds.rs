@@ -46,7 +46,8 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Whether BanFlunder admission applies on create.
     const ADMITTED: bool = false;
-    /// Whether everything but metadata is equal (no generation bump).
+    /// Whether everything but metadata and status is equal: only a change outside them moves
+    /// `metadata.generation` on, as Kubernetes' strategies do.
     fn same_spec(&self, other: &Self) -> bool;
     /// Table columns between Name and Age.
     fn columns() -> &'static [Column];
@@ -69,6 +70,12 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn begin_delete(&mut self) -> Result<bool, ApiError> {
         Ok(false)
     }
+    /// Whether the kind's own finalization (not `metadata.finalizers`) still holds an object
+    /// marked for deletion: an update that removes its last metadata finalizer then does not
+    /// delete it.
+    fn finalizing(&self) -> bool {
+        false
+    }
     /// Finishes a deletion that [`Kind::begin_delete`] began (the kind's controller): removes
     /// what depends on the object, then the object.
     fn finalize(_st: AppState, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
@@ -85,7 +92,7 @@ impl Kind for internal::Flunder {
         validate_flunder(self)
     }
     fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec && self.status == other.status
+        self.spec == other.spec
     }
     fn columns() -> &'static [Column] {
         &[
@@ -176,6 +183,9 @@ impl Kind for core_v1::Namespace {
         namespaces::admit_delete(&self.metadata.name)?;
         core_v1::PHASE_TERMINATING.clone_into(&mut self.status.phase);
         Ok(true)
+    }
+    fn finalizing(&self) -> bool {
+        !self.spec.finalizers.is_empty()
     }
     fn finalize(st: AppState, obj: Self) -> BoxFuture<'static, Result<(), Status>> {
         Box::pin(namespaces::finalize(st, obj.metadata.name))

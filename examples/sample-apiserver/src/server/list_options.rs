@@ -18,7 +18,7 @@ use conneg::Status;
 use serde_json::{Value, json};
 
 use super::handlers::Params;
-use crate::api::validation::FieldError;
+use crate::api::validation::{BadValue, FieldError};
 use crate::error::ApiError;
 
 /// The annotation on the bookmark that ends a watch's initial events.
@@ -102,7 +102,11 @@ impl<'q> ListOptions<'q> {
                     ));
                 }
                 if m != NOT_OLDER_THAN {
-                    errs.push(FieldError::not_supported(RV_MATCH, m, &[NOT_OLDER_THAN]));
+                    errs.push(FieldError::not_supported(
+                        RV_MATCH,
+                        BadValue::String(m.to_owned()),
+                        &[NOT_OLDER_THAN],
+                    ));
                 }
                 if self.continue_token.is_some() {
                     errs.push(forbidden_with_continue());
@@ -123,7 +127,7 @@ impl<'q> ListOptions<'q> {
             if m != EXACT && m != NOT_OLDER_THAN {
                 errs.push(FieldError::not_supported(
                     RV_MATCH,
-                    m,
+                    BadValue::String(m.to_owned()),
                     &[EXACT, NOT_OLDER_THAN, ""],
                 ));
             }

@@ -12,6 +12,7 @@
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
 //!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
+//!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
 //!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
@@ -34,6 +35,7 @@ pub mod discovery;
 pub mod handlers;
 pub mod health;
 pub mod kinds;
+pub mod lifecycle;
 pub mod list_options;
 pub mod metadata_only;
 pub mod metrics;

@@ -6,8 +6,9 @@
 //!   does not exist, 403 `... unable to create new content in namespace x because it is being
 //!   terminated` while it is being deleted.
 //! * DELETE of a namespace marks it `Terminating` (with `deletionTimestamp`) and answers with
-//!   it, as Kubernetes does; [`finalize`] then deletes every object in it and the namespace
-//!   itself. The request waits for that to finish (in a task of its own, so a client that
+//!   it, as Kubernetes does; [`finalize`] then deletes every object in it (at once, whatever
+//!   their finalizers: nothing here would ever remove them) and the namespace itself, unless
+//!   finalizers of its metadata hold it (then the update that removes the last one does). The request waits for that to finish (in a task of its own, so a client that
 //!   hangs up does not stop it), so a namespace is gone when its DELETE returns; one left
 //!   `Terminating` by a crash is finished at the next start ([`bootstrap`]).
 //! * `default`, `kube-system`, `kube-public` and `kube-node-lease` exist from the start; the
@@ -16,7 +17,7 @@
 use conneg::Status;
 
 use super::AppState;
-use super::handlers::{decode_kind, storage_status};
+use super::handlers::{ConflictBackoff, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
 use crate::api::core_v1::Namespace;
 use crate::api::{NAMESPACES, ResourceInfo, Version, Versioned};
@@ -120,13 +121,29 @@ pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
             break;
         }
     }
-    match st
-        .store
-        .delete(&st.keys.object(&NAMESPACES, "", &name), None)
-        .await
-    {
-        Ok(_) | Err(StorageError::NotFound { .. }) => Ok(()),
-        Err(e) => Err(storage_status(e, &NAMESPACES, &name)),
+    // The namespace's own finalizer goes; the namespace with it, unless finalizers of its
+    // metadata remain (then the update that removes the last one deletes it).
+    let key = st.keys.object(&NAMESPACES, "", &name);
+    let mut backoff = ConflictBackoff::default();
+    loop {
+        let Some(kv) = st
+            .store
+            .get(&key)
+            .await
+            .map_err(|e| storage_status(e, &NAMESPACES, &name))?
+        else {
+            return Ok(());
+        };
+        let old: Namespace = decode_kind(&st, &kv)?;
+        let mut new = old.clone();
+        new.spec.finalizers.clear();
+        if write_update(&st, &key, &name, new, &old, kv.mod_revision, false)
+            .await?
+            .is_some()
+        {
+            return Ok(());
+        }
+        backoff.wait().await;
     }
 }
 
