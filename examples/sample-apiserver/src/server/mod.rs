@@ -10,6 +10,7 @@
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
+//!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates
 //!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
@@ -27,6 +28,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod discovery;
+pub mod field_manager;
 pub mod handlers;
 pub mod health;
 pub mod kinds;
