@@ -3,6 +3,7 @@
 //!
 //! - [`meta`]: the `metav1` types (ObjectMeta, ListMeta, Time, ...).
 //! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
+//! - [`apply`]: server-side apply with field ownership (`managedFields`), kind-agnostic.
 //! - [`selector`]: label and field selectors.
 //! - [`error`]: [`error::ApiError`], the plain form of a failure `Status`.
 //! - [`storage`]: the revisioned key-value store (memory, embedded redb) and the codec.
@@ -10,6 +11,7 @@
 //! - [`server`]: the HTTP layer (router, handlers, discovery, OpenAPI, Table, watch, metrics).
 
 pub mod api;
+pub mod apply;
 pub mod config;
 pub mod error;
 pub mod meta;

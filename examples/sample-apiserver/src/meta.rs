@@ -21,6 +21,10 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+fn none_or_empty<T>(v: &Option<Vec<T>>) -> bool {
+    v.as_ref().is_none_or(Vec::is_empty)
+}
+
 pub(crate) fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
@@ -379,13 +383,10 @@ pub struct ObjectMeta {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub finalizers: Vec<String>,
-    /// Server-side apply bookkeeping.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub managed_fields: Vec<ManagedFieldsEntry>,
+    /// Server-side apply bookkeeping ([`crate::apply`]). `None` when absent or null; an
+    /// empty list is kept apart, as a client's way to clear the entries.
+    #[serde(default, skip_serializing_if = "none_or_empty")]
+    pub managed_fields: Option<Vec<ManagedFieldsEntry>>,
 }
 
 /// `metav1.ListMeta`.
@@ -474,7 +475,7 @@ mod tests {
         assert_eq!(m.name, "a");
         assert!(m.creation_timestamp.is_none());
         assert_eq!(
-            m.managed_fields[0].fields_v1,
+            m.managed_fields.as_ref().unwrap()[0].fields_v1,
             Some(serde_json::json!({"f:metadata":{}}))
         );
         let out = serde_json::to_value(&m).unwrap();

@@ -149,6 +149,53 @@ fn scenario(cbor: bool) {
     assert!(out.contains("serverside-applied"), "{out}");
     let out = k.run(&["apply", "--server-side", "-f", applied.to_str().unwrap()]);
     assert!(out.contains("serverside-applied"), "{out}");
+    // Another manager changing kubectl's fields conflicts, until it forces.
+    let theirs = APPLIED.replace(
+        "flunderReference: my-first-flunder",
+        "flunderReference: other",
+    );
+    let out = k
+        .cmd(&["apply", "--server-side", "--field-manager=other", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(theirs.as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("kubectl apply");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "no conflict: {stderr}");
+    assert!(
+        stderr.contains("Apply failed with") && stderr.contains("conflict with \"kubectl\""),
+        "{stderr}"
+    );
+    let out = k.run_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=other",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        &theirs,
+    );
+    assert!(out.contains("serverside-applied"), "{out}");
+    let managers = k.run(&[
+        "get",
+        "flunder",
+        "applied",
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}",
+    ]);
+    assert!(managers.contains("other"), "{managers}");
 
     // replace: get it, change a label, put it back.
     let yaml = k.run(&["get", "flunder", "applied", "-o", "yaml"]);

@@ -374,6 +374,7 @@ fn validate_meta_fields(meta: &ObjectMeta, errs: &mut Vec<FieldError>) {
         ));
     }
     validate_owner_references(&meta.owner_references, errs);
+    validate_managed_fields(meta, errs);
 }
 
 /// `ValidateOwnerReferences`: each reference names its owner fully, and at most one is the
@@ -467,6 +468,61 @@ pub fn validate_namespace_name(name: &str) -> Vec<FieldError> {
             name,
             names::dns1123_label_errors(name),
         );
+    }
+    errs
+}
+
+/// The longest `fieldManager` (Kubernetes' `FieldManagerMaxLength`).
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+/// The longest subresource name in a `managedFields` entry.
+const MAX_SUBRESOURCE_NAME_LENGTH: usize = 256;
+
+/// `ValidateManagedFields`: what a client writes into `metadata.managedFields` (entries the
+/// server could not read were already replaced by the stored ones, as Kubernetes does).
+fn validate_managed_fields(meta: &ObjectMeta, errs: &mut Vec<FieldError>) {
+    for (i, e) in meta.managed_fields.iter().flatten().enumerate() {
+        let path = format!("metadata.managedFields[{i}]");
+        if !matches!(e.operation.as_str(), "Apply" | "Update") {
+            errs.push(FieldError::invalid(
+                &format!("{path}.operation"),
+                &e.operation,
+                "must be `Apply` or `Update`",
+            ));
+        }
+        if !e.fields_type.is_empty() && e.fields_type != "FieldsV1" {
+            errs.push(FieldError::invalid(
+                &format!("{path}.fieldsType"),
+                &e.fields_type,
+                "must be `FieldsV1`",
+            ));
+        }
+        errs.extend(validate_field_manager(
+            &e.manager,
+            &format!("{path}.manager"),
+        ));
+        if e.subresource.len() > MAX_SUBRESOURCE_NAME_LENGTH {
+            errs.push(FieldError::too_long_bytes(
+                &format!("{path}.subresource"),
+                MAX_SUBRESOURCE_NAME_LENGTH,
+            ));
+        }
+    }
+}
+
+/// `ValidateFieldManager`: at most 128 bytes, printable characters only.
+pub fn validate_field_manager(manager: &str, field: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        errs.push(FieldError::too_long_bytes(field, FIELD_MANAGER_MAX_LENGTH));
+    }
+    for (i, c) in manager.char_indices() {
+        if c.is_control() || (c.is_whitespace() && c != ' ') {
+            errs.push(FieldError::invalid(
+                field,
+                manager,
+                &format!("invalid character U+{:04X} (at position {i})", u32::from(c)),
+            ));
+        }
     }
     errs
 }

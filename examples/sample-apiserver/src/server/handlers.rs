@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::kinds::Kind;
 use super::lifecycle::{self, DeleteOptions};
-use super::{AppState, list_options, namespaces, patch, transform, watch};
+use super::{AppState, field_manager, list_options, namespaces, patch, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
 use crate::api::validation::{
     resource_version_required, validate_object_meta, validate_object_meta_update,
@@ -245,11 +245,19 @@ pub fn storage_status(e: StorageError, res: &ResourceInfo, name: &str) -> Status
     e.to_api_error(res, name).into()
 }
 
+/// The User-Agent, which names the manager of a write without `fieldManager`.
+fn user_agent(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get(http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+}
+
 async fn collection(
     State(st): State<AppState>,
     method: Method,
     Path(p): Path<BTreeMap<String, String>>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    headers: http::HeaderMap,
     n: Negotiated,
     body: Body,
 ) -> HResult {
@@ -259,7 +267,8 @@ async fn collection(
         Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
         Method::GET => dispatch!(t, list, (&st, &t, &q, &n)),
         Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-            dispatch!(t, create, (&st, &t, &q, &n, body))
+            let ua = user_agent(&headers);
+            dispatch!(t, create, (&st, &t, &q, &n, body, ua))
         }
         Method::DELETE
             if (t.namespace.is_some() || !t.resource.namespaced)
@@ -276,17 +285,19 @@ async fn object(
     method: Method,
     Path(p): Path<BTreeMap<String, String>>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    headers: http::HeaderMap,
     n: Negotiated,
     body: Body,
 ) -> HResult {
     let t = Target::resolve(&p, &st)?;
     let q = params(q)?;
+    let ua = user_agent(&headers);
     match method {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
         Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
         Method::GET => dispatch!(t, get, (&st, &t, &q, &n)),
-        Method::PUT => dispatch!(t, update, (&st, &t, &q, &n, body)),
-        Method::PATCH => dispatch!(t, patch_object, (&st, &t, &q, &n, body)),
+        Method::PUT => dispatch!(t, update, (&st, &t, &q, &n, body, ua)),
+        Method::PATCH => dispatch!(t, patch_object, (&st, &t, &q, &n, body, ua)),
         Method::DELETE => dispatch!(t, delete, (&st, &t, &q, &n, body)),
         m => Err(method_not_allowed(&m, &t)),
     }
@@ -364,9 +375,16 @@ async fn create<T: Served>(
     q: &Params,
     n: &Negotiated,
     body: Body,
+    ua: Option<&str>,
 ) -> HResult {
-    let obj: T = n.decode_body(body).await?.value;
-    let (code, out) = create_object(st, t, q, obj).await?;
+    let mut obj: T = n.decode_body(body).await?.value;
+    // The type is checked before the manager is recorded, which rewrites it.
+    check_type_meta(&obj)?;
+    obj.apply_defaults();
+    let mut k = obj.into_kind();
+    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    field_manager::record_update::<T>(None, &mut k, &manager)?;
+    let (code, out) = create_object(st, t, q, T::from_kind(k)).await?;
     Ok(respond(n, code, &out))
 }
 
@@ -734,6 +752,7 @@ async fn update<T: Served>(
     q: &Params,
     n: &Negotiated,
     body: Body,
+    ua: Option<&str>,
 ) -> HResult {
     let mut obj: T = n.decode_body(body).await?.value;
     check_type_meta(&obj)?;
@@ -763,6 +782,8 @@ async fn update<T: Served>(
         return Err(conflict(t.resource, t.name()));
     }
     let old: T::K = decode_kind(st, &kv)?;
+    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    field_manager::record_update::<T>(Some(&old), &mut new, &manager)?;
     prepare_update(&mut new, &old)?;
     match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
         Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
@@ -839,6 +860,7 @@ async fn patch_object<T: Served>(
     q: &Params,
     n: &Negotiated,
     body: Body,
+    ua: Option<&str>,
 ) -> HResult {
     let Some(kind) = n.patch_type() else {
         return Err(Status::unsupported_media_type(
@@ -855,6 +877,8 @@ async fn patch_object<T: Served>(
         return Err(field_manager_required());
     }
     let dry_run = q.dry_run()?;
+    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    let force = q.flag("force");
     let key = t.key(st);
     let mut backoff = ConflictBackoff::default();
     loop {
@@ -869,8 +893,12 @@ async fn patch_object<T: Served>(
             }
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
-                let (doc, n) = (doc.clone(), n.clone());
-                off_worker(st, move || decode_json::<T>(&doc, &n)).await?
+                let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
+                off_worker(st, move || {
+                    let applied = field_manager::apply::<T>(None, &doc, &manager, force)?;
+                    decode_json::<T>(&applied, &n)
+                })
+                .await?
             };
             let mut k = decoded.into_kind();
             if k.meta().name.is_empty() {
@@ -885,11 +913,17 @@ async fn patch_object<T: Served>(
         };
         let old: T::K = decode_kind(st, &kv)?;
         let (mut obj, warnings) = {
-            let (doc, n, current) = (doc.clone(), n.clone(), T::from_kind(old.clone()));
+            let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
             off_worker(st, move || {
-                let current_json = serde_json::to_value(current)
-                    .map_err(|e| Status::internal_error(format!("encoding current object: {e}")))?;
-                let patched = patch::apply(kind, current_json, &doc)?;
+                let patched = if kind.is_apply() {
+                    field_manager::apply::<T>(Some(&current), &doc, &manager, force)?
+                } else {
+                    let current_json =
+                        serde_json::to_value(T::from_kind(current)).map_err(|e| {
+                            Status::internal_error(format!("encoding current object: {e}"))
+                        })?;
+                    patch::apply(kind, current_json, &doc)?
+                };
                 decode_json::<T>(&patched, &n)
             })
             .await?
@@ -909,6 +943,9 @@ async fn patch_object<T: Served>(
             return Err(conflict(t.resource, t.name()));
         }
         new.meta_mut().resource_version = current_rv;
+        if !kind.is_apply() {
+            field_manager::record_update::<T>(Some(&old), &mut new, &manager)?;
+        }
         prepare_update(&mut new, &old)?;
         if let Some(k) =
             write_update(st, &key, t.name(), new, &old, kv.mod_revision, dry_run).await?

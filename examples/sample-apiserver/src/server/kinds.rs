@@ -15,10 +15,39 @@ use serde_json::{Value, json};
 use super::{AppState, namespaces};
 use crate::api::validation::{FieldError, validate_flunder, validate_namespace_name};
 use crate::api::{
-    FISCHERS, FLUNDERS, NAMESPACES, ResourceInfo, VersionedObject, core_v1, internal, v1alpha1,
+    FISCHERS, FLUNDERS, NAMESPACES, ResourceInfo, Versioned, VersionedObject, core_v1, internal,
+    v1alpha1, v1beta1,
 };
+use crate::apply::schema::Schema;
 use crate::error::ApiError;
 use crate::meta::HasObjectMeta;
+
+/// One version a kind is served in, as JSON: what server-side apply converts objects with
+/// to compare them in the version a manager recorded its fields in.
+#[derive(Debug, Clone, Copy)]
+pub struct ServedVersion<K> {
+    /// `group/version`.
+    pub api_version: &'static str,
+    /// An object of this version, from JSON.
+    pub decode: fn(&Value) -> Option<K>,
+    /// An object as this version's JSON.
+    pub encode: fn(K) -> Option<Value>,
+}
+
+impl<K> ServedVersion<K> {
+    /// The entry for the versioned type `T`.
+    pub fn of<T: Versioned<Internal = K>>() -> Self {
+        Self {
+            api_version: T::VERSION.api_version(),
+            decode: |v| {
+                serde::Deserialize::deserialize(v)
+                    .ok()
+                    .map(T::into_internal)
+            },
+            encode: |k| serde_json::to_value(T::from_internal(k)).ok(),
+        }
+    }
+}
 
 /// A Table column (`metav1.TableColumnDefinition`).
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +110,11 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn finalize(_st: AppState, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
         Box::pin(async { Ok(()) })
     }
+    /// The list and map semantics server-side apply uses (all lists atomic but the
+    /// metadata ones, unless a kind says otherwise).
+    const APPLY_SCHEMA: Schema = Schema::OBJECT;
+    /// The versions the kind is served in.
+    fn versions() -> Vec<ServedVersion<Self>>;
 }
 
 impl Kind for internal::Flunder {
@@ -90,6 +124,12 @@ impl Kind for internal::Flunder {
 
     fn validate_create(&self) -> Vec<FieldError> {
         validate_flunder(self)
+    }
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![
+            ServedVersion::of::<v1alpha1::Flunder>(),
+            ServedVersion::of::<v1beta1::Flunder>(),
+        ]
     }
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
@@ -130,6 +170,10 @@ impl Kind for internal::Fischer {
     type Stored = v1alpha1::Fischer;
     const RESOURCE: &'static ResourceInfo = &FISCHERS;
 
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<v1alpha1::Fischer>()]
+    }
+
     fn same_spec(&self, other: &Self) -> bool {
         self.disallowed_flunders == other.disallowed_flunders
     }
@@ -153,6 +197,9 @@ impl Kind for core_v1::Namespace {
 
     fn validate_create(&self) -> Vec<FieldError> {
         validate_namespace_name(&self.metadata.name)
+    }
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<core_v1::Namespace>()]
     }
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec && self.status == other.status

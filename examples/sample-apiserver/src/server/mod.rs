@@ -13,6 +13,7 @@
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
 //!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
 //!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
+//!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates
 //!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
@@ -32,6 +33,7 @@
 
 pub mod auth;
 pub mod discovery;
+pub mod field_manager;
 pub mod handlers;
 pub mod health;
 pub mod kinds;

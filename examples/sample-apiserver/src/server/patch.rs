@@ -1,7 +1,7 @@
-//! PATCH documents: JSON merge patch (RFC 7396), JSON patch (RFC 6902), server-side apply
-//! (treated as a merge of the applied configuration: these types have no lists with merge
-//! keys), and strategic merge patch (merge patch plus the `$patch: replace|delete`
-//! directives; lists are atomic in these types, so they are replaced).
+//! PATCH documents: JSON merge patch (RFC 7396), JSON patch (RFC 6902), and strategic merge
+//! patch (merge patch plus the `$patch: replace|delete` directives; lists are atomic in these
+//! types, so they are replaced). Server-side apply documents are parsed here and applied with
+//! field ownership by [`super::field_manager`].
 //!
 //! Merge patch and JSON patch are conneg's ([`conneg::patch`]). Everything works on `serde_json::Value`: the current object is serialized in the URL's
 //! version, patched, and decoded back under the request's `fieldValidation`.
@@ -134,11 +134,15 @@ fn yaml_to_json(v: serde_norway::Value, depth: usize) -> Result<Value, String> {
 }
 
 /// Applies `patch` (already parsed) of type `kind` to `target`. A result larger than a request
-/// body may be is 413, whatever the patch type.
+/// body may be is 413, whatever the patch type. Apply patches are not patches of a document
+/// but server-side applies ([`super::field_manager::apply`]): 500 here.
 pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Status> {
     let patched = match kind {
-        PatchType::MergePatch | PatchType::ApplyYaml | PatchType::ApplyCbor => {
-            apply_merge_patch(target, patch)
+        PatchType::MergePatch => apply_merge_patch(target, patch),
+        PatchType::ApplyYaml | PatchType::ApplyCbor => {
+            return Err(Status::internal_error(
+                "an apply patch is applied with field ownership, not merged",
+            ));
         }
         PatchType::StrategicMergePatch | PatchType::StrategicMergePatchCbor => {
             strategic(Some(target), patch)
@@ -147,8 +151,13 @@ pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Sta
         }
         PatchType::JsonPatch => apply_json_patch(target, patch)?,
     };
-    check_patched_size(&patched, conneg::DEFAULT_BODY_LIMIT)?;
+    check_size(&patched)?;
     Ok(patched)
+}
+
+/// 413 for a patched object larger than a request body may be.
+pub fn check_size(patched: &Value) -> Result<(), Status> {
+    check_patched_size(patched, conneg::DEFAULT_BODY_LIMIT)
 }
 
 fn invalid_patch(msg: &str) -> Status {
@@ -228,11 +237,7 @@ mod tests {
         let big = "x".repeat(2 << 20);
         let target = json!({"metadata": {"name": "a"}, "spec": {"a": big}});
         let merge = json!({"spec": {"b": big}});
-        for kind in [
-            PatchType::MergePatch,
-            PatchType::ApplyYaml,
-            PatchType::StrategicMergePatch,
-        ] {
+        for kind in [PatchType::MergePatch, PatchType::StrategicMergePatch] {
             let err = apply(kind, target.clone(), &merge).unwrap_err();
             assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE, "{kind:?}");
         }

@@ -1,0 +1,408 @@
+//! Field paths and field sets, as structured-merge-diff defines them, and their `FieldsV1`
+//! form (the `fieldsV1` of a `managedFields` entry).
+//!
+//! A [`Path`] is a list of [`PathElement`]s: a map field (`f:name`), an item of a list keyed by
+//! some of its fields (`k:{"uid":"…"}`), an item of a set (`v:"value"`), or a list index
+//! (`i:3`). A [`Set`] is a tree of paths: each node has *members* (paths that end there) and
+//! *children* (paths that go on). `FieldsV1` writes a node as a JSON object whose keys are the
+//! serialized elements, members as `{}`, and a child that is also a member with a `"."` key.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// How deep a `FieldsV1` document may nest. The objects it describes are bounded by the
+/// patch depth limit; a deeper document is refused rather than walked.
+pub const MAX_DEPTH: usize = 128;
+
+/// One step of a [`Path`].
+#[derive(Debug, Clone)]
+pub enum PathElement {
+    /// A field of a map (`f:<name>`).
+    Field(String),
+    /// An item of an associative list, by its key fields sorted by name (`k:{…}`).
+    Key(Vec<(String, Value)>),
+    /// An item of a set (`v:<json>`).
+    Value(Value),
+    /// An item of a list by position (`i:<n>`).
+    Index(i64),
+}
+
+/// A path from the root of an object.
+pub type Path = Vec<PathElement>;
+
+impl PathElement {
+    fn rank(&self) -> u8 {
+        match self {
+            PathElement::Field(_) => 0,
+            PathElement::Key(_) => 1,
+            PathElement::Value(_) => 2,
+            PathElement::Index(_) => 3,
+        }
+    }
+
+    /// The element in its `FieldsV1` form (`f:spec`, `k:{"uid":"u"}`, `v:"a"`, `i:0`).
+    pub fn to_fields_v1_key(&self) -> String {
+        match self {
+            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Key(fields) => {
+                let map: Map<String, Value> = fields.iter().cloned().collect();
+                format!("k:{}", Value::Object(map))
+            }
+            PathElement::Value(v) => format!("v:{v}"),
+            PathElement::Index(i) => format!("i:{i}"),
+        }
+    }
+
+    /// Parses a `FieldsV1` key. `Ok(None)` for a prefix this format does not know, which
+    /// structured-merge-diff skips.
+    pub fn from_fields_v1_key(key: &str) -> Result<Option<Self>, String> {
+        let Some((prefix, rest)) = key.split_once(':') else {
+            return Ok(None);
+        };
+        let bad = |e: &dyn fmt::Display| format!("parsing key as path element: {key:?}: {e}");
+        Ok(Some(match prefix {
+            "f" => PathElement::Field(rest.to_owned()),
+            "v" => PathElement::Value(serde_json::from_str(rest).map_err(|e| bad(&e))?),
+            "i" => PathElement::Index(rest.parse().map_err(|e| bad(&e))?),
+            "k" => match serde_json::from_str::<Value>(rest).map_err(|e| bad(&e))? {
+                Value::Object(m) if !m.is_empty() => PathElement::Key(m.into_iter().collect()),
+                _ => return Err(bad(&"a key must be a non-empty JSON object")),
+            },
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// structured-merge-diff's total order of values: numbers, strings, booleans, lists, maps,
+/// then null.
+pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Number(_) => 0,
+            Value::String(_) => 1,
+            Value::Bool(_) => 2,
+            Value::Array(_) => 3,
+            Value::Object(_) => 4,
+            Value::Null => 5,
+        }
+    }
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => {
+                let (x, y) = (x.as_f64().unwrap_or(0.0), y.as_f64().unwrap_or(0.0));
+                x.total_cmp(&y)
+            }
+        },
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => x
+            .iter()
+            .zip(y)
+            .map(|(x, y)| compare_values(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .zip(y)
+            .map(|((kx, vx), (ky, vy))| kx.cmp(ky).then_with(|| compare_values(vx, vy)))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
+        _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+impl Ord for PathElement {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (PathElement::Field(a), PathElement::Field(b)) => a.cmp(b),
+            (PathElement::Key(a), PathElement::Key(b)) => a
+                .iter()
+                .zip(b)
+                .map(|((na, va), (nb, vb))| na.cmp(nb).then_with(|| compare_values(va, vb)))
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| a.len().cmp(&b.len())),
+            (PathElement::Value(a), PathElement::Value(b)) => compare_values(a, b),
+            (PathElement::Index(a), PathElement::Index(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for PathElement {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for PathElement {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for PathElement {}
+
+impl fmt::Display for PathElement {
+    /// The form of conflict messages: `.name`, `[uid="u"]`, `[="v"]`, `[3]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathElement::Field(name) => write!(f, ".{name}"),
+            PathElement::Key(fields) => {
+                f.write_str("[")?;
+                for (i, (name, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{name}={v}")?;
+                }
+                f.write_str("]")
+            }
+            PathElement::Value(v) => write!(f, "[={v}]"),
+            PathElement::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// A path as conflict messages print it: `.spec.flunderReference`.
+pub fn path_string(path: &[PathElement]) -> String {
+    path.iter().map(ToString::to_string).collect()
+}
+
+/// A set of paths, as a tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Set {
+    members: BTreeSet<PathElement>,
+    children: BTreeMap<PathElement, Set>,
+}
+
+impl Set {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the set holds no path.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.children.is_empty()
+    }
+
+    /// Adds `path` (the empty path is not a member of anything and is ignored).
+    pub fn insert(&mut self, path: &[PathElement]) {
+        let Some((last, parents)) = path.split_last() else {
+            return;
+        };
+        let mut node = self;
+        for pe in parents {
+            node = node.children.entry(pe.clone()).or_default();
+        }
+        node.members.insert(last.clone());
+    }
+
+    /// Whether `path` is a member.
+    pub fn has(&self, path: &[PathElement]) -> bool {
+        let Some((last, parents)) = path.split_last() else {
+            return false;
+        };
+        let mut node = self;
+        for pe in parents {
+            match node.children.get(pe) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+        node.members.contains(last)
+    }
+
+    /// The paths under `pe`, without it (structured-merge-diff's `WithPrefix`).
+    pub fn child(&self, pe: &PathElement) -> Option<&Set> {
+        self.children.get(pe)
+    }
+
+    /// Whether `pe` is a member at this level.
+    pub fn has_member(&self, pe: &PathElement) -> bool {
+        self.members.contains(pe)
+    }
+
+    /// Every path in either set.
+    pub fn union(&self, other: &Set) -> Set {
+        let mut out = self.clone();
+        out.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            let merged = match out.children.get(pe) {
+                Some(mine) => mine.union(child),
+                None => child.clone(),
+            };
+            out.children.insert(pe.clone(), merged);
+        }
+        out
+    }
+
+    /// The paths in both sets.
+    pub fn intersection(&self, other: &Set) -> Set {
+        let mut out = Set::new();
+        out.members = self.members.intersection(&other.members).cloned().collect();
+        for (pe, child) in &self.children {
+            if let Some(theirs) = other.children.get(pe) {
+                out.put_child(pe, child.intersection(theirs));
+            }
+        }
+        out
+    }
+
+    /// The paths in `self` that are not in `other`.
+    pub fn difference(&self, other: &Set) -> Set {
+        let mut out = Set::new();
+        out.members = self.members.difference(&other.members).cloned().collect();
+        for (pe, child) in &self.children {
+            match other.children.get(pe) {
+                Some(theirs) => out.put_child(pe, child.difference(theirs)),
+                None => out.put_child(pe, child.clone()),
+            }
+        }
+        out
+    }
+
+    /// Like [`Set::difference`], but a member of `other` also takes away every path below
+    /// it (structured-merge-diff's `RecursiveDifference`).
+    pub fn recursive_difference(&self, other: &Set) -> Set {
+        let mut out = Set::new();
+        out.members = self.members.difference(&other.members).cloned().collect();
+        for (pe, child) in &self.children {
+            if other.members.contains(pe) {
+                continue;
+            }
+            match other.children.get(pe) {
+                Some(theirs) => out.put_child(pe, child.recursive_difference(theirs)),
+                None => out.put_child(pe, child.clone()),
+            }
+        }
+        out
+    }
+
+    /// The same set where every field that has paths below it is also a member, except
+    /// the fields of maps `is_element_map` names (their keys are data, not a schema's
+    /// fields): structured-merge-diff's `EnsureNamedFieldsAreMembers`, with "named field"
+    /// read as "not a key of an element map".
+    pub fn with_named_fields_as_members(
+        &self,
+        is_element_map: &dyn Fn(&[PathElement]) -> bool,
+    ) -> Set {
+        let mut prefix = Vec::new();
+        self.named_fields_inner(&mut prefix, is_element_map)
+    }
+
+    fn named_fields_inner(
+        &self,
+        prefix: &mut Path,
+        is_element_map: &dyn Fn(&[PathElement]) -> bool,
+    ) -> Set {
+        let mut out = Set {
+            members: self.members.clone(),
+            children: BTreeMap::new(),
+        };
+        let named = !is_element_map(prefix);
+        for (pe, child) in &self.children {
+            if named && matches!(pe, PathElement::Field(_)) {
+                out.members.insert(pe.clone());
+            }
+            prefix.push(pe.clone());
+            out.children
+                .insert(pe.clone(), child.named_fields_inner(prefix, is_element_map));
+            prefix.pop();
+        }
+        out
+    }
+
+    fn put_child(&mut self, pe: &PathElement, child: Set) {
+        if !child.is_empty() {
+            self.children.insert(pe.clone(), child);
+        }
+    }
+
+    /// Every member path, members of a node before the paths below it (the order
+    /// structured-merge-diff iterates in).
+    pub fn paths(&self) -> Vec<Path> {
+        let mut out = Vec::new();
+        let mut prefix = Vec::new();
+        self.paths_inner(&mut prefix, &mut out);
+        out
+    }
+
+    fn paths_inner(&self, prefix: &mut Path, out: &mut Vec<Path>) {
+        for pe in &self.members {
+            let mut p = prefix.clone();
+            p.push(pe.clone());
+            out.push(p);
+        }
+        for (pe, child) in &self.children {
+            prefix.push(pe.clone());
+            child.paths_inner(prefix, out);
+            prefix.pop();
+        }
+    }
+
+    /// The set in `FieldsV1` form.
+    pub fn to_fields_v1(&self) -> Value {
+        let mut map = Map::new();
+        for pe in self
+            .members
+            .iter()
+            .filter(|pe| !self.children.contains_key(pe))
+        {
+            map.insert(pe.to_fields_v1_key(), Value::Object(Map::new()));
+        }
+        for (pe, child) in &self.children {
+            let mut inner = match child.to_fields_v1() {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            if self.members.contains(pe) {
+                inner.insert(".".into(), Value::Object(Map::new()));
+            }
+            map.insert(pe.to_fields_v1_key(), Value::Object(inner));
+        }
+        Value::Object(map)
+    }
+
+    /// Reads a `FieldsV1` document. Keys with an unknown prefix are skipped, as
+    /// structured-merge-diff does; anything else malformed is an error.
+    pub fn from_fields_v1(v: &Value) -> Result<Set, String> {
+        let Value::Object(map) = v else {
+            return Err("FieldsV1 must be a JSON object".into());
+        };
+        Self::from_map(map, 0).map(|(set, _)| set)
+    }
+
+    /// The set a node holds, and whether the node is itself a member.
+    fn from_map(map: &Map<String, Value>, depth: usize) -> Result<(Set, bool), String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("FieldsV1 nested more than {MAX_DEPTH} levels deep"));
+        }
+        let mut set = Set::new();
+        let mut member = false;
+        for (key, v) in map {
+            if key == "." {
+                member = true;
+                continue;
+            }
+            let Some(pe) = PathElement::from_fields_v1_key(key)? else {
+                continue;
+            };
+            let Value::Object(inner) = v else {
+                return Err(format!("the value of {key:?} must be a JSON object"));
+            };
+            let (child, child_member) = Self::from_map(inner, depth + 1)?;
+            if child_member {
+                set.members.insert(pe.clone());
+            }
+            set.put_child(&pe, child);
+        }
+        // A node with nothing (known) below it is a member.
+        let member = member || set.is_empty();
+        Ok((set, member))
+    }
+}

@@ -1,0 +1,417 @@
+//! `metadata.managedFields`: who owns which fields, and how applies and updates move that
+//! ownership (structured-merge-diff's `merge.Updater`, with the bookkeeping Kubernetes' field
+//! manager adds around it: untracked fields, times, manager identities).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::fieldpath::{Path, Set, path_string};
+use super::schema::Schema;
+use super::typed::{Comparison, compare, merge, remove_items, to_field_set};
+use crate::meta::{ManagedFieldsEntry, Time};
+
+/// What a manager did: apply a configuration, or write the object some other way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Operation {
+    /// Server-side apply.
+    Apply,
+    /// Create, update, or a patch that is not an apply.
+    Update,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        }
+    }
+}
+
+/// Who a `managedFields` entry belongs to. An applier is the same manager whatever version
+/// it applies in; an updater is a different one per version (Kubernetes'
+/// `BuildManagerIdentifier`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ManagerId {
+    /// The manager's name (`fieldManager`, or the User-Agent's product).
+    pub manager: String,
+    /// How it wrote.
+    pub operation: Operation,
+    /// The version it wrote in, for updaters; empty for appliers.
+    pub api_version: String,
+    /// The subresource it wrote through, if any.
+    pub subresource: String,
+}
+
+impl ManagerId {
+    /// The identity of `manager` doing `operation` in `api_version`.
+    pub fn new(manager: &str, operation: Operation, api_version: &str) -> Self {
+        Self {
+            manager: manager.to_owned(),
+            operation,
+            api_version: match operation {
+                Operation::Apply => String::new(),
+                Operation::Update => api_version.to_owned(),
+            },
+            subresource: String::new(),
+        }
+    }
+
+    /// The manager as conflict messages name it: `"mgr"`, and for an updater
+    /// `"mgr" using wardle.example.com/v1alpha1`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            s.push_str(&format!(" with subresource {:?}", self.subresource));
+        }
+        if self.operation == Operation::Update {
+            s.push_str(&format!(" using {}", self.api_version));
+        }
+        s
+    }
+}
+
+/// One manager's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Managed {
+    /// The version the paths are in.
+    pub api_version: String,
+    /// When the manager last changed the object.
+    pub time: Option<Time>,
+    /// The fields it owns.
+    pub set: Set,
+}
+
+/// Every manager of an object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagedFields(pub BTreeMap<ManagerId, Managed>);
+
+/// Whether a client's `managedFields` asks for them to be cleared: an empty list, or a list
+/// of one empty entry (Kubernetes' `isResetManagedFields`). An absent list keeps them.
+pub fn is_reset(entries: Option<&[ManagedFieldsEntry]>) -> bool {
+    match entries {
+        None => false,
+        Some([]) => true,
+        Some([one]) => *one == ManagedFieldsEntry::default(),
+        Some(_) => false,
+    }
+}
+
+impl ManagedFields {
+    /// Reads `managedFields` entries; the messages are Kubernetes'.
+    pub fn decode(entries: &[ManagedFieldsEntry]) -> Result<Self, String> {
+        let mut out = BTreeMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            let operation = match e.operation.as_str() {
+                "Apply" => Operation::Apply,
+                "Update" => Operation::Update,
+                _ => return Err("operation must be `Apply` or `Update`".into()),
+            };
+            if e.api_version.is_empty() {
+                return Err("apiVersion must not be empty".into());
+            }
+            match e.fields_type.as_str() {
+                "FieldsV1" => {}
+                "" => return Err(format!("missing fieldsType in managed fields entry {i}")),
+                other => {
+                    return Err(format!(
+                        "invalid fieldsType {other:?} in managed fields entry {i}"
+                    ));
+                }
+            }
+            let set = match &e.fields_v1 {
+                Some(v) => Set::from_fields_v1(v)
+                    .map_err(|err| format!("error decoding versioned set: {err}"))?,
+                None => Set::new(),
+            };
+            let mut id = ManagerId::new(&e.manager, operation, &e.api_version);
+            id.subresource.clone_from(&e.subresource);
+            out.insert(
+                id,
+                Managed {
+                    api_version: e.api_version.clone(),
+                    time: e.time,
+                    set,
+                },
+            );
+        }
+        Ok(Self(out))
+    }
+
+    /// The entries as Kubernetes writes them: appliers first, then by time, manager, version
+    /// and subresource; managers that own nothing are left out.
+    pub fn encode(&self) -> Vec<ManagedFieldsEntry> {
+        let mut out: Vec<ManagedFieldsEntry> = self
+            .0
+            .iter()
+            .filter(|(_, m)| !m.set.is_empty())
+            .map(|(id, m)| ManagedFieldsEntry {
+                manager: id.manager.clone(),
+                operation: id.operation.as_str().into(),
+                api_version: m.api_version.clone(),
+                time: m.time,
+                fields_type: "FieldsV1".into(),
+                fields_v1: Some(m.set.to_fields_v1()),
+                subresource: id.subresource.clone(),
+            })
+            .collect();
+        out.sort_by(|p, q| {
+            let secs = |e: &ManagedFieldsEntry| e.time.map_or(0, |t| t.unix_seconds);
+            p.operation
+                .cmp(&q.operation)
+                .then_with(|| secs(p).cmp(&secs(q)))
+                .then_with(|| p.manager.cmp(&q.manager))
+                .then_with(|| p.api_version.cmp(&q.api_version))
+                .then_with(|| p.subresource.cmp(&q.subresource))
+        });
+        out
+    }
+
+    fn drop_empty(&mut self) {
+        self.0.retain(|_, m| !m.set.is_empty());
+    }
+}
+
+/// Object conversion between the versions managers recorded their fields in.
+pub trait Converter {
+    /// `obj`, an object in `from` (`group/version`), in `to`; `None` when either version is
+    /// not served (a manager recorded in such a version is forgotten, as Kubernetes does).
+    fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value>;
+}
+
+/// A field another manager owns that a request would change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The owner.
+    pub manager: ManagerId,
+    /// The field, in the owner's version.
+    pub path: Path,
+}
+
+impl Conflict {
+    /// `.spec.flunderReference`.
+    pub fn field(&self) -> String {
+        path_string(&self.path)
+    }
+}
+
+/// Kubernetes' message for an apply that conflicts:
+/// `Apply failed with 1 conflict: conflict with "mgr-a": .spec.flunderReference`, and for
+/// several, one line per manager then one per field.
+pub fn conflict_message(conflicts: &[Conflict]) -> String {
+    if let [one] = conflicts {
+        return format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            one.manager.describe(),
+            one.field()
+        );
+    }
+    let mut by_manager: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for c in conflicts {
+        by_manager
+            .entry(c.manager.describe())
+            .or_default()
+            .push(c.field());
+    }
+    let mut lines = Vec::new();
+    for (manager, fields) in by_manager {
+        lines.push(format!("conflicts with {manager}:"));
+        lines.extend(fields.into_iter().map(|f| format!("- {f}")));
+    }
+    format!(
+        "Apply failed with {} conflicts: {}",
+        conflicts.len(),
+        lines.join("\n")
+    )
+}
+
+/// Applies and updates on objects of one kind, in JSON, in the request's version.
+pub struct Updater<'a> {
+    /// The kind's schema.
+    pub schema: &'a Schema,
+    /// Conversion between its versions.
+    pub converter: &'a dyn Converter,
+    /// The request's version (`group/version`): the version of every object given.
+    pub version: &'a str,
+    /// The time recorded for a manager that changes the object.
+    pub now: Time,
+}
+
+impl Updater<'_> {
+    fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value> {
+        if from == to {
+            return Some(obj.clone());
+        }
+        self.converter.convert(obj, from, to)
+    }
+
+    /// Server-side apply of `config` by `me` onto `live`: the merged object, with fields
+    /// `me` applied before and no longer applies removed unless someone else owns them.
+    /// `managers` becomes what the object records. Fields other managers own that the
+    /// apply would change are conflicts, unless `force` takes them.
+    pub fn apply(
+        &self,
+        live: &Value,
+        config: &Value,
+        managers: &mut ManagedFields,
+        me: &ManagerId,
+        force: bool,
+    ) -> Result<Value, Vec<Conflict>> {
+        let merged = merge(self.schema, live, config);
+        let last = managers.0.remove(me);
+        let applied = to_field_set(self.schema, config);
+        // Reset subtrees (status) are not applied; the server's own fields are owned while
+        // the apply runs, so pruning keeps them, and are left out of what is recorded.
+        let applied = Schema::without_reset(&applied);
+        managers.0.insert(
+            me.clone(),
+            Managed {
+                api_version: self.version.to_owned(),
+                time: last.as_ref().and_then(|m| m.time),
+                set: applied.clone(),
+            },
+        );
+        let new = match &last {
+            Some(last) if !last.set.is_empty() => self.prune(&merged, managers, last),
+            _ => merged,
+        };
+        self.take_changes(live, &new, managers, Some(me), force)?;
+        let recorded = self.schema.untracked_removed(&applied);
+        if let Some(m) = managers.0.get_mut(me) {
+            m.set = recorded;
+            if new != *live {
+                m.time = Some(self.now);
+            }
+        }
+        managers.drop_empty();
+        Ok(new)
+    }
+
+    /// A write that is not an apply, from `live` to `new`, by `me`: `me` takes every field it
+    /// changed, from whoever owned it.
+    pub fn update(&self, live: &Value, new: &Value, managers: &mut ManagedFields, me: &ManagerId) {
+        let Ok(cmp) = self.take_changes(live, new, managers, None, true) else {
+            return;
+        };
+        let changed = cmp.changed();
+        if changed.is_empty() {
+            return;
+        }
+        let set = match managers.0.remove(me) {
+            Some(prev) => changed.union(&prev.set),
+            None => changed,
+        };
+        managers.0.insert(
+            me.clone(),
+            Managed {
+                api_version: self.version.to_owned(),
+                time: Some(self.now),
+                set,
+            },
+        );
+    }
+
+    /// Checks the change from `old` to `new` against every manager but `me`, each in its own
+    /// version: without `force`, a changed field someone owns is a conflict; with it, they
+    /// lose it. Removed fields are lost by everyone.
+    fn take_changes(
+        &self,
+        old: &Value,
+        new: &Value,
+        managers: &mut ManagedFields,
+        me: Option<&ManagerId>,
+        force: bool,
+    ) -> Result<Comparison, Vec<Conflict>> {
+        let here = compare(self.schema, old, new);
+        let mut by_version: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
+        by_version.insert(self.version.to_owned(), Some(here.clone()));
+        let mut conflicts = Vec::new();
+        let mut losses = Vec::new();
+        let mut forgotten = Vec::new();
+        for (id, m) in &managers.0 {
+            if Some(id) == me {
+                continue;
+            }
+            let cmp = by_version.entry(m.api_version.clone()).or_insert_with(|| {
+                let o = self.convert(old, self.version, &m.api_version)?;
+                let n = self.convert(new, self.version, &m.api_version)?;
+                Some(compare(self.schema, &o, &n))
+            });
+            let Some(cmp) = cmp else {
+                forgotten.push(id.clone());
+                continue;
+            };
+            let taken = m.set.intersection(&cmp.changed());
+            conflicts.extend(taken.paths().into_iter().map(|path| Conflict {
+                manager: id.clone(),
+                path,
+            }));
+            let lost = taken.union(&cmp.removed);
+            if !lost.is_empty() {
+                losses.push((id.clone(), lost));
+            }
+        }
+        if !force && !conflicts.is_empty() {
+            conflicts.sort_by(|a, b| a.manager.cmp(&b.manager));
+            return Err(conflicts);
+        }
+        for id in forgotten {
+            managers.0.remove(&id);
+        }
+        for (id, lost) in losses {
+            if let Some(m) = managers.0.get_mut(&id) {
+                m.set = m.set.difference(&lost);
+            }
+        }
+        managers.drop_empty();
+        Ok(here)
+    }
+
+    /// `merged` without the fields in `last` (what the applier applied before) that no
+    /// manager owns now, each manager's fields seen in its own version.
+    fn prune(&self, merged: &Value, managers: &ManagedFields, last: &Managed) -> Value {
+        let named = |s: &Set| s.with_named_fields_as_members(&|p| self.schema.is_element_map(p));
+        let fields = |v: &Value| named(&to_field_set(self.schema, v));
+        let lv = last.api_version.as_str();
+        let Some(merged_lv) = self.convert(merged, self.version, lv) else {
+            return merged.clone();
+        };
+        let last_set = named(&last.set);
+        let mut owned: BTreeMap<&str, Set> = BTreeMap::new();
+        for m in managers.0.values() {
+            let at = owned.entry(m.api_version.as_str()).or_default();
+            *at = at.union(&m.set);
+        }
+        // Remove everything applied last time, then add back what someone owns, version by
+        // version (the last version first).
+        let mut pruned = remove_items(self.schema, &merged_lv, &last_set);
+        let mut at = lv;
+        let order = owned
+            .get_key_value(lv)
+            .into_iter()
+            .chain(owned.iter().filter(|(v, _)| **v != lv));
+        for (version, set) in order {
+            let (Some(m), Some(p)) = (
+                self.convert(&merged_lv, lv, version),
+                self.convert(&pruned, at, version),
+            ) else {
+                continue;
+            };
+            let gone = fields(&m).difference(&fields(&p).union(&named(set)));
+            pruned = remove_items(self.schema, &m, &gone);
+            at = version;
+        }
+        // Items that went with a removed parent come back unless they were applied last
+        // time themselves.
+        let Some(p) = self.convert(&pruned, at, lv) else {
+            return merged.clone();
+        };
+        let dangling = fields(&merged_lv)
+            .difference(&fields(&p))
+            .intersection(&last_set);
+        let out = remove_items(self.schema, &merged_lv, &dangling);
+        self.convert(&out, lv, self.version)
+            .unwrap_or_else(|| merged.clone())
+    }
+}

@@ -1,0 +1,121 @@
+//! What server-side apply needs to know of a kind's schema: which lists are sets or maps
+//! (everything else is atomic, Kubernetes' default for a list without a marker), which maps
+//! hold data rather than fields, and which fields are never tracked.
+//!
+//! A kind describes itself with a small table ([`Schema`]); the metadata rules every object
+//! shares are built in. The tables are what declarative validation can later generate from
+//! `+listType`/`+listMapKey` markers.
+
+use super::fieldpath::{Path, PathElement, Set};
+
+/// How the items of a list are merged and owned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListType {
+    /// The list is one value (`+listType=atomic`, the default).
+    Atomic,
+    /// Items are scalars, owned one by one (`+listType=set`).
+    Set,
+    /// Items are maps, told apart by these fields (`+listType=map`, `+listMapKey=...`).
+    Map(&'static [&'static str]),
+}
+
+/// A field path in a schema table: field names joined by `.`, list items left out
+/// (`metadata.ownerReferences`, `spec.containers.ports`).
+pub type FieldPath = &'static str;
+
+/// A kind's apply schema.
+#[derive(Debug, Clone, Copy)]
+pub struct Schema {
+    /// The kind's non-atomic lists (beyond the metadata ones every object has).
+    pub lists: &'static [(FieldPath, ListType)],
+}
+
+/// Lists of `metav1.ObjectMeta`.
+const META_LISTS: &[(FieldPath, ListType)] = &[
+    ("metadata.finalizers", ListType::Set),
+    ("metadata.ownerReferences", ListType::Map(&["uid"])),
+];
+
+/// Maps whose keys are data (`map[string]string`), each key owned on its own.
+const ELEMENT_MAPS: &[FieldPath] = &["metadata.labels", "metadata.annotations"];
+
+/// Fields the server writes: never owned, though what lies below them may be (Kubernetes'
+/// `stripMetaManager`, plus `deletionTimestamp`).
+const STRIPPED: &[FieldPath] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.creationTimestamp",
+    "metadata.deletionTimestamp",
+    "metadata.selfLink",
+    "metadata.uid",
+    "metadata.generation",
+    "metadata.resourceVersion",
+];
+
+/// Subtrees never owned on the main resource: the bookkeeping itself, and `status`, which
+/// the main resource resets (Kubernetes' reset fields).
+const RESET: &[FieldPath] = &["metadata.managedFields", "status"];
+
+impl Schema {
+    /// A kind whose only non-atomic lists are the metadata ones.
+    pub const OBJECT: Schema = Schema { lists: &[] };
+
+    /// The list type at `path` (atomic unless a table says otherwise).
+    pub fn list_type(&self, path: &[PathElement]) -> ListType {
+        self.lists
+            .iter()
+            .chain(META_LISTS)
+            .find(|(p, _)| names_match(path, p))
+            .map_or(ListType::Atomic, |(_, t)| *t)
+    }
+
+    /// Whether the map at `path` holds data keys rather than fields.
+    pub fn is_element_map(&self, path: &[PathElement]) -> bool {
+        ELEMENT_MAPS.iter().any(|p| names_match(path, p))
+    }
+
+    /// Takes away what is never tracked: the server's fields (only the path itself) and
+    /// the reset subtrees (everything below them too).
+    pub fn untracked_removed(&self, set: &Set) -> Set {
+        set.difference(&paths(STRIPPED))
+            .recursive_difference(&paths(RESET))
+    }
+}
+
+impl Schema {
+    /// Takes away the reset subtrees only: what an applier may not own.
+    pub fn without_reset(set: &Set) -> Set {
+        set.recursive_difference(&paths(RESET))
+    }
+}
+
+/// Whether the field names of `path` (list items left out) are `dotted`.
+fn names_match(path: &[PathElement], dotted: &str) -> bool {
+    let mut names = path.iter().filter_map(|pe| match pe {
+        PathElement::Field(n) => Some(n.as_str()),
+        _ => None,
+    });
+    let mut want = dotted.split('.');
+    loop {
+        match (names.next(), want.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a == b => {}
+            _ => return false,
+        }
+    }
+}
+
+fn paths(table: &[FieldPath]) -> Set {
+    let mut set = Set::new();
+    for p in table {
+        let path: Path = p
+            .split('.')
+            .map(|n| PathElement::Field(n.to_owned()))
+            .collect();
+        set.insert(&path);
+    }
+    set
+}

@@ -1,0 +1,179 @@
+//! `metadata.managedFields` on every write, for any served kind: server-side apply with
+//! ownership and conflicts, and the `Update` entries of creates, updates and other patches
+//! (Kubernetes' field manager, around the kind-agnostic [`crate::apply`]).
+
+use std::marker::PhantomData;
+
+use conneg::{Status, StatusReason};
+use http::StatusCode;
+use serde_json::Value;
+
+use super::handlers::Served;
+use super::kinds::Kind;
+use crate::apply::managed::{
+    Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
+};
+use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
+
+/// The manager of a write that is not an apply: `fieldManager`, or else the product of the
+/// User-Agent (what comes before the first `/`), as Kubernetes names it.
+pub fn update_manager(field_manager: Option<&str>, user_agent: Option<&str>) -> String {
+    match field_manager {
+        Some(m) => m.to_owned(),
+        None => user_agent
+            .and_then(|ua| ua.split('/').next())
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
+/// Conversion through the kind's served versions.
+struct KindConverter<K>(PhantomData<K>);
+
+impl<K: Kind> Converter for KindConverter<K> {
+    fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value> {
+        let versions = K::versions();
+        let find = |v: &str| versions.iter().find(|s| s.api_version == v);
+        let (from, to) = (find(from)?, find(to)?);
+        (to.encode)((from.decode)(obj)?)
+    }
+}
+
+/// `obj` as JSON in `T`'s version, without its `managedFields` (which are not part of what
+/// is compared).
+fn object_json<T: Served>(obj: Option<&T::K>) -> Result<Value, Status> {
+    let encoded = match obj {
+        Some(o) => serde_json::to_value(T::from_kind(o.clone())),
+        // A create compares against an empty object, as Kubernetes' `New()`.
+        None => serde_json::from_str::<T>("{}").and_then(serde_json::to_value),
+    };
+    let mut v = encoded.map_err(|e| Status::internal_error(format!("encoding the object: {e}")))?;
+    if let Some(Value::Object(meta)) = v.get_mut("metadata") {
+        meta.remove("managedFields");
+    }
+    Ok(v)
+}
+
+/// The stored object's managers (none for a create).
+fn live_managers<K: Kind>(live: Option<&K>) -> Result<ManagedFields, String> {
+    match live.and_then(|l| l.meta().managed_fields.as_deref()) {
+        Some(entries) => ManagedFields::decode(entries),
+        None => Ok(ManagedFields::default()),
+    }
+}
+
+fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
+    Some(managers.encode()).filter(|e| !e.is_empty())
+}
+
+fn run<T: Served, R>(f: impl FnOnce(&Updater<'_>) -> R) -> R {
+    let converter = KindConverter::<T::K>(PhantomData);
+    let schema = <T::K as Kind>::APPLY_SCHEMA;
+    f(&Updater {
+        schema: &schema,
+        converter: &converter,
+        version: T::VERSION.api_version(),
+        now: Time::now(),
+    })
+}
+
+/// Records in `new` that `manager` wrote it over `live` (`None` for a create), both compared
+/// in `T`'s version: it now owns every field it changed. The `managedFields` a client sends
+/// are kept when they can be read (an empty list, or one empty entry, clears them);
+/// otherwise the stored ones are.
+pub fn record_update<T: Served>(
+    live: Option<&T::K>,
+    new: &mut T::K,
+    manager: &str,
+) -> Result<(), Status> {
+    let requested = new.meta_mut().managed_fields.take();
+    let mut managers = if is_reset(requested.as_deref()) {
+        ManagedFields::default()
+    } else {
+        match requested.as_deref().map(ManagedFields::decode) {
+            Some(Ok(m)) if !m.0.is_empty() => m,
+            // As Kubernetes: what cannot be read is replaced, not refused.
+            _ => live_managers(live).unwrap_or_default(),
+        }
+    };
+    let (live_json, new_json) = (object_json::<T>(live)?, object_json::<T>(Some(&*new))?);
+    let me = ManagerId::new(manager, Operation::Update, T::VERSION.api_version());
+    run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
+    new.meta_mut().managed_fields = encoded(&managers);
+    Ok(())
+}
+
+/// Server-side apply of `config` by `manager` over `live` (`None` when the apply creates):
+/// the object to write, as JSON in the request's version, with its `managedFields`.
+pub fn apply<T: Served>(
+    live: Option<&T::K>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+) -> Result<Value, Status> {
+    if config
+        .pointer("/metadata/managedFields")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(Status::bad_request("metadata.managedFields must be nil"));
+    }
+    let mut managers = live_managers(live)
+        .map_err(|e| Status::internal_error(format!("failed to decode managed fields: {e}")))?;
+    let live_json = object_json::<T>(live)?;
+    let me = ManagerId::new(manager, Operation::Apply, T::VERSION.api_version());
+    let mut new = run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
+        .map_err(|c| conflict_status(&c))?;
+    if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+        match encoded(&managers) {
+            Some(entries) => {
+                let v = serde_json::to_value(entries).map_err(|e| {
+                    Status::internal_error(format!("failed to encode managed fields: {e}"))
+                })?;
+                meta.insert("managedFields".into(), v);
+            }
+            None => {
+                meta.remove("managedFields");
+            }
+        }
+    }
+    super::patch::check_size(&new)?;
+    Ok(new)
+}
+
+/// 409 with Kubernetes' message and one `FieldManagerConflict` cause per field.
+fn conflict_status(conflicts: &[Conflict]) -> Status {
+    Status::failure(
+        StatusCode::CONFLICT,
+        StatusReason::Conflict,
+        conflict_message(conflicts),
+    )
+    .with_details(conneg::StatusDetails {
+        causes: conflicts
+            .iter()
+            .map(|c| {
+                conneg::StatusCause::new(
+                    "FieldManagerConflict",
+                    format!("conflict with {}", c.manager.describe()),
+                    c.field(),
+                )
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_manager_falls_back_to_the_user_agent_product() {
+        assert_eq!(update_manager(Some("mgr"), Some("kubectl/v1.32")), "mgr");
+        assert_eq!(
+            update_manager(None, Some("kubectl/v1.32.0 (linux/amd64)")),
+            "kubectl"
+        );
+        assert_eq!(update_manager(None, Some("curl")), "curl");
+        assert_eq!(update_manager(None, None), "");
+    }
+}
