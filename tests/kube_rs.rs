@@ -295,3 +295,99 @@ async fn streaming_list_watcher_reaches_init_done_then_live_events() {
     .await;
     assert_eq!(live.metadata.name.as_deref(), Some("after"));
 }
+
+/// What the finalizer controller saw.
+#[derive(Default)]
+struct Seen {
+    applied: std::sync::atomic::AtomicUsize,
+    cleaned: std::sync::atomic::AtomicUsize,
+}
+
+const FINALIZER: &str = "conneg.example.com/cleanup";
+
+/// A kube-rs `Controller` whose reconciler guards each Flunder with `kube::runtime::finalizer`
+/// (JSON patches with `test` operations, as Kubernetes' JSON patch applies them): the
+/// finalizer is added, a DELETE keeps the object until the cleanup ran, and removing the
+/// finalizer deletes it.
+#[tokio::test]
+async fn a_finalizer_controller_guards_deletion() {
+    use std::convert::Infallible;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    use kube::runtime::controller::{Action, Controller};
+    use kube::runtime::finalizer::{self, Event};
+
+    let server = SampleServer::start(&[]);
+    let api = flunders(client(&server), "default");
+    let seen = Arc::new(Seen::default());
+    let gvk = GroupVersionKind::gvk("wardle.example.com", "v1beta1", "Flunder");
+    let controller = Controller::new_with(
+        api.clone(),
+        watcher::Config::default(),
+        ApiResource::from_gvk(&gvk),
+    )
+    .run(
+        {
+            let api = api.clone();
+            move |obj: Arc<DynamicObject>, seen: Arc<Seen>| {
+                let api = api.clone();
+                async move {
+                    finalizer::finalizer(&api, FINALIZER, obj, |event| async move {
+                        let counter = match event {
+                            Event::Apply(_) => &seen.applied,
+                            Event::Cleanup(_) => &seen.cleaned,
+                        };
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        Ok::<_, Infallible>(Action::await_change())
+                    })
+                    .await
+                }
+            }
+        },
+        |_, _, _| Action::requeue(Duration::from_millis(100)),
+        seen.clone(),
+    )
+    .for_each(|_| async {});
+    let controller = tokio::spawn(controller);
+
+    bounded(
+        "create",
+        api.create(&PostParams::default(), &flunder("guarded")),
+    )
+    .await
+    .unwrap();
+    bounded("the finalizer added and Apply reconciled", async {
+        loop {
+            let obj = api.get("guarded").await.unwrap();
+            let has = obj
+                .metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == FINALIZER);
+            if has && seen.applied.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+
+    let kept = bounded("delete", api.delete("guarded", &DeleteParams::default()))
+        .await
+        .unwrap();
+    // Kept for its finalizer: the answer is the object, marked; or already gone, if the
+    // controller was quicker than the answer.
+    if let Some(obj) = kept.left() {
+        assert!(obj.metadata.deletion_timestamp.is_some());
+    }
+    bounded("the cleanup, then the object gone", async {
+        while api.get_opt("guarded").await.unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert_eq!(seen.cleaned.load(Ordering::SeqCst), 1);
+    controller.abort();
+}
