@@ -10,21 +10,40 @@ use serde_json::Value;
 
 use super::handlers::Served;
 use super::kinds::Kind;
+use crate::api::validation::{FIELD_MANAGER_MAX_LENGTH, validate_field_manager};
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
+use crate::error::ApiError;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
 
-/// The manager of a write that is not an apply: `fieldManager`, or else the product of the
-/// User-Agent (what comes before the first `/`), as Kubernetes names it.
-pub fn update_manager(field_manager: Option<&str>, user_agent: Option<&str>) -> String {
-    match field_manager {
-        Some(m) => m.to_owned(),
-        None => user_agent
-            .and_then(|ua| ua.split('/').next())
-            .unwrap_or_default()
-            .to_owned(),
+/// The manager of a write: `fieldManager`, validated as the `options` kind's
+/// (`CreateOptions`, `UpdateOptions`, `PatchOptions`: 422 for one longer than 128 bytes or
+/// with control characters), or else the product of the User-Agent (what comes before the
+/// first `/`, printable characters only, cut at 128 bytes), as Kubernetes names it.
+pub fn manager(
+    options: &str,
+    field_manager: Option<&str>,
+    user_agent: Option<&str>,
+) -> Result<String, Status> {
+    if let Some(m) = field_manager {
+        let errs = validate_field_manager(m, "fieldManager");
+        if !errs.is_empty() {
+            return Err(ApiError::invalid(&format!("{options}.meta.k8s.io"), "", &errs).into());
+        }
+        return Ok(m.to_owned());
     }
+    let product = user_agent
+        .and_then(|ua| ua.split('/').next())
+        .unwrap_or_default();
+    let mut out = String::new();
+    for c in product.chars().filter(|c| !c.is_control()) {
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    Ok(out)
 }
 
 /// Conversion through the kind's served versions.
@@ -166,14 +185,33 @@ fn conflict_status(conflicts: &[Conflict]) -> Status {
 mod tests {
     use super::*;
 
+    fn named(field_manager: Option<&str>, user_agent: Option<&str>) -> String {
+        manager("PatchOptions", field_manager, user_agent).unwrap()
+    }
+
     #[test]
-    fn update_manager_falls_back_to_the_user_agent_product() {
-        assert_eq!(update_manager(Some("mgr"), Some("kubectl/v1.32")), "mgr");
+    fn manager_falls_back_to_the_user_agent_product() {
+        assert_eq!(named(Some("mgr"), Some("kubectl/v1.32")), "mgr");
         assert_eq!(
-            update_manager(None, Some("kubectl/v1.32.0 (linux/amd64)")),
+            named(None, Some("kubectl/v1.32.0 (linux/amd64)")),
             "kubectl"
         );
-        assert_eq!(update_manager(None, Some("curl")), "curl");
-        assert_eq!(update_manager(None, None), "");
+        assert_eq!(named(None, Some("curl")), "curl");
+        assert_eq!(named(None, None), "");
+        // A long product is cut, control characters dropped.
+        let long = "é".repeat(100);
+        assert_eq!(named(None, Some(&long)).len(), 128);
+        assert_eq!(named(None, Some("a\tb/1")), "ab");
+    }
+
+    #[test]
+    fn a_bad_field_manager_is_refused_as_kubernetes_does() {
+        let e = manager("CreateOptions", Some(&"m".repeat(129)), None).unwrap_err();
+        assert_eq!(e.code, 422);
+        assert_eq!(
+            e.message,
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+        );
+        assert!(manager("UpdateOptions", Some("a\nb"), None).is_err());
     }
 }

@@ -382,7 +382,7 @@ async fn create<T: Served>(
     check_type_meta(&obj)?;
     obj.apply_defaults();
     let mut k = obj.into_kind();
-    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
     field_manager::record_update::<T>(None, &mut k, &manager)?;
     let (code, out) = create_object(st, t, q, T::from_kind(k)).await?;
     Ok(respond(n, code, &out))
@@ -782,7 +782,7 @@ async fn update<T: Served>(
         return Err(conflict(t.resource, t.name()));
     }
     let old: T::K = decode_kind(st, &kv)?;
-    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
     field_manager::record_update::<T>(Some(&old), &mut new, &manager)?;
     prepare_update(&mut new, &old)?;
     match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
@@ -877,7 +877,7 @@ async fn patch_object<T: Served>(
         return Err(field_manager_required());
     }
     let dry_run = q.dry_run()?;
-    let manager = field_manager::update_manager(q.get("fieldManager"), ua);
+    let manager = field_manager::manager("PatchOptions", q.get("fieldManager"), ua)?;
     let force = q.flag("force");
     let key = t.key(st);
     let mut backoff = ConflictBackoff::default();
