@@ -391,3 +391,55 @@ async fn a_finalizer_controller_guards_deletion() {
     assert_eq!(seen.cleaned.load(Ordering::SeqCst), 1);
     controller.abort();
 }
+
+/// `Patch::Apply` from two managers: kube-rs sees Kubernetes' 409 for a field the other owns,
+/// and `.force()` takes it.
+#[tokio::test]
+async fn apply_conflicts_and_force() {
+    let server = SampleServer::start(&[]);
+    let api = flunders(client(&server), "default");
+    let mut config = flunder("owned");
+    bounded(
+        "apply a",
+        api.patch("owned", &PatchParams::apply("a"), &Patch::Apply(&config)),
+    )
+    .await
+    .unwrap();
+    config.data["spec"]["flunderReference"] = json!("changed");
+    let err = bounded(
+        "apply b",
+        api.patch("owned", &PatchParams::apply("b"), &Patch::Apply(&config)),
+    )
+    .await
+    .unwrap_err();
+    match err {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 409);
+            assert_eq!(s.reason, "Conflict");
+            assert_eq!(
+                s.message,
+                "Apply failed with 1 conflict: conflict with \"a\": .spec.flunderReference"
+            );
+        }
+        other => panic!("{other}"),
+    }
+    let forced = bounded(
+        "apply b, forced",
+        api.patch(
+            "owned",
+            &PatchParams::apply("b").force(),
+            &Patch::Apply(&config),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(forced.data["spec"]["flunderReference"], "changed");
+    let managers: Vec<_> = forced
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect();
+    assert!(managers.contains(&"b".to_owned()), "{managers:?}");
+}
