@@ -438,3 +438,73 @@ fn kubectl_namespaces() {
     let left = k.run(&["get", "flunders", "-A", "-o", "name"]);
     assert_eq!(left.trim(), "", "{left}");
 }
+
+/// Finalizers as kubectl drives them, in JSON and with the CBOR gates: `delete --wait=false`
+/// leaves the object marked, a patch that removes the last finalizer deletes it, and
+/// `--cascade=orphan` adds the `orphan` finalizer.
+#[test]
+fn kubectl_finalizers() {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_finalizers) !!!!!\n"
+        );
+        return;
+    }
+    for cbor in [false, true] {
+        let dir = tempdir();
+        std::fs::write(
+            dir.path().join("kubeconfig"),
+            "apiVersion: v1\nkind: Config\n",
+        )
+        .unwrap();
+        let server = Server::start(&dir.path().join("data"), &["--storage", "memory"]);
+        let k = Kubectl {
+            server: &server,
+            dir: dir.path(),
+            cbor,
+        };
+        let held = APPLIED.replace(
+            "name: applied",
+            "name: held\n  finalizers: [example.com/hold]",
+        );
+        k.run_stdin(&["create", "-f", "-"], &held);
+        let out = k.run(&["delete", "flunder", "held", "--wait=false"]);
+        assert!(out.contains("\"held\" deleted"), "{out}");
+        let marked = k.run(&[
+            "get",
+            "flunder",
+            "held",
+            "-o",
+            "jsonpath={.metadata.deletionTimestamp}",
+        ]);
+        assert!(!marked.trim().is_empty(), "cbor={cbor}: not marked");
+        let out = k.run(&[
+            "patch",
+            "flunder",
+            "held",
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ]);
+        assert!(out.contains("patched"), "{out}");
+        let out = k.cmd(&["get", "flunder", "held"]).output().unwrap();
+        assert!(!out.status.success(), "cbor={cbor}: still there");
+
+        k.run_stdin(&["create", "-f", "-"], APPLIED);
+        k.run(&[
+            "delete",
+            "flunder",
+            "applied",
+            "--cascade=orphan",
+            "--wait=false",
+        ]);
+        let finalizers = k.run(&[
+            "get",
+            "flunder",
+            "applied",
+            "-o",
+            "jsonpath={.metadata.finalizers}",
+        ]);
+        assert_eq!(finalizers.trim(), r#"["orphan"]"#, "cbor={cbor}");
+    }
+}
