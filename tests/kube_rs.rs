@@ -61,9 +61,17 @@ fn client(server: &SampleServer) -> kube::Client {
     kube::Client::try_from(config).expect("kube client")
 }
 
+/// wardle's Flunder, v1beta1.
+fn flunder_resource() -> ApiResource {
+    ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "wardle.example.com",
+        "v1beta1",
+        "Flunder",
+    ))
+}
+
 fn flunders(client: kube::Client, ns: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("wardle.example.com", "v1beta1", "Flunder");
-    Api::namespaced_with(client, ns, &ApiResource::from_gvk(&gvk))
+    Api::namespaced_with(client, ns, &flunder_resource())
 }
 
 #[tokio::test]
@@ -230,9 +238,8 @@ async fn metadata_watcher_sees_an_applied_object() {
     let server = SampleServer::start(&[]);
     let client = client(&server);
     let api = flunders(client.clone(), "default");
-    let gvk = GroupVersionKind::gvk("wardle.example.com", "v1beta1", "Flunder");
     let meta: Api<PartialObjectMeta<DynamicObject>> =
-        Api::namespaced_with(client, "default", &ApiResource::from_gvk(&gvk));
+        Api::namespaced_with(client, "default", &flunder_resource());
     let mut events = watcher::watcher(meta, watcher::Config::default()).boxed();
     next_matching("InitDone", &mut events, |e| {
         matches!(e, watcher::Event::InitDone).then_some(())
@@ -321,34 +328,30 @@ async fn a_finalizer_controller_guards_deletion() {
     let server = SampleServer::start(&[]);
     let api = flunders(client(&server), "default");
     let seen = Arc::new(Seen::default());
-    let gvk = GroupVersionKind::gvk("wardle.example.com", "v1beta1", "Flunder");
-    let controller = Controller::new_with(
-        api.clone(),
-        watcher::Config::default(),
-        ApiResource::from_gvk(&gvk),
-    )
-    .run(
-        {
-            let api = api.clone();
-            move |obj: Arc<DynamicObject>, seen: Arc<Seen>| {
-                let api = api.clone();
-                async move {
-                    finalizer::finalizer(&api, FINALIZER, obj, |event| async move {
-                        let counter = match event {
-                            Event::Apply(_) => &seen.applied,
-                            Event::Cleanup(_) => &seen.cleaned,
-                        };
-                        counter.fetch_add(1, Ordering::SeqCst);
-                        Ok::<_, Infallible>(Action::await_change())
-                    })
-                    .await
-                }
-            }
-        },
-        |_, _, _| Action::requeue(Duration::from_millis(100)),
-        seen.clone(),
-    )
-    .for_each(|_| async {});
+    let controller =
+        Controller::new_with(api.clone(), watcher::Config::default(), flunder_resource())
+            .run(
+                {
+                    let api = api.clone();
+                    move |obj: Arc<DynamicObject>, seen: Arc<Seen>| {
+                        let api = api.clone();
+                        async move {
+                            finalizer::finalizer(&api, FINALIZER, obj, |event| async move {
+                                let counter = match event {
+                                    Event::Apply(_) => &seen.applied,
+                                    Event::Cleanup(_) => &seen.cleaned,
+                                };
+                                counter.fetch_add(1, Ordering::SeqCst);
+                                Ok::<_, Infallible>(Action::await_change())
+                            })
+                            .await
+                        }
+                    }
+                },
+                |_, _, _| Action::requeue(Duration::from_millis(100)),
+                seen.clone(),
+            )
+            .for_each(|_| async {});
     let controller = tokio::spawn(controller);
 
     bounded(

@@ -39,6 +39,25 @@ fn kubectl_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A server started with `args` and an empty kubeconfig beside it, for the test named
+/// `test`; `None`, with a loud notice, when kubectl is not on PATH.
+fn setup(test: &str, args: &[&str]) -> Option<(tempfile::TempDir, Server)> {
+    if !kubectl_available() {
+        eprintln!(
+            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test ({test}) !!!!!\n"
+        );
+        return None;
+    }
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\n",
+    )
+    .unwrap();
+    let server = Server::start(&dir.path().join("data"), args);
+    Some((dir, server))
+}
+
 struct Kubectl<'a> {
     server: &'a Server,
     dir: &'a Path,
@@ -102,15 +121,10 @@ impl Kubectl<'_> {
     }
 }
 
-fn scenario(cbor: bool) {
-    let dir = tempdir();
-    std::fs::write(
-        dir.path().join("kubeconfig"),
-        "apiVersion: v1\nkind: Config\n",
-    )
-    .unwrap();
-    let data = dir.path().join("data");
-    let server = Server::start(&data, &[]);
+fn scenario(test: &str, cbor: bool) {
+    let Some((dir, server)) = setup(test, &[]) else {
+        return;
+    };
     let k = Kubectl {
         server: &server,
         dir: dir.path(),
@@ -316,42 +330,21 @@ fn scenario(cbor: bool) {
 
 #[test]
 fn kubectl_json() {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_json) !!!!!\n"
-        );
-        return;
-    }
-    scenario(false);
+    scenario("kubectl_json", false);
 }
 
 #[test]
 fn kubectl_with_cbor_gates() {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_with_cbor_gates) !!!!!\n"
-        );
-        return;
-    }
-    scenario(true);
+    scenario("kubectl_with_cbor_gates", true);
 }
 
 /// kubectl with the CBOR gates against a `--no-cbor` server: everything still works, in JSON.
 #[test]
 fn kubectl_cbor_gates_against_no_cbor_server() {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_cbor_gates_against_no_cbor_server) !!!!!\n"
-        );
+    let Some((dir, server)) = setup("kubectl_cbor_gates_against_no_cbor_server", &["--no-cbor"])
+    else {
         return;
-    }
-    let dir = tempdir();
-    std::fs::write(
-        dir.path().join("kubeconfig"),
-        "apiVersion: v1\nkind: Config\n",
-    )
-    .unwrap();
-    let server = Server::start(&dir.path().join("data"), &["--no-cbor"]);
+    };
     let k = Kubectl {
         server: &server,
         dir: dir.path(),
@@ -391,19 +384,9 @@ fn kubectl_cbor_gates_against_no_cbor_server() {
 /// (`kubectl create namespace x` sends protobuf, which this server does not speak: 415.)
 #[test]
 fn kubectl_namespaces() {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_namespaces) !!!!!\n"
-        );
+    let Some((dir, server)) = setup("kubectl_namespaces", &["--storage", "memory"]) else {
         return;
-    }
-    let dir = tempdir();
-    std::fs::write(
-        dir.path().join("kubeconfig"),
-        "apiVersion: v1\nkind: Config\n",
-    )
-    .unwrap();
-    let server = Server::start(&dir.path().join("data"), &["--storage", "memory"]);
+    };
     let k = Kubectl {
         server: &server,
         dir: dir.path(),
@@ -444,20 +427,10 @@ fn kubectl_namespaces() {
 /// `--cascade=orphan` adds the `orphan` finalizer.
 #[test]
 fn kubectl_finalizers() {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test (kubectl_finalizers) !!!!!\n"
-        );
-        return;
-    }
     for cbor in [false, true] {
-        let dir = tempdir();
-        std::fs::write(
-            dir.path().join("kubeconfig"),
-            "apiVersion: v1\nkind: Config\n",
-        )
-        .unwrap();
-        let server = Server::start(&dir.path().join("data"), &["--storage", "memory"]);
+        let Some((dir, server)) = setup("kubectl_finalizers", &["--storage", "memory"]) else {
+            return;
+        };
         let k = Kubectl {
             server: &server,
             dir: dir.path(),
