@@ -14,7 +14,9 @@
 //!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
 //!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
 //!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates
-//!                   │    └─ storage (Store: memory or embedded redb), via the api pipeline
+//!                   │    ├─ list_options.rs  ListOptions rules; watch-list (sendInitialEvents)
+//!                   │    ├─ transform.rs  `as=Table` (table.rs), `as=PartialObjectMetadata` (metadata_only.rs)
+//!                   │    └─ storage (memory, embedded redb or etcd), via the api pipeline
 //!                   ├─ watch.rs     ?watch=true streams
 //!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
 //!                   ├─ openapi.rs   /openapi/v2, /openapi/v3[/apis/wardle.example.com/v]
