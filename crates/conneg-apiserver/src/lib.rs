@@ -13,3 +13,4 @@ pub mod auth;
 pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tls;

@@ -136,6 +136,62 @@ impl AuthArgs {
     }
 }
 
+/// Secure serving flags, named as Kubernetes' generic API server names them. With
+/// `--secure-port` the server serves HTTPS on `--bind-address`, instead of plain HTTP on
+/// `--listen`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct SecureServingArgs {
+    /// Port to serve HTTPS on (0: any free port; the bound address is printed).
+    #[arg(long, conflicts_with = "listen")]
+    pub secure_port: Option<u16>,
+    /// Address to serve HTTPS on.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind_address: std::net::IpAddr,
+    /// The serving certificate chain (PEM); without it, a self-signed certificate in
+    /// `--cert-dir` is used (made the first time).
+    #[arg(long, requires_all = ["secure_port", "tls_private_key_file"])]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's private key (PEM).
+    #[arg(long, requires_all = ["secure_port", "tls_cert_file"])]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Where the self-signed serving certificate is kept (`apiserver.crt`, `apiserver.key`).
+    #[arg(long, default_value = "apiserver.local.config/certificates")]
+    pub cert_dir: PathBuf,
+    /// The lowest TLS version served: `VersionTLS12` or `VersionTLS13`.
+    #[arg(long, default_value = "VersionTLS12")]
+    pub tls_min_version: conneg_apiserver::tls::TlsVersion,
+    /// CA bundle (PEM) for client certificates: a verified certificate authenticates its
+    /// common name as the user and its organizations as the groups.
+    #[arg(long, requires = "secure_port")]
+    pub client_ca_file: Option<PathBuf>,
+}
+
+impl SecureServingArgs {
+    /// The TLS acceptor these flags describe, or `None` to serve plain HTTP; the error names
+    /// the flag or file that is wrong.
+    pub fn acceptor(&self) -> std::result::Result<Option<tokio_rustls::TlsAcceptor>, String> {
+        if self.secure_port.is_none() {
+            return Ok(None);
+        }
+        let bind = self.bind_address;
+        let hosts = if bind.is_unspecified() {
+            Vec::new()
+        } else {
+            vec![bind.to_string()]
+        };
+        let opts = conneg_apiserver::tls::TlsOptions {
+            cert_file: self.tls_cert_file.clone(),
+            key_file: self.tls_private_key_file.clone(),
+            cert_dir: self.cert_dir.clone(),
+            hosts,
+            client_ca_file: self.client_ca_file.clone(),
+            min_version: self.tls_min_version,
+        };
+        let config = conneg_apiserver::tls::server_config(&opts).map_err(|e| e.to_string())?;
+        Ok(Some(tokio_rustls::TlsAcceptor::from(config)))
+    }
+}
+
 /// Serving flags: how long a request and a connection may take, and how many connections may
 /// be open (see `docs/limits.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]

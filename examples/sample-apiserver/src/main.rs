@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use clap::Parser;
-use sample_apiserver::config::{AuthArgs, ServeArgs, StorageArgs};
+use sample_apiserver::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
 use sample_apiserver::server::serve::{ConnActivity, LimitedListener, track};
 use sample_apiserver::server::{AppState, ServerOptions, auth, namespaces, router, timeouts};
 use sample_apiserver::storage::Storage;
@@ -34,7 +34,23 @@ struct Cli {
     #[command(flatten)]
     serve: ServeArgs,
     #[command(flatten)]
+    secure: SecureServingArgs,
+    #[command(flatten)]
     auth: AuthArgs,
+}
+
+/// Why the server will not serve plain HTTP on `addr`, if it will not: only loopback
+/// addresses may go without TLS.
+fn refuse_plain_http(addr: SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "refusing to serve plain HTTP on {addr}, which is not a loopback address: anyone who \
+             reaches it could read and write everything. Serve HTTPS with --secure-port (and \
+             --tls-cert-file/--tls-private-key-file, or a self-signed certificate kept in \
+             --cert-dir), authenticate (--client-ca-file, --token-auth-file, \
+             --anonymous-auth=false) and authorize (--authorization-mode)"
+        )
+    })
 }
 
 async fn shutdown_signal() {
@@ -69,6 +85,24 @@ async fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // Serving flags first: a server that may not start should not open its storage.
+    let tls = match cli.secure.acceptor() {
+        Ok(tls) => tls,
+        Err(e) => {
+            tracing::error!("{e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let (want, scheme) = match cli.secure.secure_port {
+        Some(port) => (SocketAddr::new(cli.secure.bind_address, port), "https"),
+        None => (cli.listen, "http"),
+    };
+    if tls.is_none() {
+        if let Some(why) = refuse_plain_http(want) {
+            tracing::error!("{why}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     let opened = match cli.storage.open().await {
         Ok(o) => o,
         Err(e) => {
@@ -116,21 +150,21 @@ async fn main() -> std::process::ExitCode {
             timeouts::layer,
         ))
         .layer(axum::middleware::from_fn(track));
-    let listener = match tokio::net::TcpListener::bind(cli.listen).await {
+    let listener = match tokio::net::TcpListener::bind(want).await {
         Ok(l) => l,
         Err(e) => {
-            tracing::error!("cannot listen on {}: {e}", cli.listen);
+            tracing::error!("cannot listen on {want}: {e}");
             return std::process::ExitCode::FAILURE;
         }
     };
-    let addr = listener.local_addr().unwrap_or(cli.listen);
+    let addr = listener.local_addr().unwrap_or(want);
     {
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on http://{addr}");
+        let _ = writeln!(out, "listening on {scheme}://{addr}");
         let _ = out.flush();
     }
-    tracing::info!(%addr, "serving");
-    let listener = LimitedListener::new(listener, cli.serve.conn_limits());
+    tracing::info!(%addr, scheme, "serving");
+    let listener = LimitedListener::new(listener, cli.serve.conn_limits(), tls);
     let app = app.into_make_service_with_connect_info::<ConnActivity>();
     if let Err(e) = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())

@@ -1,5 +1,7 @@
-//! Authentication: who sent a request. Static bearer tokens (`--token-auth-file`, Kubernetes'
-//! CSV format) and anonymous requests (`--anonymous-auth`).
+//! Authentication: who sent a request. In Kubernetes' order, the first that succeeds wins:
+//! a verified client certificate (`--client-ca-file`; see [`crate::tls::client_user`]), a
+//! static bearer token (`--token-auth-file`, Kubernetes' CSV format), and anonymous requests
+//! (`--anonymous-auth`).
 
 use std::collections::HashMap;
 
@@ -14,7 +16,18 @@ pub enum AuthnError {
     Missing,
 }
 
-/// Authenticates requests by bearer token, then (if allowed) as anonymous.
+/// What a request presents to prove who sent it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Credentials<'a> {
+    /// The leaf client certificate (DER) of the connection, already verified against the
+    /// client CA by the TLS layer.
+    pub client_certificate: Option<&'a [u8]>,
+    /// The `Authorization` header value.
+    pub authorization: Option<&'a str>,
+}
+
+/// Authenticates requests by client certificate, then bearer token, then (if allowed) as
+/// anonymous.
 #[derive(Clone, Debug, Default)]
 pub struct Authenticator {
     tokens: HashMap<String, UserInfo>,
@@ -35,14 +48,15 @@ impl Authenticator {
     /// A malformed line is an error naming it.
     ///
     /// ```
-    /// use conneg_apiserver::auth::Authenticator;
+    /// use conneg_apiserver::auth::{Authenticator, Credentials};
     /// let a = Authenticator::new(false)
     ///     .with_token_file("t0k3n,bob,42,\"dev,ops\"\n")
     ///     .unwrap();
-    /// let bob = a.authenticate(Some("Bearer t0k3n")).unwrap();
+    /// let bearer = |t| Credentials { authorization: Some(t), ..Credentials::default() };
+    /// let bob = a.authenticate(&bearer("Bearer t0k3n")).unwrap();
     /// assert_eq!(bob.name, "bob");
     /// assert_eq!(bob.groups, ["dev", "ops", "system:authenticated"]);
-    /// assert!(a.authenticate(Some("Bearer nope")).is_err());
+    /// assert!(a.authenticate(&bearer("Bearer nope")).is_err());
     /// ```
     pub fn with_token_file(mut self, text: &str) -> Result<Authenticator, String> {
         for (n, line) in text.lines().enumerate() {
@@ -81,9 +95,17 @@ impl Authenticator {
         Ok(self)
     }
 
-    /// The user of a request with this `Authorization` header value (or none).
-    pub fn authenticate(&self, authorization: Option<&str>) -> Result<UserInfo, AuthnError> {
-        match authorization {
+    /// The user of a request that presents `credentials`. A client certificate that names a
+    /// user wins; then the bearer token, if any (a bad one is 401 even when anonymous
+    /// requests are allowed, as in Kubernetes); then anonymous.
+    pub fn authenticate(&self, credentials: &Credentials<'_>) -> Result<UserInfo, AuthnError> {
+        if let Some(user) = credentials
+            .client_certificate
+            .and_then(crate::tls::client_user)
+        {
+            return Ok(user);
+        }
+        match credentials.authorization {
             Some(value) => {
                 let token = value
                     .strip_prefix("Bearer ")
@@ -122,24 +144,38 @@ fn split_csv(line: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    fn header(authorization: Option<&str>) -> Credentials<'_> {
+        Credentials {
+            authorization,
+            ..Credentials::default()
+        }
+    }
+
     #[test]
     fn token_file_and_anonymous() {
         let file = "# tokens\n\nabc,alice,1\ndef,bob,2,\"g1, g2\"\n";
         let a = Authenticator::new(true).with_token_file(file).unwrap();
         assert_eq!(
-            a.authenticate(Some("Bearer abc")).unwrap().groups,
+            a.authenticate(&header(Some("Bearer abc"))).unwrap().groups,
             ["system:authenticated"]
         );
         assert_eq!(
-            a.authenticate(Some("Bearer def")).unwrap().groups,
+            a.authenticate(&header(Some("Bearer def"))).unwrap().groups,
             ["g1", "g2", "system:authenticated"]
         );
-        assert_eq!(a.authenticate(None).unwrap(), UserInfo::anonymous());
+        assert_eq!(
+            a.authenticate(&header(None)).unwrap(),
+            UserInfo::anonymous()
+        );
         for bad in ["Bearer zzz", "Basic abc", "Bearer ", "abc"] {
-            assert_eq!(a.authenticate(Some(bad)), Err(AuthnError::Invalid), "{bad}");
+            assert_eq!(
+                a.authenticate(&header(Some(bad))),
+                Err(AuthnError::Invalid),
+                "{bad}"
+            );
         }
         let closed = Authenticator::new(false);
-        assert_eq!(closed.authenticate(None), Err(AuthnError::Missing));
+        assert_eq!(closed.authenticate(&header(None)), Err(AuthnError::Missing));
         assert!(
             Authenticator::new(false)
                 .with_token_file("only,two")
@@ -157,5 +193,30 @@ mod tests {
         assert_eq!(split_csv(r#"a,"b,c",d"#), ["a", "b,c", "d"]);
         assert_eq!(split_csv(r#"a,"say ""hi""""#), ["a", r#"say "hi""#]);
         assert_eq!(split_csv(""), [""]);
+    }
+
+    #[test]
+    fn a_client_certificate_comes_first() {
+        let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "carol");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let a = Authenticator::new(false);
+        let both = Credentials {
+            client_certificate: Some(cert.der()),
+            authorization: Some("Bearer unknown"),
+        };
+        assert_eq!(a.authenticate(&both).unwrap().name, "carol");
+        // A certificate without a common name names nobody: the token decides.
+        let mut nameless = rcgen::CertificateParams::new(vec![]).unwrap();
+        nameless.distinguished_name = rcgen::DistinguishedName::new();
+        let nameless = nameless.self_signed(&key).unwrap();
+        let c = Credentials {
+            client_certificate: Some(nameless.der()),
+            authorization: Some("Bearer unknown"),
+        };
+        assert_eq!(a.authenticate(&c), Err(AuthnError::Invalid));
     }
 }

@@ -1,6 +1,6 @@
 //! Authentication and authorization of every request, before it reaches negotiation and the
-//! handlers: a bearer token or anonymous (401 otherwise), then the authorization modes (403
-//! otherwise), with the generic machinery of `conneg_apiserver::auth`. The user goes into the
+//! handlers: a client certificate, a bearer token or anonymous (401 otherwise), then
+//! impersonation if asked for, then the authorization modes (403 otherwise), with the generic machinery of `conneg_apiserver::auth`. The user goes into the
 //! request extensions (`UserInfo`) for whatever records it.
 //!
 //! With no flags every request is allowed, as anonymous: the server on loopback stays as easy
@@ -8,11 +8,16 @@
 
 use std::sync::Arc;
 
+use axum::extract::ConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use conneg::Status;
-use conneg_apiserver::auth::{Attributes, Authenticator, Authorizer, Decision};
+use conneg_apiserver::auth::{
+    Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate,
+};
+
+use super::serve::ConnActivity;
 use http::header::AUTHORIZATION;
 
 /// Who may do what on this server.
@@ -27,13 +32,21 @@ pub struct Auth {
 /// The middleware: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
 /// otherwise the request goes on with its `UserInfo`.
 pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
-    let header = req
-        .headers()
-        .get(AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or(""));
-    let user = match auth.authenticator.authenticate(header) {
+    let conn: Option<&ConnectInfo<ConnActivity>> = req.extensions().get();
+    let credentials = Credentials {
+        client_certificate: conn.and_then(|c| c.0.client_certificate()),
+        authorization: req
+            .headers()
+            .get(AUTHORIZATION)
+            .map(|v| v.to_str().unwrap_or("")),
+    };
+    let user = match auth.authenticator.authenticate(&credentials) {
         Ok(user) => user,
         Err(_) => return Status::unauthorized("Unauthorized").into_response(),
+    };
+    let user = match impersonate(&auth.authorizer, user, req.headers()) {
+        Ok(user) => user,
+        Err(status) => return status.into_response(),
     };
     let attributes = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
     if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes) {

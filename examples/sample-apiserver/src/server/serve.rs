@@ -1,6 +1,10 @@
 //! Serving connections with bounds: at most `--max-connections` open at once, and a connection
-//! that sends nothing useful is closed.
+//! that sends nothing useful is closed; over TLS when the listener has an acceptor.
 //!
+//! * **TLS.** The handshake runs in a task of its own, within `--header-read-timeout`, so a
+//!   client that stalls in it holds only its own connection's permit; the listener hands out
+//!   connections whose handshake is done, with the verified client certificate, if any, for
+//!   authentication ([`ConnActivity::client_certificate`]).
 //! * **Connection cap.** [`LimitedListener`] takes a permit before it accepts; while none is
 //!   free, new connections wait in the kernel's backlog and open ones are served as usual. A
 //!   permit is returned when its connection closes, so open file descriptors stay bounded.
@@ -33,7 +37,10 @@ use http_body_util::BodyExt as _;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
 
 /// The connection bounds.
 #[derive(Debug, Clone, Copy)]
@@ -47,21 +54,79 @@ pub struct ConnLimits {
 }
 
 /// A TCP listener that accepts at most [`ConnLimits::max_connections`] connections at once and
-/// wraps each in a [`LimitedConn`].
-#[derive(Debug)]
+/// wraps each in a [`LimitedConn`], after a TLS handshake when it has an acceptor.
 pub struct LimitedListener {
     inner: TcpListener,
     permits: Arc<Semaphore>,
     limits: ConnLimits,
+    tls: Option<TlsAcceptor>,
+    handshakes: JoinSet<Option<(LimitedConn, SocketAddr)>>,
+}
+
+impl std::fmt::Debug for LimitedListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LimitedListener")
+            .field("inner", &self.inner)
+            .field("limits", &self.limits)
+            .field("tls", &self.tls.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl LimitedListener {
-    /// Wraps a bound listener.
-    pub fn new(inner: TcpListener, limits: ConnLimits) -> Self {
+    /// Wraps a bound listener; with `tls`, every connection is a TLS one.
+    pub fn new(inner: TcpListener, limits: ConnLimits, tls: Option<TlsAcceptor>) -> Self {
         Self {
             inner,
             permits: Arc::new(Semaphore::new(limits.max_connections)),
             limits,
+            tls,
+            handshakes: JoinSet::new(),
+        }
+    }
+
+    /// The next TCP connection, once a permit is free.
+    async fn next_tcp(
+        permits: &Arc<Semaphore>,
+        inner: &mut TcpListener,
+    ) -> (OwnedSemaphorePermit, TcpStream, SocketAddr) {
+        // The semaphore is never closed, so this waits until a connection ends.
+        let permit = match permits.clone().acquire_owned().await {
+            Ok(p) => p,
+            Err(_) => std::future::pending().await,
+        };
+        let (io, addr) = axum::serve::Listener::accept(inner).await;
+        (permit, io, addr)
+    }
+}
+
+/// The handshake of one connection, bounded by the header-read timeout; `None` when it fails
+/// (logged at debug: scanners and impatient clients are common).
+async fn handshake(
+    acceptor: TlsAcceptor,
+    io: TcpStream,
+    addr: SocketAddr,
+    permit: OwnedSemaphorePermit,
+    limits: ConnLimits,
+) -> Option<(LimitedConn, SocketAddr)> {
+    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
+        Ok(Ok(tls)) => {
+            let certificate = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .map(|leaf| Arc::from(leaf.as_ref()));
+            let stream = Stream::Tls(Box::new(tls));
+            Some((LimitedConn::new(stream, permit, limits, certificate), addr))
+        }
+        Ok(Err(e)) => {
+            tracing::debug!(%addr, "TLS handshake failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%addr, "TLS handshake not done within {:?}", limits.header_read_timeout);
+            None
         }
     }
 }
@@ -71,13 +136,26 @@ impl axum::serve::Listener for LimitedListener {
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (LimitedConn, SocketAddr) {
-        // The semaphore is never closed, so this waits until a connection ends.
-        let permit = match self.permits.clone().acquire_owned().await {
-            Ok(p) => p,
-            Err(_) => std::future::pending().await,
-        };
-        let (io, addr) = axum::serve::Listener::accept(&mut self.inner).await;
-        (LimitedConn::new(io, permit, self.limits), addr)
+        loop {
+            let Some(acceptor) = &self.tls else {
+                let (permit, io, addr) = Self::next_tcp(&self.permits, &mut self.inner).await;
+                return (
+                    LimitedConn::new(Stream::Plain(io), permit, self.limits, None),
+                    addr,
+                );
+            };
+            tokio::select! {
+                Some(done) = self.handshakes.join_next(), if !self.handshakes.is_empty() => {
+                    if let Ok(Some(conn)) = done {
+                        return conn;
+                    }
+                }
+                (permit, io, addr) = Self::next_tcp(&self.permits, &mut self.inner) => {
+                    self.handshakes
+                        .spawn(handshake(acceptor.clone(), io, addr, permit, self.limits));
+                }
+            }
+        }
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -99,14 +177,28 @@ impl Activity {
     }
 }
 
-/// The handle on a connection's `Activity` that requests find in their extensions (as
-/// `ConnectInfo<ConnActivity>`).
+/// What requests learn of their connection, from their extensions (as
+/// `ConnectInfo<ConnActivity>`): the handle on its `Activity`, and the client certificate it
+/// presented.
 #[derive(Debug, Clone)]
-pub struct ConnActivity(Arc<Activity>);
+pub struct ConnActivity {
+    activity: Arc<Activity>,
+    client_certificate: Option<Arc<[u8]>>,
+}
+
+impl ConnActivity {
+    /// The leaf client certificate (DER) of a TLS connection, verified against the client CA.
+    pub fn client_certificate(&self) -> Option<&[u8]> {
+        self.client_certificate.as_deref()
+    }
+}
 
 impl Connected<IncomingStream<'_, LimitedListener>> for ConnActivity {
     fn connect_info(stream: IncomingStream<'_, LimitedListener>) -> Self {
-        Self(stream.io().activity.clone())
+        Self {
+            activity: stream.io().activity.clone(),
+            client_certificate: stream.io().client_certificate.clone(),
+        }
     }
 }
 
@@ -138,7 +230,7 @@ impl Drop for InFlight {
 /// (`axum::middleware::from_fn(serve::track)`); a no-op for requests that did not come through
 /// a [`LimitedListener`].
 pub async fn track(req: Request, next: Next) -> Response {
-    let Some(ConnectInfo(ConnActivity(activity))) = req.extensions().get().cloned() else {
+    let Some(ConnectInfo(ConnActivity { activity, .. })) = req.extensions().get().cloned() else {
         return next.run(req).await;
     };
     let guard = InFlight::start(activity);
@@ -155,7 +247,8 @@ pub async fn track(req: Request, next: Next) -> Response {
 /// the idle timeout, or has spent the header-read timeout on one request head.
 #[derive(Debug)]
 pub struct LimitedConn {
-    io: TcpStream,
+    io: Stream,
+    client_certificate: Option<Arc<[u8]>>,
     _permit: OwnedSemaphorePermit,
     activity: Arc<Activity>,
     limits: ConnLimits,
@@ -167,9 +260,15 @@ pub struct LimitedConn {
 }
 
 impl LimitedConn {
-    fn new(io: TcpStream, permit: OwnedSemaphorePermit, limits: ConnLimits) -> Self {
+    fn new(
+        io: Stream,
+        permit: OwnedSemaphorePermit,
+        limits: ConnLimits,
+        client_certificate: Option<Arc<[u8]>>,
+    ) -> Self {
         Self {
             io,
+            client_certificate,
             _permit: permit,
             activity: Arc::default(),
             limits,
@@ -252,5 +351,70 @@ impl AsyncWrite for LimitedConn {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+/// A connection's byte stream: plain TCP or TLS over it.
+#[derive(Debug)]
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
     }
 }

@@ -19,11 +19,16 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// Starts the binary with `args` (plus `--listen 127.0.0.1:0 --data-dir <dir>`) and waits
-    /// for the `listening on http://ADDR` line.
+    /// Starts the binary with `args` (plus `--listen 127.0.0.1:0` unless `args` ask for
+    /// `--secure-port`, and `--data-dir <dir>`) and waits for the `listening on
+    /// http[s]://ADDR` line.
     pub(crate) fn start(data_dir: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"))
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"));
+        if !args.contains(&"--secure-port") {
+            command.args(["--listen", "127.0.0.1:0"]);
+        }
+        let mut child = command
+            .arg("--data-dir")
             .arg(data_dir)
             .args(args)
             .env("RUST_LOG", "warn")
@@ -39,6 +44,7 @@ impl Server {
         let addr = line
             .trim()
             .strip_prefix("listening on http://")
+            .or_else(|| line.trim().strip_prefix("listening on https://"))
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_owned();
         Server {

@@ -1,0 +1,313 @@
+//! Secure serving with kubectl as the client: HTTPS with the self-signed certificate kept in
+//! `--cert-dir`, users from client certificates and bearer tokens, ABAC decisions,
+//! impersonation (`kubectl --as`), 401 without credentials, and a serving certificate rotated
+//! on disk without a restart.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Server, tempdir};
+
+const POLICIES: &str = r#"{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"alice","namespace":"*","resource":"*","apiGroup":"*"}}
+{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"bob","namespace":"*","resource":"*","apiGroup":"*","readonly":true}}
+{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"group":"system:authenticated","nonResourcePath":"*","readonly":true}}
+"#;
+
+const FLUNDER: &str = "apiVersion: wardle.example.com/v1beta1
+kind: Flunder
+metadata:
+  name: secure
+  namespace: default
+spec:
+  referenceType: Flunder
+  flunderReference: x
+";
+
+fn kubectl_available() -> bool {
+    Command::new("kubectl")
+        .args(["version", "--client"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A CA, and a certificate it signs for `cn` in organization `org` (PEM files in `dir`).
+struct Ca {
+    cert: rcgen::Certificate,
+    key: rcgen::KeyPair,
+}
+
+impl Ca {
+    fn new(name: &str) -> Ca {
+        let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Ca { cert, key }
+    }
+
+    /// Writes a certificate signed by this CA (client or server) and its key; returns their
+    /// paths.
+    fn issue(
+        &self,
+        dir: &Path,
+        file: &str,
+        cn: &str,
+        org: &str,
+        sans: &[&str],
+    ) -> (String, String) {
+        let mut params =
+            rcgen::CertificateParams::new(sans.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        if !org.is_empty() {
+            params
+                .distinguished_name
+                .push(rcgen::DnType::OrganizationName, org);
+        }
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
+        let (c, k) = (
+            dir.join(format!("{file}.crt")),
+            dir.join(format!("{file}.key")),
+        );
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        (c.display().to_string(), k.display().to_string())
+    }
+
+    fn write(&self, path: &Path) -> String {
+        std::fs::write(path, self.cert.pem()).unwrap();
+        path.display().to_string()
+    }
+}
+
+/// kubectl with `kubeconfig`, as `user`; (success, stdout, stderr).
+fn kubectl(kubeconfig: &Path, user: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("kubectl")
+        .env("KUBECONFIG", kubeconfig)
+        .env("HOME", kubeconfig.parent().unwrap())
+        .args(["--user", user, "--request-timeout", "20s"])
+        .args(args)
+        .output()
+        .expect("run kubectl");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn kubeconfig(dir: &Path, server: &str, ca: &str, users: &[(&str, String)]) -> std::path::PathBuf {
+    let mut text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://{server}\n    certificate-authority: {ca}\ncontexts:\n- name: c\n  context: {{cluster: c, namespace: default}}\ncurrent-context: c\nusers:\n"
+    );
+    for (name, body) in users {
+        text.push_str(&format!("- name: {name}\n  user: {body}\n"));
+    }
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn certificates_tokens_abac_and_impersonation() {
+    if !kubectl_available() {
+        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+        return;
+    }
+    let dir = tempdir();
+    let d = dir.path();
+    let clients = Ca::new("clients");
+    let client_ca = clients.write(&d.join("client-ca.crt"));
+    let (alice_crt, alice_key) = clients.issue(d, "alice", "alice", "dev", &[]);
+    // A certificate from another CA names nobody this server trusts.
+    let (mallory_crt, mallory_key) = Ca::new("other").issue(d, "mallory", "alice", "", &[]);
+    std::fs::write(d.join("tokens.csv"), "t0k3n-bob,bob,2\n").unwrap();
+    std::fs::write(d.join("policy.jsonl"), POLICIES).unwrap();
+    let cert_dir = d.join("certs");
+    let server = Server::start(
+        &d.join("data"),
+        &[
+            "--storage",
+            "memory",
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+            "--cert-dir",
+            cert_dir.to_str().unwrap(),
+            "--client-ca-file",
+            &client_ca,
+            "--token-auth-file",
+            d.join("tokens.csv").to_str().unwrap(),
+            "--anonymous-auth=false",
+            "--authorization-mode",
+            "ABAC",
+            "--authorization-policy-file",
+            d.join("policy.jsonl").to_str().unwrap(),
+        ],
+    );
+    // The self-signed serving certificate was made in --cert-dir: the client trusts it.
+    let serving_ca = cert_dir.join("apiserver.crt");
+    let config = kubeconfig(
+        d,
+        &server.addr,
+        serving_ca.to_str().unwrap(),
+        &[
+            (
+                "alice",
+                format!("{{client-certificate: {alice_crt}, client-key: {alice_key}}}"),
+            ),
+            (
+                "mallory",
+                format!("{{client-certificate: {mallory_crt}, client-key: {mallory_key}}}"),
+            ),
+            ("bob", "{token: t0k3n-bob}".to_owned()),
+            // kubectl asks for a user name when a user has no credentials at all.
+            ("nobody", "{token: not-a-known-token}".to_owned()),
+        ],
+    );
+    let file = d.join("flunder.yaml");
+    std::fs::write(&file, FLUNDER).unwrap();
+    let file = file.to_str().unwrap();
+
+    // alice (client certificate) may write.
+    let (ok, out, err) = kubectl(&config, "alice", &["create", "-f", file]);
+    assert!(ok, "{out}{err}");
+    // bob (token) may read, not write: Kubernetes' 403 message.
+    let (ok, out, err) = kubectl(&config, "bob", &["get", "flunders", "-o", "name"]);
+    assert!(
+        ok && out.contains("flunder.wardle.example.com/secure"),
+        "{out}{err}"
+    );
+    let (ok, _, err) = kubectl(&config, "bob", &["delete", "flunder", "secure"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"flunders.wardle.example.com "secure" is forbidden: User "bob" cannot delete resource "flunders" in API group "wardle.example.com" in the namespace "default""#),
+        "{err}"
+    );
+    // alice acting as bob is bob; bob may not act as alice.
+    let (ok, _, err) = kubectl(
+        &config,
+        "alice",
+        &["--as", "bob", "delete", "flunder", "secure"],
+    );
+    assert!(!ok && err.contains(r#"User "bob" cannot delete"#), "{err}");
+    let (ok, _, err) = kubectl(&config, "bob", &["--as", "alice", "get", "flunders"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group """#),
+        "{err}"
+    );
+    // An unknown token, or a certificate from an unknown CA: no user.
+    for user in ["nobody", "mallory"] {
+        let (ok, _, err) = kubectl(&config, user, &["get", "flunders"]);
+        assert!(!ok, "{user}");
+        assert!(
+            err.contains("Unauthorized") || err.contains("certificate"),
+            "{user}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_rotated_serving_certificate_is_served_without_a_restart() {
+    if !kubectl_available() {
+        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+        return;
+    }
+    let dir = tempdir();
+    let d = dir.path();
+    let (first, second) = (Ca::new("first"), Ca::new("second"));
+    let (crt, key) = first.issue(d, "serving", "server", "", &["127.0.0.1"]);
+    // kubectl asks for a user name when a user has no credentials at all.
+    let tokens = d.join("tokens.csv");
+    std::fs::write(&tokens, "t0k3n,anyone,1\n").unwrap();
+    let server = Server::start(
+        &d.join("data"),
+        &[
+            "--storage",
+            "memory",
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+            "--tls-cert-file",
+            &crt,
+            "--tls-private-key-file",
+            &key,
+            "--token-auth-file",
+            tokens.to_str().unwrap(),
+        ],
+    );
+    let users = [("anyone", "{token: t0k3n}".to_owned())];
+    let trusts_first = kubeconfig(d, &server.addr, &first.write(&d.join("first.crt")), &users);
+    let (ok, out, err) = kubectl(&trusts_first, "anyone", &["get", "--raw", "/readyz"]);
+    assert!(ok, "{out}{err}");
+
+    // Rotate: a certificate from the second CA replaces the files.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    second.issue(d, "serving", "server", "", &["127.0.0.1"]);
+    let trusts_second = kubeconfig(
+        d,
+        &server.addr,
+        &second.write(&d.join("second.crt")),
+        &users,
+    );
+    let mut served = false;
+    for _ in 0..50 {
+        if kubectl(&trusts_second, "anyone", &["get", "--raw", "/readyz"]).0 {
+            served = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(served, "the rotated certificate was never served");
+    let (ok, _, err) = kubectl(&trusts_second, "anyone", &["get", "--raw", "/readyz"]);
+    assert!(ok, "{err}");
+    // kubeconfig() rewrote the same file: write the first CA's again to check it fails now.
+    let trusts_first = kubeconfig(
+        d,
+        &server.addr,
+        &d.join("first.crt").display().to_string(),
+        &users,
+    );
+    let (ok, _, err) = kubectl(&trusts_first, "anyone", &["get", "--raw", "/readyz"]);
+    assert!(!ok, "the old certificate is still served");
+    assert!(err.contains("certificate"), "{err}");
+}
+
+#[test]
+fn plain_http_off_loopback_is_refused_with_the_flags_to_set() {
+    let dir = tempdir();
+    let out = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"))
+        .args(["--storage", "memory", "--listen", "0.0.0.0:0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run sample-apiserver");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to serve plain HTTP on 0.0.0.0:0") && err.contains("--secure-port"),
+        "{err}"
+    );
+    // TLS flags need the secure port.
+    let out = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"))
+        .args(["--client-ca-file", "ca.crt"])
+        .output()
+        .expect("run sample-apiserver");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--secure-port"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
