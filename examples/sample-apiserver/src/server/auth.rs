@@ -1,7 +1,9 @@
 //! Authentication and authorization of every request, before it reaches negotiation and the
 //! handlers: a client certificate, a bearer token or anonymous (401 otherwise), then
-//! impersonation if asked for, then the authorization modes (403 otherwise), with the generic machinery of `conneg_apiserver::auth`. The user goes into the
-//! request extensions (`UserInfo`) for whatever records it.
+//! impersonation if asked for, then the authorization modes (403 otherwise), with the
+//! generic machinery of `conneg_apiserver::auth`. The user goes into the request extensions
+//! (`UserInfo`) for whatever records it, and into the access log (target `access`, at debug
+//! level: `RUST_LOG=info,access=debug`).
 //!
 //! With no flags every request is allowed, as anonymous: the server on loopback stays as easy
 //! to try as before.
@@ -53,6 +55,22 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
         tracing::info!(user = %user.name, verb = %attributes.verb, path = %attributes.path, "forbidden");
         return conneg_apiserver::auth::forbidden(&user, &attributes, &reason).into_response();
     }
+    let started = std::time::Instant::now();
+    let name = user.name.clone();
     req.extensions_mut().insert(user);
-    next.run(req).await
+    let resp = next.run(req).await;
+    // The access log (`RUST_LOG=access=debug`): who did what, the answer, how long it took to
+    // start answering (a watch goes on after).
+    tracing::debug!(
+        target: "access",
+        user = %name,
+        verb = %attributes.verb,
+        resource = %attributes.resource,
+        namespace = %attributes.namespace,
+        name = %attributes.name,
+        path = %attributes.path,
+        code = resp.status().as_u16(),
+        latency_ms = started.elapsed().as_secs_f64() * 1e3,
+    );
+    resp
 }
