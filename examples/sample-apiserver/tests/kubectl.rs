@@ -406,6 +406,34 @@ fn kubectl_namespaces() {
             .any(|l| l.split_whitespace().take(2).eq(["x", "Active"])),
         "{table}"
     );
+    // The status subresource: kubectl reads and patches it.
+    let phase = k.run(&[
+        "get",
+        "ns",
+        "x",
+        "--subresource=status",
+        "-o",
+        "jsonpath={.status.phase}",
+    ]);
+    assert_eq!(phase, "Active");
+    let out = k.run(&[
+        "patch",
+        "ns",
+        "x",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"conditions":[{"type":"Example","status":"True"}]},"spec":{"finalizers":[]}}"#,
+    ]);
+    assert!(out.contains("patched"), "{out}");
+    let got = k.run(&[
+        "get",
+        "ns",
+        "x",
+        "-o",
+        "jsonpath={.status.conditions[0].type} {.spec.finalizers}",
+    ]);
+    assert_eq!(got, r#"Example ["kubernetes"]"#);
     k.run_stdin(&["create", "-n", "x", "-f", "-"], FLUNDER);
     assert!(
         k.run(&["delete", "ns", "x"])

@@ -240,6 +240,104 @@ fn a_metadata_finalizer_holds_a_namespace_until_it_is_removed() {
 }
 
 #[test]
+fn the_status_subresource_writes_the_status_alone() {
+    let (s, _d) = server(&[]);
+    s.create_namespace("st");
+    let merge = |path: &str, body: &str| {
+        s.req(
+            "PATCH",
+            path,
+            &[("Content-Type", "application/merge-patch+json")],
+            body.as_bytes(),
+        )
+    };
+    let condition = json!({"type": "Example", "status": "True", "reason": "Tested"});
+    // Through /status: the status changes, labels and spec do not.
+    let r = merge(
+        "/api/v1/namespaces/st/status?fieldManager=status-writer",
+        &json!({"status": {"conditions": [condition]},
+                "metadata": {"labels": {"x": "y"}},
+                "spec": {"finalizers": []}})
+        .to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.text());
+    let ns = r.json();
+    assert_eq!(ns["status"]["conditions"], json!([condition]));
+    assert_eq!(ns["metadata"]["labels"].get("x"), None, "{ns}");
+    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+    let manager = ns["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["manager"] == "status-writer")
+        .cloned()
+        .unwrap();
+    assert_eq!(manager["subresource"], "status");
+    assert_eq!(
+        manager["fieldsV1"],
+        json!({"f:status": {"f:conditions": {}}})
+    );
+    // Through the object itself: the status is left as it was, the labels change.
+    let r = merge(
+        "/api/v1/namespaces/st",
+        &json!({"status": {"conditions": null}, "metadata": {"labels": {"x": "y"}}}).to_string(),
+    );
+    assert_eq!(r.code, 200, "{}", r.text());
+    let ns = r.json();
+    assert_eq!(ns["status"]["conditions"], json!([condition]));
+    assert_eq!(ns["metadata"]["labels"]["x"], "y");
+    // GET of /status is the object; the phase must follow the deletion mark.
+    let got = s.get("/api/v1/namespaces/st/status", "application/json");
+    assert_eq!(got.code, 200);
+    assert_eq!(got.json()["metadata"]["name"], "st");
+    let r = merge(
+        "/api/v1/namespaces/st/status",
+        r#"{"status":{"phase":"Terminating"}}"#,
+    );
+    assert_eq!(r.code, 422, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "Namespace \"st\" is invalid: status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+    );
+    // No other subresource; none on flunders; no DELETE of /status.
+    assert_eq!(
+        s.get("/api/v1/namespaces/st/finalize", "application/json")
+            .code,
+        404
+    );
+    s.create_namespace("other");
+    assert_eq!(create_flunder(&s, "other", "f").code, 201);
+    assert_eq!(
+        s.get(
+            &format!("{}/f/status", flunders("v1beta1", "other")),
+            "application/json"
+        )
+        .code,
+        404
+    );
+    assert_eq!(
+        s.req("DELETE", "/api/v1/namespaces/st/status", &[], b"")
+            .code,
+        405
+    );
+    // Discovery lists it, in both forms.
+    let list = s.get("/api/v1", "application/json").json();
+    let status = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "namespaces/status")
+        .cloned()
+        .unwrap();
+    assert_eq!(status["verbs"], json!(["get", "patch", "update"]));
+    let agg = s.get("/api", AGG).json();
+    assert_eq!(
+        agg["items"][0]["versions"][0]["resources"][0]["subresources"][0]["subresource"],
+        "status"
+    );
+}
+
+#[test]
 fn standalone_false_serves_no_core_group() {
     let (s, _d) = server(&["--standalone=false"]);
     assert_eq!(

@@ -46,6 +46,55 @@ pub struct NamespaceStatus {
         skip_serializing_if = "String::is_empty"
     )]
     pub phase: String,
+    /// What the namespace controller reports (`NamespaceDeletionContentFailure`, ...).
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub conditions: Vec<NamespaceCondition>,
+}
+
+/// `NamespaceCondition`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceCondition {
+    /// The condition's type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// When the status last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<crate::meta::Time>,
+    /// A machine-readable reason.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// A human-readable message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// `ValidateNamespaceStatusUpdate`: the phase follows the deletion mark.
+pub fn validate_status(ns: &Namespace) -> Vec<crate::api::validation::FieldError> {
+    use crate::api::validation::FieldError;
+    let deleting = ns.metadata.deletion_timestamp.is_some();
+    let (want, rule) = if deleting {
+        (
+            PHASE_TERMINATING,
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )
+    } else {
+        (
+            PHASE_ACTIVE,
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        )
+    };
+    if ns.status.phase == want {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid("status.Phase", &ns.status.phase, rule)]
+    }
 }
 
 /// `Namespace` (cluster-scoped).

@@ -135,11 +135,17 @@ pub struct ResourceInfo {
     pub list_kind: &'static str,
     /// Whether objects live in a namespace.
     pub namespaced: bool,
-    /// Verbs served (no subresources exist).
+    /// Verbs served on the resource itself.
     pub verbs: &'static [&'static str],
     /// Short names for discovery (`ns`).
     pub short_names: &'static [&'static str],
+    /// Whether the kind has a `status` subresource (`.../{name}/status`: get, update, patch
+    /// of the status alone; writes to the object itself leave the status as it was).
+    pub status_subresource: bool,
 }
+
+/// The verbs of a `status` subresource.
+pub const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
 
 const VERBS: &[&str] = &[
     "create",
@@ -162,6 +168,7 @@ pub const FLUNDERS: ResourceInfo = ResourceInfo {
     namespaced: true,
     verbs: VERBS,
     short_names: &[],
+    status_subresource: false,
 };
 
 /// `fischers` (cluster-scoped; v1alpha1 only).
@@ -174,6 +181,7 @@ pub const FISCHERS: ResourceInfo = ResourceInfo {
     namespaced: false,
     verbs: VERBS,
     short_names: &[],
+    status_subresource: false,
 };
 
 /// `namespaces` (core v1, cluster-scoped; served when the server runs standalone).
@@ -188,6 +196,7 @@ pub const NAMESPACES: ResourceInfo = ResourceInfo {
         "create", "delete", "get", "list", "patch", "update", "watch",
     ],
     short_names: &["ns"],
+    status_subresource: true,
 };
 
 /// `name.group`, or `name` alone in the core group (as Kubernetes prints group resources).

@@ -28,6 +28,9 @@ pub type FieldPath = &'static str;
 pub struct Schema {
     /// The kind's non-atomic lists (beyond the metadata ones every object has).
     pub lists: &'static [(FieldPath, ListType)],
+    /// Whether writes go through the `status` subresource, where everything but `status` is
+    /// reset (and so never owned) instead of `status`.
+    pub status_only: bool,
 }
 
 /// Lists of `metav1.ObjectMeta`.
@@ -61,7 +64,18 @@ const RESET: &[FieldPath] = &["metadata.managedFields", "status"];
 
 impl Schema {
     /// A kind whose only non-atomic lists are the metadata ones.
-    pub const OBJECT: Schema = Schema { lists: &[] };
+    pub const OBJECT: Schema = Schema {
+        lists: &[],
+        status_only: false,
+    };
+
+    /// The same schema for writes through the `status` subresource.
+    pub const fn for_status(self) -> Schema {
+        Schema {
+            status_only: true,
+            ..self
+        }
+    }
 
     /// The list type at `path` (atomic unless a table says otherwise).
     pub fn list_type(&self, path: &[PathElement]) -> ListType {
@@ -80,15 +94,22 @@ impl Schema {
     /// Takes away what is never tracked: the server's fields (only the path itself) and
     /// the reset subtrees (everything below them too).
     pub fn untracked_removed(&self, set: &Set) -> Set {
-        set.difference(&paths(STRIPPED))
-            .recursive_difference(&paths(RESET))
+        self.without_reset(&set.difference(&paths(STRIPPED)))
     }
-}
 
-impl Schema {
-    /// Takes away the reset subtrees only: what an applier may not own.
-    pub fn without_reset(set: &Set) -> Set {
-        set.recursive_difference(&paths(RESET))
+    /// Takes away the reset subtrees only: what an applier may not own. Through the
+    /// object, `status` and the bookkeeping; through `/status`, everything but `status`.
+    pub fn without_reset(&self, set: &Set) -> Set {
+        if !self.status_only {
+            return set.recursive_difference(&paths(RESET));
+        }
+        let mut others = Set::new();
+        for path in set.paths() {
+            if !matches!(path.first(), Some(PathElement::Field(n)) if n == "status") {
+                others.insert(&path[..1]);
+            }
+        }
+        set.recursive_difference(&others)
     }
 }
 

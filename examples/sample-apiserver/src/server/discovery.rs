@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use crate::api::{CORE_GROUP, GROUP, ResourceInfo, Version};
+use crate::api::{CORE_GROUP, GROUP, ResourceInfo, STATUS_VERBS, Version};
 
 /// The discovery routes.
 pub fn routes() -> Router<AppState> {
@@ -182,6 +182,13 @@ fn group_discovery(group: &str, versions: &[Version]) -> Value {
                     if !r.short_names.is_empty() {
                         d["shortNames"] = json!(r.short_names);
                     }
+                    if r.status_subresource {
+                        d["subresources"] = json!([{
+                            "subresource": "status",
+                            "responseKind": {"group": r.group, "version": v.as_str(), "kind": r.kind},
+                            "verbs": STATUS_VERBS,
+                        }]);
+                    }
                     d
                 })
                 .collect();
@@ -194,7 +201,8 @@ fn group_discovery(group: &str, versions: &[Version]) -> Value {
     })
 }
 
-fn api_resource(r: &ResourceInfo) -> Value {
+/// The `APIResource` entries of `r`: the resource, then its `status` subresource if any.
+fn api_resources(r: &ResourceInfo) -> Vec<Value> {
     let mut d = json!({
         "name": r.resource,
         "singularName": r.singular,
@@ -205,7 +213,17 @@ fn api_resource(r: &ResourceInfo) -> Value {
     if !r.short_names.is_empty() {
         d["shortNames"] = json!(r.short_names);
     }
-    d
+    let mut out = vec![d];
+    if r.status_subresource {
+        out.push(json!({
+            "name": format!("{}/status", r.resource),
+            "singularName": "",
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": STATUS_VERBS,
+        }));
+    }
+    out
 }
 
 async fn resources(
@@ -238,7 +256,7 @@ fn resource_list(
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": v.api_version(),
-        "resources": v.resources().iter().map(|r| api_resource(r)).collect::<Vec<_>>(),
+        "resources": v.resources().iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
     });
     Ok(n.response(StatusCode::OK, &list).into_response())
 }

@@ -85,9 +85,12 @@ fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
     Some(managers.encode()).filter(|e| !e.is_empty())
 }
 
-fn run<T: Served, R>(f: impl FnOnce(&Updater<'_>) -> R) -> R {
+fn run<T: Served, R>(subresource: &str, f: impl FnOnce(&Updater<'_>) -> R) -> R {
     let converter = KindConverter::<T::K>(PhantomData);
-    let schema = <T::K as Kind>::APPLY_SCHEMA;
+    let schema = match subresource {
+        "status" => <T::K as Kind>::APPLY_SCHEMA.for_status(),
+        _ => <T::K as Kind>::APPLY_SCHEMA,
+    };
     f(&Updater {
         schema: &schema,
         converter: &converter,
@@ -96,7 +99,8 @@ fn run<T: Served, R>(f: impl FnOnce(&Updater<'_>) -> R) -> R {
     })
 }
 
-/// Records in `new` that `manager` wrote it over `live` (`None` for a create), both compared
+/// Records in `new` that `manager` wrote it (through `subresource`, `""` for the object
+/// itself) over `live` (`None` for a create), both compared
 /// in `T`'s version: it now owns every field it changed. The `managedFields` a client sends
 /// are kept when they can be read (an empty list, or one empty entry, clears them);
 /// otherwise the stored ones are.
@@ -104,6 +108,7 @@ pub fn record_update<T: Served>(
     live: Option<&T::K>,
     new: &mut T::K,
     manager: &str,
+    subresource: &str,
 ) -> Result<(), Status> {
     let requested = new.meta_mut().managed_fields.take();
     let mut managers = if is_reset(requested.as_deref()) {
@@ -116,18 +121,23 @@ pub fn record_update<T: Served>(
         }
     };
     let (live_json, new_json) = (object_json::<T>(live)?, object_json::<T>(Some(&*new))?);
-    let me = ManagerId::new(manager, Operation::Update, T::VERSION.api_version());
-    run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
+    let mut me = ManagerId::new(manager, Operation::Update, T::VERSION.api_version());
+    subresource.clone_into(&mut me.subresource);
+    run::<T, _>(subresource, |u| {
+        u.update(&live_json, &new_json, &mut managers, &me)
+    });
     new.meta_mut().managed_fields = encoded(&managers);
     Ok(())
 }
 
-/// Server-side apply of `config` by `manager` over `live` (`None` when the apply creates):
+/// Server-side apply of `config` by `manager` (through `subresource`, `""` for the object
+/// itself) over `live` (`None` when the apply creates):
 /// the object to write, as JSON in the request's version, with its `managedFields`.
 pub fn apply<T: Served>(
     live: Option<&T::K>,
     config: &Value,
     manager: &str,
+    subresource: &str,
     force: bool,
 ) -> Result<Value, Status> {
     if config
@@ -139,9 +149,12 @@ pub fn apply<T: Served>(
     let mut managers = live_managers(live)
         .map_err(|e| Status::internal_error(format!("failed to decode managed fields: {e}")))?;
     let live_json = object_json::<T>(live)?;
-    let me = ManagerId::new(manager, Operation::Apply, T::VERSION.api_version());
-    let mut new = run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
-        .map_err(|c| conflict_status(&c))?;
+    let mut me = ManagerId::new(manager, Operation::Apply, T::VERSION.api_version());
+    subresource.clone_into(&mut me.subresource);
+    let mut new = run::<T, _>(subresource, |u| {
+        u.apply(&live_json, config, &mut managers, &me, force)
+    })
+    .map_err(|c| conflict_status(&c))?;
     if let Some(Value::Object(meta)) = new.get_mut("metadata") {
         match encoded(&managers) {
             Some(entries) => {

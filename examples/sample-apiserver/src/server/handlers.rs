@@ -32,8 +32,8 @@ use crate::api::validation::{
     resource_version_required, validate_object_meta, validate_object_meta_update,
 };
 use crate::api::{
-    ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1, internal, v1alpha1,
-    v1beta1,
+    NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1,
+    internal, v1alpha1, v1beta1,
 };
 use crate::error::{ApiError, go_quote};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
@@ -52,14 +52,22 @@ pub fn routes() -> Router<AppState> {
         .fold(Router::new(), |r, base| {
             r.route(
                 &format!("{base}/namespaces/{{namespace}}/{{resource}}"),
-                any(collection),
+                any(resource),
             )
             .route(
                 &format!("{base}/namespaces/{{namespace}}/{{resource}}/{{name}}"),
-                any(object),
+                any(resource),
             )
-            .route(&format!("{base}/{{resource}}"), any(collection))
-            .route(&format!("{base}/{{resource}}/{{name}}"), any(object))
+            .route(
+                &format!("{base}/namespaces/{{namespace}}/{{resource}}/{{name}}/{{subresource}}"),
+                any(resource),
+            )
+            .route(&format!("{base}/{{resource}}"), any(resource))
+            .route(&format!("{base}/{{resource}}/{{name}}"), any(resource))
+            .route(
+                &format!("{base}/{{resource}}/{{name}}/{{subresource}}"),
+                any(resource),
+            )
         })
 }
 
@@ -120,9 +128,33 @@ pub struct Target {
     pub namespace: Option<String>,
     /// Object name.
     pub name: Option<String>,
+    /// Whether the request is for the object's `status` subresource.
+    pub status: bool,
 }
 
 impl Target {
+    /// The subresource written through, as `managedFields` name it (`""`: the object).
+    pub fn subresource(&self) -> &'static str {
+        if self.status { "status" } else { "" }
+    }
+
+    /// Puts back in `new` what a write through this endpoint may not change (the strategy's
+    /// `PrepareForUpdate`): everything but the status through `/status`, otherwise what the
+    /// kind says (the status, for a kind with a status subresource).
+    pub fn reset_fields<K: Kind>(&self, new: &mut K, old: &K) -> Result<(), Status> {
+        if !self.status {
+            new.prepare_for_update(old);
+            return Ok(());
+        }
+        new.prepare_for_status_update(old);
+        let errs = new.validate_status_update();
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(&K::RESOURCE.group_kind(), &new.meta().name, &errs).into())
+        }
+    }
+
     fn resolve(p: &BTreeMap<String, String>, st: &AppState) -> Result<Self, Status> {
         let group = p
             .get("group")
@@ -132,10 +164,29 @@ impl Target {
             .and_then(|v| Version::parse_in(group, v))
             .filter(|v| st.serves(*v))
             .ok_or_else(resource_not_found)?;
+        let find = |r: &str| {
+            version
+                .resources()
+                .iter()
+                .find(|i| i.resource == r)
+                .copied()
+        };
+        // `/api/v1/namespaces/{name}/status` has the shape of a namespaced collection; as in
+        // Kubernetes, it is the subresource of a namespace.
+        let mut p = p.clone();
+        if let (Some(ns), Some(sub), None) = (p.get("namespace"), p.get("resource"), p.get("name"))
+        {
+            if find(sub).is_none() && find(NAMESPACES.resource).is_some() {
+                let (ns, sub) = (ns.clone(), sub.clone());
+                p.remove("namespace");
+                p.insert("resource".into(), NAMESPACES.resource.into());
+                p.insert("name".into(), ns);
+                p.insert("subresource".into(), sub);
+            }
+        }
         let resource = p
             .get("resource")
-            .and_then(|r| version.resources().iter().find(|i| i.resource == r))
-            .copied()
+            .and_then(|r| find(r))
             .ok_or_else(resource_not_found)?;
         let namespace = p.get("namespace").cloned();
         // Cluster-scoped resources have no namespaced path.
@@ -143,6 +194,12 @@ impl Target {
             return Err(resource_not_found());
         }
         let name = p.get("name").cloned();
+        // The only subresource is `status`, of the kinds that have one.
+        let status = match p.get("subresource").map(String::as_str) {
+            None => false,
+            Some("status") if resource.status_subresource => true,
+            Some(_) => return Err(resource_not_found()),
+        };
         // A namespaced object is only addressed inside its namespace.
         if name.is_some() && resource.namespaced && namespace.is_none() {
             return Err(resource_not_found());
@@ -175,6 +232,7 @@ impl Target {
             resource,
             namespace,
             name,
+            status,
         })
     }
 
@@ -252,35 +310,9 @@ fn user_agent(headers: &http::HeaderMap) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-async fn collection(
-    State(st): State<AppState>,
-    method: Method,
-    Path(p): Path<BTreeMap<String, String>>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-    headers: http::HeaderMap,
-    n: Negotiated,
-    body: Body,
-) -> HResult {
-    let t = Target::resolve(&p, &st)?;
-    let q = params(q)?;
-    match method {
-        Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
-        Method::GET => dispatch!(t, list, (&st, &t, &q, &n)),
-        Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-            let ua = user_agent(&headers);
-            dispatch!(t, create, (&st, &t, &q, &n, body, ua))
-        }
-        Method::DELETE
-            if (t.namespace.is_some() || !t.resource.namespaced)
-                && t.resource.verbs.contains(&"deletecollection") =>
-        {
-            dispatch!(t, delete_collection, (&st, &t, &q, &n, body))
-        }
-        m => Err(method_not_allowed(&m, &t)),
-    }
-}
-
-async fn object(
+/// Every resource request: a collection (list, watch, create, deletecollection) or one object
+/// (get, watch, update, patch, delete) or its `status`.
+async fn resource(
     State(st): State<AppState>,
     method: Method,
     Path(p): Path<BTreeMap<String, String>>,
@@ -292,13 +324,31 @@ async fn object(
     let t = Target::resolve(&p, &st)?;
     let q = params(q)?;
     let ua = user_agent(&headers);
+    if t.name.is_none() {
+        return match method {
+            Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
+            Method::GET => dispatch!(t, list, (&st, &t, &q, &n)),
+            Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
+                dispatch!(t, create, (&st, &t, &q, &n, body, ua))
+            }
+            Method::DELETE
+                if (t.namespace.is_some() || !t.resource.namespaced)
+                    && t.resource.verbs.contains(&"deletecollection") =>
+            {
+                dispatch!(t, delete_collection, (&st, &t, &q, &n, body))
+            }
+            m => Err(method_not_allowed(&m, &t)),
+        };
+    }
     match method {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
+        Method::GET if q.flag("watch") && !t.status => {
+            dispatch!(t, watch::watch, (&st, &t, &q, &n))
+        }
         Method::GET => dispatch!(t, get, (&st, &t, &q, &n)),
         Method::PUT => dispatch!(t, update, (&st, &t, &q, &n, body, ua)),
         Method::PATCH => dispatch!(t, patch_object, (&st, &t, &q, &n, body, ua)),
-        Method::DELETE => dispatch!(t, delete, (&st, &t, &q, &n, body)),
+        Method::DELETE if !t.status => dispatch!(t, delete, (&st, &t, &q, &n, body)),
         m => Err(method_not_allowed(&m, &t)),
     }
 }
@@ -383,7 +433,7 @@ async fn create<T: Served>(
     obj.apply_defaults();
     let mut k = obj.into_kind();
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
-    field_manager::record_update::<T>(None, &mut k, &manager)?;
+    field_manager::record_update::<T>(None, &mut k, &manager, "")?;
     let (code, out) = create_object(st, t, q, T::from_kind(k)).await?;
     Ok(respond(n, code, &out))
 }
@@ -674,10 +724,10 @@ async fn list<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) 
 // update / patch
 
 /// Carries server-managed metadata over from `old` and validates the change
-/// (rest.BeforeUpdate): uid and creationTimestamp are kept, generation moves on when the
+/// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
+/// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
 fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
-    new.prepare_for_update(old);
     let same = new.same_spec(old);
     let om = old.meta();
     let nm = new.meta_mut();
@@ -783,7 +833,8 @@ async fn update<T: Served>(
     }
     let old: T::K = decode_kind(st, &kv)?;
     let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
-    field_manager::record_update::<T>(Some(&old), &mut new, &manager)?;
+    t.reset_fields(&mut new, &old)?;
+    field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
     prepare_update(&mut new, &old)?;
     match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
         Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
@@ -888,14 +939,15 @@ async fn patch_object<T: Served>(
             .await
             .map_err(|e| storage_status(e, t.resource, t.name()))?;
         let Some(kv) = current else {
-            if !kind.is_apply() {
+            // Only an apply to the object itself creates it.
+            if !kind.is_apply() || t.status {
                 return Err(ApiError::not_found(&t.resource.group_resource(), t.name()).into());
             }
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
                 off_worker(st, move || {
-                    let applied = field_manager::apply::<T>(None, &doc, &manager, force)?;
+                    let applied = field_manager::apply::<T>(None, &doc, &manager, "", force)?;
                     decode_json::<T>(&applied, &n)
                 })
                 .await?
@@ -914,9 +966,10 @@ async fn patch_object<T: Served>(
         let old: T::K = decode_kind(st, &kv)?;
         let (mut obj, warnings) = {
             let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
+            let subresource = t.subresource();
             off_worker(st, move || {
                 let patched = if kind.is_apply() {
-                    field_manager::apply::<T>(Some(&current), &doc, &manager, force)?
+                    field_manager::apply::<T>(Some(&current), &doc, &manager, subresource, force)?
                 } else {
                     let current_json =
                         serde_json::to_value(T::from_kind(current)).map_err(|e| {
@@ -943,8 +996,9 @@ async fn patch_object<T: Served>(
             return Err(conflict(t.resource, t.name()));
         }
         new.meta_mut().resource_version = current_rv;
+        t.reset_fields(&mut new, &old)?;
         if !kind.is_apply() {
-            field_manager::record_update::<T>(Some(&old), &mut new, &manager)?;
+            field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
         }
         prepare_update(&mut new, &old)?;
         if let Some(k) =

@@ -90,6 +90,15 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn prepare_for_create(&mut self) {}
     /// Fields an update may not change, carried over from `old` (`PrepareForUpdate`).
     fn prepare_for_update(&mut self, _old: &Self) {}
+    /// For a kind with a status subresource ([`ResourceInfo::status_subresource`]): a write
+    /// to `/status` changes the status only; everything else comes from `old` but the
+    /// `resourceVersion` (the client's precondition) and the `managedFields` it sent (the
+    /// status strategy's `PrepareForUpdate` and `ResetObjectMetaForStatus`).
+    fn prepare_for_status_update(&mut self, _old: &Self) {}
+    /// The rules a write to `/status` must follow (`ValidateStatusUpdate`).
+    fn validate_status_update(&self) -> Vec<FieldError> {
+        Vec::new()
+    }
     /// Whether DELETE answers with the deleted object (`true`) or, as the generic registry
     /// does by default, with a `Status` of `Success` naming it (`false`).
     const RETURN_DELETED_OBJECT: bool = false;
@@ -202,7 +211,7 @@ impl Kind for core_v1::Namespace {
         vec![ServedVersion::of::<core_v1::Namespace>()]
     }
     fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec && self.status == other.status
+        self.spec == other.spec
     }
     fn columns() -> &'static [Column] {
         &[Column {
@@ -220,11 +229,23 @@ impl Kind for core_v1::Namespace {
         self.spec.finalizers = vec![core_v1::FINALIZER_KUBERNETES.to_owned()];
         core_v1::PHASE_ACTIVE.clone_into(&mut self.status.phase);
     }
-    /// Finalizers and status change only through deletion (Kubernetes: the `finalize` and
-    /// `status` subresources, not served here).
+    /// Finalizers change only through deletion (Kubernetes: the `finalize` subresource, not
+    /// served here), the status only through `/status`.
     fn prepare_for_update(&mut self, old: &Self) {
         self.spec.finalizers.clone_from(&old.spec.finalizers);
         self.status.clone_from(&old.status);
+    }
+    fn validate_status_update(&self) -> Vec<FieldError> {
+        core_v1::validate_status(self)
+    }
+    fn prepare_for_status_update(&mut self, old: &Self) {
+        let status = std::mem::take(&mut self.status);
+        let resource_version = std::mem::take(&mut self.metadata.resource_version);
+        let managed_fields = self.metadata.managed_fields.take();
+        self.clone_from(old);
+        self.status = status;
+        self.metadata.resource_version = resource_version;
+        self.metadata.managed_fields = managed_fields;
     }
     fn begin_delete(&mut self) -> Result<bool, ApiError> {
         namespaces::admit_delete(&self.metadata.name)?;
