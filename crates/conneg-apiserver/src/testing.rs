@@ -52,6 +52,34 @@ pub struct Etcd {
     peer_port: u16,
     /// `--initial-cluster`: every member's `name=peer-url`.
     initial_cluster: String,
+    /// Serving clients over TLS, with client certificates required.
+    tls: bool,
+}
+
+/// PEM files in `dir`: a CA, etcd's serving certificate for 127.0.0.1 and a client
+/// certificate, all issued by that CA.
+fn write_tls_files(dir: &std::path::Path) {
+    let key = |name: &str| {
+        let k = rcgen::KeyPair::generate().expect("a key pair");
+        std::fs::write(dir.join(format!("{name}.key")), k.serialize_pem()).expect("write key");
+        k
+    };
+    let mut ca_params = rcgen::CertificateParams::new(Vec::new()).expect("CA params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_key = key("ca");
+    let ca = ca_params.self_signed(&ca_key).expect("a CA");
+    std::fs::write(dir.join("ca.crt"), ca.pem()).expect("write CA");
+    for (name, sans) in [
+        ("server", vec!["127.0.0.1".to_owned(), "localhost".into()]),
+        ("client", vec![]),
+    ] {
+        let k = key(name);
+        let cert = rcgen::CertificateParams::new(sans)
+            .expect("params")
+            .signed_by(&k, &ca, &ca_key)
+            .expect("a certificate");
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).expect("write certificate");
+    }
 }
 
 impl Etcd {
@@ -64,6 +92,28 @@ impl Etcd {
             client_port: free_port(),
             peer_port,
             initial_cluster: format!("{name}=http://127.0.0.1:{peer_port}"),
+            tls: false,
+        }
+    }
+
+    /// A single-member etcd that serves clients over TLS only and requires a client
+    /// certificate (`--client-cert-auth`); [`Etcd::client_tls`] gives what a client needs.
+    pub fn start_tls() -> Etcd {
+        etcd_installed();
+        let mut e = Etcd::member("test");
+        e.tls = true;
+        write_tls_files(e.dir.path());
+        e.spawn();
+        e
+    }
+
+    /// The CA, client certificate and key a client of a [`Etcd::start_tls`] member uses.
+    pub fn client_tls(&self) -> crate::storage::EtcdTls {
+        let file = |name: &str| Some(self.dir.path().join(name));
+        crate::storage::EtcdTls {
+            ca_file: file("ca.crt"),
+            cert_file: file("client.crt"),
+            key_file: file("client.key"),
         }
     }
 
@@ -96,9 +146,10 @@ impl Etcd {
         members
     }
 
-    /// Its client URL, `http://127.0.0.1:PORT`.
+    /// Its client URL, `http://127.0.0.1:PORT` (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     fn log_path(&self) -> PathBuf {
@@ -137,6 +188,16 @@ impl Etcd {
             .arg(&self.initial_cluster)
             .stdout(Stdio::null())
             .stderr(log);
+        if self.tls {
+            let file = |name: &str| self.dir.path().join(name);
+            cmd.arg("--cert-file")
+                .arg(file("server.crt"))
+                .arg("--key-file")
+                .arg(file("server.key"))
+                .arg("--trusted-ca-file")
+                .arg(file("ca.crt"))
+                .arg("--client-cert-auth");
+        }
         if cfg!(target_arch = "aarch64") {
             cmd.env("ETCD_UNSUPPORTED_ARCH", "arm64");
         }
@@ -189,6 +250,19 @@ impl Etcd {
             .arg("--endpoints")
             .arg(self.url())
             .arg("--command-timeout=5s")
+            .args(
+                self.tls
+                    .then(|| {
+                        let file = |name: &str| self.dir.path().join(name).display().to_string();
+                        [
+                            format!("--cacert={}", file("ca.crt")),
+                            format!("--cert={}", file("client.crt")),
+                            format!("--key={}", file("client.key")),
+                        ]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .args(args)
             .output()
             .expect("run etcdctl")

@@ -12,8 +12,8 @@ use crate::storage::etcd::{
 use crate::storage::keys::{DEFAULT_PREFIX, Keys};
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
-    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, History, MemoryStore, Result, Store,
-    WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore, Result,
+    Store, WatchBuffer,
 };
 
 /// Which backend to use.
@@ -70,6 +70,15 @@ pub struct StorageArgs {
     /// Bound of every etcd request; past it the request fails with 504.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub etcd_request_timeout: Duration,
+    /// CA bundle (PEM) that etcd's serving certificate must chain to (`https://` servers).
+    #[arg(long, requires = "etcd_servers")]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate (PEM) for etcd's `--client-cert-auth`.
+    #[arg(long, requires_all = ["etcd_servers", "etcd_keyfile"])]
+    pub etcd_certfile: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, requires_all = ["etcd_servers", "etcd_certfile"])]
+    pub etcd_keyfile: Option<PathBuf>,
 }
 
 /// Authentication and authorization flags, named as Kubernetes' generic API server names them.
@@ -283,6 +292,9 @@ impl Default for StorageArgs {
             etcd_prefix: DEFAULT_ETCD_PREFIX.to_owned(),
             etcd_compaction_interval: DEFAULT_COMPACTION_INTERVAL,
             etcd_request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            etcd_cafile: None,
+            etcd_certfile: None,
+            etcd_keyfile: None,
         }
     }
 }
@@ -348,6 +360,13 @@ impl StorageArgs {
             options.history = self.history;
             options.compaction_interval = self.etcd_compaction_interval;
             options.request_timeout = self.etcd_request_timeout;
+            let tls = EtcdTls {
+                ca_file: self.etcd_cafile.clone(),
+                cert_file: self.etcd_certfile.clone(),
+                key_file: self.etcd_keyfile.clone(),
+            };
+            let https = self.etcd_servers.iter().any(|s| s.starts_with("https://"));
+            options.tls = (https || tls != EtcdTls::default()).then_some(tls);
             return Ok(OpenedStorage {
                 store: Store::Etcd(EtcdStore::open(options).await?),
                 codec: StorageCodec::new(self.storage_media_type),

@@ -682,3 +682,52 @@ fn an_unreachable_url_in_etcd_servers_is_skipped() {
         assert_eq!(a.get("/readyz", "*/*").code, 200);
     }
 }
+
+/// etcd over TLS with client certificates: `--etcd-cafile`, `--etcd-certfile` and
+/// `--etcd-keyfile` make the server work; without the client certificate it does not start.
+#[test]
+fn etcd_over_tls_with_client_certificates() {
+    let etcd = Etcd::start_tls();
+    let tls = etcd.client_tls();
+    let path = |p: Option<std::path::PathBuf>| p.unwrap().display().to_string();
+    let (ca, cert, client_key) = (path(tls.ca_file), path(tls.cert_file), path(tls.key_file));
+    let d = tempdir();
+    let s = replica(
+        &etcd,
+        &d,
+        &[
+            "--etcd-cafile",
+            &ca,
+            "--etcd-certfile",
+            &cert,
+            "--etcd-keyfile",
+            &client_key,
+        ],
+    );
+    let r = create(&s, "secure", json!({"over": "tls"}));
+    assert_eq!(r.code, 201, "{}", r.text());
+    assert_eq!(get(&s, "secure").code, 200);
+    assert!(!etcd.value(&key("secure")).is_empty());
+
+    // Only the CA: etcd wants a client certificate, so the storage is not usable.
+    let d2 = tempdir();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sample-apiserver"));
+    let out = cmd
+        .args(["--listen", "127.0.0.1:0", "--etcd-request-timeout", "2s"])
+        .args([
+            "--etcd-servers",
+            &etcd.url(),
+            "--etcd-cafile",
+            &ca,
+            "--data-dir",
+        ])
+        .arg(d2.path())
+        .output()
+        .expect("run sample-apiserver");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("storage unusable") || err.contains("cannot open storage"),
+        "{err}"
+    );
+}

@@ -75,6 +75,48 @@ pub struct EtcdOptions {
     pub compaction_interval: Duration,
     /// Revisions kept when compacting.
     pub history: u64,
+    /// TLS to etcd (`https://` endpoints).
+    pub tls: Option<EtcdTls>,
+}
+
+/// TLS to etcd, as kube-apiserver's `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`.
+/// The files are read each time a client is built, so a rotated client certificate is used
+/// from the next reconnection on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EtcdTls {
+    /// CA bundle (PEM) that etcd's serving certificate must chain to.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Client certificate (PEM), for etcd's `--client-cert-auth`; with `key_file`.
+    pub cert_file: Option<std::path::PathBuf>,
+    /// The client certificate's key (PEM).
+    pub key_file: Option<std::path::PathBuf>,
+}
+
+impl EtcdTls {
+    fn options(&self) -> Result<etcd_client::TlsOptions> {
+        let read = |p: &std::path::Path| {
+            std::fs::read(p).map_err(|e| {
+                StorageError::Unavailable(format!("etcd TLS file {}: {e}", p.display()))
+            })
+        };
+        let mut tls = etcd_client::TlsOptions::new();
+        if let Some(ca) = &self.ca_file {
+            tls = tls.ca_certificate(etcd_client::Certificate::from_pem(read(ca)?));
+        }
+        match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => {
+                tls = tls.identity(etcd_client::Identity::from_pem(read(cert)?, read(key)?));
+            }
+            (None, None) => {}
+            _ => {
+                return Err(StorageError::Unavailable(
+                    "etcd TLS: a client certificate needs its key, and a key its certificate"
+                        .into(),
+                ));
+            }
+        }
+        Ok(tls)
+    }
 }
 
 impl EtcdOptions {
@@ -86,6 +128,7 @@ impl EtcdOptions {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             compaction_interval: DEFAULT_COMPACTION_INTERVAL,
             history: DEFAULT_HISTORY,
+            tls: None,
         }
     }
 }
@@ -132,20 +175,24 @@ impl fmt::Debug for EtcdStore {
     }
 }
 
-fn connect_options(o: &EtcdOptions) -> ConnectOptions {
-    ConnectOptions::new()
+fn connect_options(o: &EtcdOptions) -> Result<ConnectOptions> {
+    let options = ConnectOptions::new()
         // Requests are bounded by `call` (one timeout, one error: Timeout), not by tonic.
         .with_connect_timeout(o.request_timeout)
         // HTTP/2 pings find a dead or frozen etcd under a long-lived watch.
         .with_keep_alive(Duration::from_secs(10), o.request_timeout)
-        .with_keep_alive_while_idle(true)
+        .with_keep_alive_while_idle(true);
+    Ok(match &o.tls {
+        Some(tls) => options.with_tls(tls.options()?),
+        None => options,
+    })
 }
 
 /// A client for one endpoint (lazy: nothing is sent until the first request).
 async fn connect(o: &EtcdOptions, url: &str) -> Result<Client> {
     match tokio::time::timeout(
         o.request_timeout,
-        Client::connect([url], Some(connect_options(o))),
+        Client::connect([url], Some(connect_options(o)?)),
     )
     .await
     {

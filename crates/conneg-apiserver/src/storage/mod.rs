@@ -34,7 +34,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
-pub use etcd::{EtcdOptions, EtcdStore};
+pub use etcd::{EtcdOptions, EtcdStore, EtcdTls};
 pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
