@@ -8,9 +8,9 @@
 //! * The files are read again when they change on disk (checked at most once a second, on a
 //!   handshake): a rotated certificate is served without a restart; a broken one is logged and
 //!   the previous one kept.
-//! * With a client CA, a client certificate is asked for and, when given, must chain to it;
-//!   a client without one still connects (it may use a token, or be anonymous), as in
-//!   Kubernetes. [`client_user`] reads the user from a verified certificate.
+//! * With client CAs, a client certificate is asked for and, when given, must chain to one of
+//!   them; a client without one still connects (it may use a token, or be anonymous), as in
+//!   Kubernetes. [`client_user`] reads the user from a certificate.
 //! * Only HTTP/1.1 is offered in ALPN (the server speaks HTTP/1.1).
 
 use std::fmt;
@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 
@@ -66,8 +67,11 @@ pub struct TlsOptions {
     /// Names (DNS names or IP addresses) the self-signed certificate is made for, besides
     /// `localhost`, `127.0.0.1` and `::1`.
     pub hosts: Vec<String>,
-    /// CA bundle (PEM) that client certificates must chain to; none: no client certificates.
-    pub client_ca_file: Option<PathBuf>,
+    /// CA bundles (PEM) that client certificates may chain to (`--client-ca-file`, and the
+    /// front proxy's `--requestheader-client-ca-file`); none: no client certificates. Which
+    /// one a certificate chains to decides what it proves: see [`crate::auth::X509`] and
+    /// [`crate::auth::RequestHeader`].
+    pub client_ca_files: Vec<PathBuf>,
     /// The lowest TLS version served.
     pub min_version: TlsVersion,
 }
@@ -83,6 +87,12 @@ impl fmt::Display for TlsError {
 }
 
 impl std::error::Error for TlsError {}
+
+impl TlsError {
+    pub(crate) fn new(message: String) -> TlsError {
+        TlsError(message)
+    }
+}
 
 fn err(what: impl fmt::Display, e: impl fmt::Display) -> TlsError {
     TlsError(format!("{what}: {e}"))
@@ -118,45 +128,71 @@ pub fn server_config(opts: &TlsOptions) -> Result<Arc<rustls::ServerConfig>, Tls
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(versions)
         .map_err(|e| err("TLS versions", e))?;
-    let builder = match &opts.client_ca_file {
-        Some(path) => {
-            let mut roots = rustls::RootCertStore::empty();
-            for cert in read_certs(path)? {
-                roots
-                    .add(cert)
-                    .map_err(|e| err(format_args!("--client-ca-file {}", path.display()), e))?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| err(format_args!("--client-ca-file {}", path.display()), e))?;
-            builder.with_client_cert_verifier(verifier)
-        }
-        None => builder.with_no_client_auth(),
+    let builder = if opts.client_ca_files.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        builder.with_client_cert_verifier(client_verifier(&opts.client_ca_files)?)
     };
     let mut config = builder.with_cert_resolver(Arc::new(resolver));
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
 
-/// The user a verified client certificate names, as Kubernetes' x509 authenticator reads it:
-/// the subject's common name is the user, its organizations are the groups (then
-/// `system:authenticated`). `None` when the certificate cannot be read or has no common name.
-pub fn client_user(certificate: &[u8]) -> Option<UserInfo> {
+/// A verifier of client certificates that chain to one of the CA bundles in `ca_files`
+/// (clients without a certificate are let through: they may authenticate otherwise).
+pub fn client_verifier(ca_files: &[PathBuf]) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let mut roots = rustls::RootCertStore::empty();
+    for path in ca_files {
+        for cert in read_certs(path)? {
+            roots
+                .add(cert)
+                .map_err(|e| err(format_args!("CA file {}", path.display()), e))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| err("client CA", e))
+}
+
+/// Whether `verifier` accepts the chain (leaf first) now.
+pub(crate) fn chain_verifies(
+    verifier: &dyn ClientCertVerifier,
+    chain: &[CertificateDer<'_>],
+) -> bool {
+    chain.split_first().is_some_and(|(leaf, intermediates)| {
+        verifier
+            .verify_client_cert(leaf, intermediates, rustls::pki_types::UnixTime::now())
+            .is_ok()
+    })
+}
+
+/// The subject of a certificate: its common name and organizations.
+pub(crate) fn subject(certificate: &[u8]) -> Option<(String, Vec<String>)> {
     let (_, cert) = x509_parser::parse_x509_certificate(certificate).ok()?;
     let subject = cert.subject();
-    let name = subject.iter_common_name().next()?.as_str().ok()?;
-    if name.is_empty() {
-        return None;
-    }
-    let mut groups: Vec<String> = subject
+    let name = subject.iter_common_name().next()?.as_str().ok()?.to_owned();
+    let orgs = subject
         .iter_organization()
         .filter_map(|o| o.as_str().ok())
         .map(String::from)
         .collect();
+    Some((name, orgs))
+}
+
+/// The user a client certificate names, as Kubernetes' x509 authenticator reads it: the
+/// subject's common name is the user, its organizations are the groups (then
+/// `system:authenticated`). `None` when the certificate cannot be read or has no common name.
+/// Whether the certificate is trusted is not checked here ([`crate::auth::X509`] does).
+pub fn client_user(certificate: &[u8]) -> Option<UserInfo> {
+    let (name, mut groups) = subject(certificate)?;
+    if name.is_empty() {
+        return None;
+    }
     groups.push("system:authenticated".into());
     Some(UserInfo {
-        name: name.to_owned(),
+        name,
         uid: String::new(),
         groups,
     })

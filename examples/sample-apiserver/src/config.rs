@@ -100,17 +100,64 @@ pub struct AuthArgs {
     /// Paths any user may reach (a trailing `*` matches a prefix).
     #[arg(long, value_delimiter = ',', default_value = "/healthz,/readyz,/livez")]
     pub authorization_always_allow_paths: Vec<String>,
+    /// CA bundle (PEM) for client certificates: a certificate it signed authenticates its
+    /// common name as the user and its organizations as the groups.
+    #[arg(long, requires = "secure_port")]
+    pub client_ca_file: Option<PathBuf>,
+    /// CA bundle (PEM) of the front proxy (kube-apiserver's aggregator): a connection with a
+    /// certificate it signed may name the user in the request headers.
+    #[arg(long, requires = "secure_port")]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names the front proxy's certificate may have (empty: any).
+    #[arg(long, value_delimiter = ',')]
+    pub requestheader_allowed_names: Vec<String>,
+    /// Headers naming the user, first non-empty wins.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-User")]
+    pub requestheader_username_headers: Vec<String>,
+    /// Headers naming the user's groups.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Group")]
+    pub requestheader_group_headers: Vec<String>,
+    /// Prefixes of headers carrying extra user fields (removed from every request; this
+    /// server keeps no extra fields).
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
 }
 
 impl AuthArgs {
+    /// Every CA a client certificate may chain to, for the TLS handshake.
+    pub fn client_ca_files(&self) -> Vec<PathBuf> {
+        self.client_ca_file
+            .iter()
+            .chain(&self.requestheader_client_ca_file)
+            .cloned()
+            .collect()
+    }
+
     /// The authenticator and authorizer these flags describe, reading the files they name;
     /// the error says which flag or file is wrong.
     pub fn build(&self) -> std::result::Result<crate::server::auth::Auth, String> {
-        use conneg_apiserver::auth::{Authenticator, Authorizer, Mode, Policy};
+        use conneg_apiserver::auth::{
+            Authenticator, Authorizer, Mode, Policy, RequestHeader, X509,
+        };
         let read = |flag: &str, p: &PathBuf| {
             std::fs::read_to_string(p).map_err(|e| format!("--{flag} {}: {e}", p.display()))
         };
         let mut authenticator = Authenticator::new(self.anonymous_auth);
+        if let Some(ca) = &self.client_ca_file {
+            authenticator = authenticator
+                .with_x509(X509::new(ca.clone()).map_err(|e| format!("--client-ca-file: {e}"))?);
+        }
+        if let Some(ca) = &self.requestheader_client_ca_file {
+            let rh = RequestHeader::new(
+                ca.clone(),
+                self.requestheader_allowed_names.clone(),
+                &self.requestheader_username_headers,
+                &self.requestheader_group_headers,
+                &self.requestheader_extra_headers_prefix,
+            )
+            .map_err(|e| format!("--requestheader-*: {e}"))?;
+            authenticator = authenticator.with_request_header(rh);
+        }
         if let Some(p) = &self.token_auth_file {
             authenticator = authenticator
                 .with_token_file(&read("token-auth-file", p)?)
@@ -169,16 +216,16 @@ pub struct SecureServingArgs {
     /// The lowest TLS version served: `VersionTLS12` or `VersionTLS13`.
     #[arg(long, default_value = "VersionTLS12")]
     pub tls_min_version: conneg_apiserver::tls::TlsVersion,
-    /// CA bundle (PEM) for client certificates: a verified certificate authenticates its
-    /// common name as the user and its organizations as the groups.
-    #[arg(long, requires = "secure_port")]
-    pub client_ca_file: Option<PathBuf>,
 }
 
 impl SecureServingArgs {
-    /// The TLS acceptor these flags describe, or `None` to serve plain HTTP; the error names
-    /// the flag or file that is wrong.
-    pub fn acceptor(&self) -> std::result::Result<Option<tokio_rustls::TlsAcceptor>, String> {
+    /// The TLS acceptor these flags describe, asking for client certificates from
+    /// `client_ca_files` ([`AuthArgs::client_ca_files`]), or `None` to serve plain HTTP; the
+    /// error names the flag or file that is wrong.
+    pub fn acceptor(
+        &self,
+        client_ca_files: Vec<PathBuf>,
+    ) -> std::result::Result<Option<tokio_rustls::TlsAcceptor>, String> {
         if self.secure_port.is_none() {
             return Ok(None);
         }
@@ -193,7 +240,7 @@ impl SecureServingArgs {
             key_file: self.tls_private_key_file.clone(),
             cert_dir: self.cert_dir.clone(),
             hosts,
-            client_ca_file: self.client_ca_file.clone(),
+            client_ca_files,
             min_version: self.tls_min_version,
         };
         let config = conneg_apiserver::tls::server_config(&opts).map_err(|e| e.to_string())?;

@@ -86,7 +86,7 @@ async fn main() -> std::process::ExitCode {
         .init();
     let cli = Cli::parse();
     // Serving flags first: a server that may not start should not open its storage.
-    let tls = match cli.secure.acceptor() {
+    let tls = match cli.secure.acceptor(cli.auth.client_ca_files()) {
         Ok(tls) => tls,
         Err(e) => {
             tracing::error!("{e}");

@@ -1,7 +1,8 @@
 //! Secure serving with kubectl as the client: HTTPS with the self-signed certificate kept in
 //! `--cert-dir`, users from client certificates and bearer tokens, ABAC decisions,
 //! impersonation (`kubectl --as`), 401 without credentials, and a serving certificate rotated
-//! on disk without a restart.
+//! on disk without a restart; the front proxy's identity headers, believed only with its
+//! certificate.
 
 mod common;
 
@@ -310,4 +311,114 @@ fn plain_http_off_loopback_is_refused_with_the_flags_to_set() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// One HTTPS request over a fresh connection that trusts `ca`, with a client certificate if
+/// given; the status code and body.
+fn https(addr: &str, ca: &Path, client: Option<(&str, &str)>, request: &str) -> (u16, String) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(ca).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots);
+    let config = match client {
+        Some((cert, key)) => builder
+            .with_client_auth_cert(
+                CertificateDer::pem_file_iter(cert)
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect(),
+                PrivateKeyDer::from_pem_file(key).unwrap(),
+            )
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    let conn =
+        rustls::ClientConnection::new(Arc::new(config), "127.0.0.1".try_into().unwrap()).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, std::net::TcpStream::connect(addr).unwrap());
+    tls.write_all(request.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    // The server may close without close_notify once it has answered.
+    let _ = tls.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"));
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    (code, body)
+}
+
+#[test]
+fn front_proxy_headers_are_believed_only_with_its_certificate() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (clients, proxies) = (Ca::new("clients"), Ca::new("front-proxy-ca"));
+    let client_ca = clients.write(&d.join("client-ca.crt"));
+    let proxy_ca = proxies.write(&d.join("proxy-ca.crt"));
+    let alice = clients.issue(d, "alice", "alice", "dev", &[]);
+    let proxy = proxies.issue(d, "proxy", "front-proxy-client", "", &[]);
+    let stranger = proxies.issue(d, "stranger", "someone-else", "", &[]);
+    std::fs::write(d.join("policy.jsonl"), POLICIES).unwrap();
+    let cert_dir = d.join("certs");
+    let server = Server::start(
+        &d.join("data"),
+        &[
+            "--storage",
+            "memory",
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+            "--cert-dir",
+            cert_dir.to_str().unwrap(),
+            "--client-ca-file",
+            &client_ca,
+            "--requestheader-client-ca-file",
+            &proxy_ca,
+            "--requestheader-allowed-names",
+            "front-proxy-client",
+            "--anonymous-auth=false",
+            "--authorization-mode",
+            "ABAC",
+            "--authorization-policy-file",
+            d.join("policy.jsonl").to_str().unwrap(),
+        ],
+    );
+    let serving_ca = cert_dir.join("apiserver.crt");
+    let create = |as_user: &str| {
+        let body = r#"{"metadata":{"name":"proxied"},"spec":{"referenceType":"Flunder","flunderReference":"x"}}"#;
+        format!(
+            "POST /apis/wardle.example.com/v1beta1/namespaces/default/flunders HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nX-Remote-User: {as_user}\r\nX-Remote-Group: readers\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    fn with(p: &(String, String)) -> Option<(&str, &str)> {
+        Some((p.0.as_str(), p.1.as_str()))
+    }
+    // Through the proxy, bob (read-only) may not create: the answer names bob.
+    let (code, body) = https(&server.addr, &serving_ca, with(&proxy), &create("bob"));
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains(r#"User \"bob\" cannot create"#), "{body}");
+    // Through the proxy as alice: created.
+    let (code, body) = https(&server.addr, &serving_ca, with(&proxy), &create("alice"));
+    assert_eq!(code, 201, "{body}");
+    // alice's own certificate with the headers: the headers are ignored, she is alice.
+    let (code, body) = https(&server.addr, &serving_ca, with(&alice), &create("bob"));
+    assert_eq!(code, 409, "alice may create; it exists: {body}");
+    // A proxy certificate with a name not allowed, or no certificate: nobody.
+    for client in [with(&stranger), None] {
+        let (code, body) = https(&server.addr, &serving_ca, client, &create("alice"));
+        assert_eq!(code, 401, "{body}");
+    }
 }

@@ -1,11 +1,17 @@
 //! Authentication: who sent a request. In Kubernetes' order, the first that succeeds wins:
-//! a verified client certificate (`--client-ca-file`; see [`crate::tls::client_user`]), a
-//! static bearer token (`--token-auth-file`, Kubernetes' CSV format), and anonymous requests
-//! (`--anonymous-auth`).
+//! the front proxy's identity headers ([`RequestHeader`]), a client certificate ([`X509`]),
+//! a static bearer token (`--token-auth-file`, Kubernetes' CSV format), and anonymous
+//! requests (`--anonymous-auth`).
 
 use std::collections::HashMap;
+#[cfg(test)]
+use std::path::PathBuf;
 
-use super::UserInfo;
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use rustls::pki_types::CertificateDer;
+
+use super::{RequestHeader, UserInfo, X509};
 
 /// Why a request is not authenticated.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,17 +25,18 @@ pub enum AuthnError {
 /// What a request presents to prove who sent it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Credentials<'a> {
-    /// The leaf client certificate (DER) of the connection, already verified against the
-    /// client CA by the TLS layer.
-    pub client_certificate: Option<&'a [u8]>,
-    /// The `Authorization` header value.
-    pub authorization: Option<&'a str>,
+    /// The connection's client certificate chain, leaf first (empty without one).
+    pub client_certificates: &'a [CertificateDer<'a>],
+    /// The request's headers: `Authorization`, and the front proxy's identity headers.
+    pub headers: Option<&'a HeaderMap>,
 }
 
-/// Authenticates requests by client certificate, then bearer token, then (if allowed) as
-/// anonymous.
+/// Authenticates requests by front-proxy headers, client certificate, bearer token, then (if
+/// allowed) as anonymous.
 #[derive(Clone, Debug, Default)]
 pub struct Authenticator {
+    request_header: Option<RequestHeader>,
+    x509: Option<X509>,
     tokens: HashMap<String, UserInfo>,
     anonymous: bool,
 }
@@ -38,8 +45,30 @@ impl Authenticator {
     /// No tokens; anonymous requests allowed or not.
     pub fn new(anonymous: bool) -> Authenticator {
         Authenticator {
+            request_header: None,
+            x509: None,
             tokens: HashMap::new(),
             anonymous,
+        }
+    }
+
+    /// Also trusts client certificates from this CA (`--client-ca-file`).
+    pub fn with_x509(mut self, x509: X509) -> Authenticator {
+        self.x509 = Some(x509);
+        self
+    }
+
+    /// Also trusts this front proxy (`--requestheader-*`).
+    pub fn with_request_header(mut self, request_header: RequestHeader) -> Authenticator {
+        self.request_header = Some(request_header);
+        self
+    }
+
+    /// Removes the front proxy's identity headers from a request, once it is authenticated:
+    /// nothing after authentication may mistake them for the user.
+    pub fn strip_identity_headers(&self, headers: &mut HeaderMap) {
+        if let Some(rh) = &self.request_header {
+            rh.strip(headers);
         }
     }
 
@@ -52,11 +81,17 @@ impl Authenticator {
     /// let a = Authenticator::new(false)
     ///     .with_token_file("t0k3n,bob,42,\"dev,ops\"\n")
     ///     .unwrap();
-    /// let bearer = |t| Credentials { authorization: Some(t), ..Credentials::default() };
-    /// let bob = a.authenticate(&bearer("Bearer t0k3n")).unwrap();
+    /// let bearer = |t: &str| {
+    ///     let mut h = http::HeaderMap::new();
+    ///     h.insert("authorization", t.parse().unwrap());
+    ///     h
+    /// };
+    /// let (good, bad) = (bearer("Bearer t0k3n"), bearer("Bearer nope"));
+    /// let with = |h| Credentials { headers: Some(h), ..Credentials::default() };
+    /// let bob = a.authenticate(&with(&good)).unwrap();
     /// assert_eq!(bob.name, "bob");
     /// assert_eq!(bob.groups, ["dev", "ops", "system:authenticated"]);
-    /// assert!(a.authenticate(&bearer("Bearer nope")).is_err());
+    /// assert!(a.authenticate(&with(&bad)).is_err());
     /// ```
     pub fn with_token_file(mut self, text: &str) -> Result<Authenticator, String> {
         for (n, line) in text.lines().enumerate() {
@@ -95,17 +130,26 @@ impl Authenticator {
         Ok(self)
     }
 
-    /// The user of a request that presents `credentials`. A client certificate that names a
-    /// user wins; then the bearer token, if any (a bad one is 401 even when anonymous
+    /// The user of a request that presents `credentials`. The front proxy's headers, then a
+    /// client certificate that names a user, win; then the bearer token, if any (a bad one is 401 even when anonymous
     /// requests are allowed, as in Kubernetes); then anonymous.
     pub fn authenticate(&self, credentials: &Credentials<'_>) -> Result<UserInfo, AuthnError> {
-        if let Some(user) = credentials
-            .client_certificate
-            .and_then(crate::tls::client_user)
+        let chain = credentials.client_certificates;
+        let proxied = self
+            .request_header
+            .as_ref()
+            .zip(credentials.headers)
+            .and_then(|(rh, headers)| rh.authenticate(chain, headers));
+        if let Some(user) =
+            proxied.or_else(|| self.x509.as_ref().and_then(|x| x.authenticate(chain)))
         {
             return Ok(user);
         }
-        match credentials.authorization {
+        let authorization = credentials
+            .headers
+            .and_then(|h| h.get(AUTHORIZATION))
+            .map(|v| v.to_str().unwrap_or(""));
+        match authorization {
             Some(value) => {
                 let token = value
                     .strip_prefix("Bearer ")
@@ -144,9 +188,17 @@ fn split_csv(line: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn header(authorization: Option<&str>) -> Credentials<'_> {
+    fn header(authorization: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(a) = authorization {
+            h.insert(AUTHORIZATION, a.parse().unwrap());
+        }
+        h
+    }
+
+    fn with(headers: &HeaderMap) -> Credentials<'_> {
         Credentials {
-            authorization,
+            headers: Some(headers),
             ..Credentials::default()
         }
     }
@@ -156,26 +208,33 @@ mod tests {
         let file = "# tokens\n\nabc,alice,1\ndef,bob,2,\"g1, g2\"\n";
         let a = Authenticator::new(true).with_token_file(file).unwrap();
         assert_eq!(
-            a.authenticate(&header(Some("Bearer abc"))).unwrap().groups,
+            a.authenticate(&with(&header(Some("Bearer abc"))))
+                .unwrap()
+                .groups,
             ["system:authenticated"]
         );
         assert_eq!(
-            a.authenticate(&header(Some("Bearer def"))).unwrap().groups,
+            a.authenticate(&with(&header(Some("Bearer def"))))
+                .unwrap()
+                .groups,
             ["g1", "g2", "system:authenticated"]
         );
         assert_eq!(
-            a.authenticate(&header(None)).unwrap(),
+            a.authenticate(&with(&header(None))).unwrap(),
             UserInfo::anonymous()
         );
         for bad in ["Bearer zzz", "Basic abc", "Bearer ", "abc"] {
             assert_eq!(
-                a.authenticate(&header(Some(bad))),
+                a.authenticate(&with(&header(Some(bad)))),
                 Err(AuthnError::Invalid),
                 "{bad}"
             );
         }
         let closed = Authenticator::new(false);
-        assert_eq!(closed.authenticate(&header(None)), Err(AuthnError::Missing));
+        assert_eq!(
+            closed.authenticate(&Credentials::default()),
+            Err(AuthnError::Missing)
+        );
         assert!(
             Authenticator::new(false)
                 .with_token_file("only,two")
@@ -195,28 +254,76 @@ mod tests {
         assert_eq!(split_csv(""), [""]);
     }
 
-    #[test]
-    fn a_client_certificate_comes_first() {
+    /// A CA in `dir` (its PEM at `<name>.crt`) and a certificate it signs for `cn`.
+    fn ca_and_leaf(
+        dir: &std::path::Path,
+        name: &str,
+        cn: Option<&str>,
+    ) -> (PathBuf, CertificateDer<'static>) {
         let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "carol");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let ca = params.self_signed(&ca_key).unwrap();
+        let path = dir.join(format!("{name}.crt"));
+        std::fs::write(&path, ca.pem()).unwrap();
+        let mut leaf = rcgen::CertificateParams::new(vec![]).unwrap();
+        leaf.distinguished_name = rcgen::DistinguishedName::new();
+        if let Some(cn) = cn {
+            leaf.distinguished_name.push(rcgen::DnType::CommonName, cn);
+        }
         let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.self_signed(&key).unwrap();
-        let a = Authenticator::new(false);
-        let both = Credentials {
-            client_certificate: Some(cert.der()),
-            authorization: Some("Bearer unknown"),
+        let cert = leaf.signed_by(&key, &ca, &ca_key).unwrap();
+        (path, cert.der().clone())
+    }
+
+    #[test]
+    fn certificates_are_believed_for_what_their_ca_vouches() {
+        let dir = tempfile::tempdir().unwrap();
+        let (client_ca, carol) = ca_and_leaf(dir.path(), "clients", Some("carol"));
+        let (proxy_ca, proxy) = ca_and_leaf(dir.path(), "proxies", Some("front-proxy"));
+        let (_, nameless) = ca_and_leaf(dir.path(), "other", None);
+        let rh = RequestHeader::new(
+            proxy_ca,
+            vec!["front-proxy".into()],
+            &["X-Remote-User".into()],
+            &["X-Remote-Group".into()],
+            &["X-Remote-Extra-".into()],
+        )
+        .unwrap();
+        let a = Authenticator::new(false)
+            .with_x509(X509::new(client_ca).unwrap())
+            .with_request_header(rh);
+        let mut h = header(Some("Bearer unknown"));
+        h.insert("x-remote-user", "dave".parse().unwrap());
+        h.append("x-remote-group", "ops".parse().unwrap());
+        h.insert("x-remote-extra-scopes", "s".parse().unwrap());
+        let creds = |chain| Credentials {
+            client_certificates: chain,
+            headers: Some(&h),
         };
-        assert_eq!(a.authenticate(&both).unwrap().name, "carol");
-        // A certificate without a common name names nobody: the token decides.
-        let mut nameless = rcgen::CertificateParams::new(vec![]).unwrap();
-        nameless.distinguished_name = rcgen::DistinguishedName::new();
-        let nameless = nameless.self_signed(&key).unwrap();
-        let c = Credentials {
-            client_certificate: Some(nameless.der()),
-            authorization: Some("Bearer unknown"),
-        };
-        assert_eq!(a.authenticate(&c), Err(AuthnError::Invalid));
+        // The proxy's certificate: the headers name the user.
+        let dave = a
+            .authenticate(&creds(std::slice::from_ref(&proxy)))
+            .unwrap();
+        assert_eq!(dave.name, "dave");
+        assert_eq!(dave.groups, ["ops", "system:authenticated"]);
+        // A client's certificate: the headers are not believed, the certificate is.
+        let c = a
+            .authenticate(&creds(std::slice::from_ref(&carol)))
+            .unwrap();
+        assert_eq!(c.name, "carol");
+        // A certificate from an unknown CA proves nothing: the bad token decides.
+        assert_eq!(
+            a.authenticate(&creds(std::slice::from_ref(&nameless))),
+            Err(AuthnError::Invalid)
+        );
+        // No certificate: the headers are not believed either.
+        assert_eq!(a.authenticate(&creds(&[])), Err(AuthnError::Invalid));
+        let mut stripped = h.clone();
+        a.strip_identity_headers(&mut stripped);
+        assert!(stripped.get("x-remote-user").is_none());
+        assert!(stripped.get("x-remote-group").is_none());
+        assert!(stripped.get("x-remote-extra-scopes").is_none());
+        assert!(stripped.get(AUTHORIZATION).is_some());
     }
 }

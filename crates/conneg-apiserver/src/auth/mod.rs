@@ -7,9 +7,11 @@
 mod attributes;
 mod authn;
 mod authz;
+mod certificates;
 mod impersonation;
 
 pub use attributes::{Attributes, UserInfo};
 pub use authn::{Authenticator, AuthnError, Credentials};
 pub use authz::{Authorizer, Decision, Mode, Policy, forbidden};
+pub use certificates::{RequestHeader, X509};
 pub use impersonation::impersonate;

@@ -1,5 +1,6 @@
 //! Authentication and authorization of every request, before it reaches negotiation and the
-//! handlers: a client certificate, a bearer token or anonymous (401 otherwise), then
+//! handlers: the front proxy's headers, a client certificate, a bearer token or anonymous
+//! (401 otherwise; the proxy's identity headers are then removed), then
 //! impersonation if asked for, then the authorization modes (403 otherwise), with the
 //! generic machinery of `conneg_apiserver::auth`. The user goes into the request extensions
 //! (`UserInfo`) for whatever records it, and into the access log (target `access`, at debug
@@ -20,7 +21,6 @@ use conneg_apiserver::auth::{
 };
 
 use super::serve::ConnActivity;
-use http::header::AUTHORIZATION;
 
 /// Who may do what on this server.
 #[derive(Clone, Debug)]
@@ -36,16 +36,14 @@ pub struct Auth {
 pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
     let conn: Option<&ConnectInfo<ConnActivity>> = req.extensions().get();
     let credentials = Credentials {
-        client_certificate: conn.and_then(|c| c.0.client_certificate()),
-        authorization: req
-            .headers()
-            .get(AUTHORIZATION)
-            .map(|v| v.to_str().unwrap_or("")),
+        client_certificates: conn.map_or(&[], |c| c.0.client_certificates()),
+        headers: Some(req.headers()),
     };
     let user = match auth.authenticator.authenticate(&credentials) {
         Ok(user) => user,
         Err(_) => return Status::unauthorized("Unauthorized").into_response(),
     };
+    auth.authenticator.strip_identity_headers(req.headers_mut());
     let user = match impersonate(&auth.authorizer, user, req.headers()) {
         Ok(user) => user,
         Err(status) => return status.into_response(),

@@ -4,7 +4,7 @@
 //! * **TLS.** The handshake runs in a task of its own, within `--header-read-timeout`, so a
 //!   client that stalls in it holds only its own connection's permit; the listener hands out
 //!   connections whose handshake is done, with the verified client certificate, if any, for
-//!   authentication ([`ConnActivity::client_certificate`]).
+//!   authentication ([`ConnActivity::client_certificates`]).
 //! * **Connection cap.** [`LimitedListener`] takes a permit before it accepts; while none is
 //!   free, new connections wait in the kernel's backlog and open ones are served as usual. A
 //!   permit is returned when its connection closes, so open file descriptors stay bounded.
@@ -40,6 +40,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::server::TlsStream;
 
 /// The connection bounds.
@@ -111,14 +112,10 @@ async fn handshake(
 ) -> Option<(LimitedConn, SocketAddr)> {
     match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
         Ok(Ok(tls)) => {
-            let certificate = tls
-                .get_ref()
-                .1
-                .peer_certificates()
-                .and_then(|chain| chain.first())
-                .map(|leaf| Arc::from(leaf.as_ref()));
+            let chain: Arc<[CertificateDer<'static>]> =
+                Arc::from(tls.get_ref().1.peer_certificates().unwrap_or_default());
             let stream = Stream::Tls(Box::new(tls));
-            Some((LimitedConn::new(stream, permit, limits, certificate), addr))
+            Some((LimitedConn::new(stream, permit, limits, chain), addr))
         }
         Ok(Err(e)) => {
             tracing::debug!(%addr, "TLS handshake failed: {e}");
@@ -140,7 +137,7 @@ impl axum::serve::Listener for LimitedListener {
             let Some(acceptor) = &self.tls else {
                 let (permit, io, addr) = Self::next_tcp(&self.permits, &mut self.inner).await;
                 return (
-                    LimitedConn::new(Stream::Plain(io), permit, self.limits, None),
+                    LimitedConn::new(Stream::Plain(io), permit, self.limits, Arc::new([])),
                     addr,
                 );
             };
@@ -183,13 +180,14 @@ impl Activity {
 #[derive(Debug, Clone)]
 pub struct ConnActivity {
     activity: Arc<Activity>,
-    client_certificate: Option<Arc<[u8]>>,
+    client_certificates: Arc<[CertificateDer<'static>]>,
 }
 
 impl ConnActivity {
-    /// The leaf client certificate (DER) of a TLS connection, verified against the client CA.
-    pub fn client_certificate(&self) -> Option<&[u8]> {
-        self.client_certificate.as_deref()
+    /// The client certificate chain of a TLS connection, leaf first (empty without one): it
+    /// chains to one of the client CAs, and which one the authenticators decide.
+    pub fn client_certificates(&self) -> &[CertificateDer<'static>] {
+        &self.client_certificates
     }
 }
 
@@ -197,7 +195,7 @@ impl Connected<IncomingStream<'_, LimitedListener>> for ConnActivity {
     fn connect_info(stream: IncomingStream<'_, LimitedListener>) -> Self {
         Self {
             activity: stream.io().activity.clone(),
-            client_certificate: stream.io().client_certificate.clone(),
+            client_certificates: stream.io().client_certificates.clone(),
         }
     }
 }
@@ -248,7 +246,7 @@ pub async fn track(req: Request, next: Next) -> Response {
 #[derive(Debug)]
 pub struct LimitedConn {
     io: Stream,
-    client_certificate: Option<Arc<[u8]>>,
+    client_certificates: Arc<[CertificateDer<'static>]>,
     _permit: OwnedSemaphorePermit,
     activity: Arc<Activity>,
     limits: ConnLimits,
@@ -264,11 +262,11 @@ impl LimitedConn {
         io: Stream,
         permit: OwnedSemaphorePermit,
         limits: ConnLimits,
-        client_certificate: Option<Arc<[u8]>>,
+        client_certificates: Arc<[CertificateDer<'static>]>,
     ) -> Self {
         Self {
             io,
-            client_certificate,
+            client_certificates,
             _permit: permit,
             activity: Arc::default(),
             limits,
