@@ -91,7 +91,7 @@ pub struct AuthArgs {
     /// Static bearer tokens: a CSV file of `token,user,uid[,"group1,group2"]` lines.
     #[arg(long)]
     pub token_auth_file: Option<PathBuf>,
-    /// Authorization modes, tried in order: `AlwaysAllow`, `AlwaysDeny`, `ABAC`.
+    /// Authorization modes, tried in order: `AlwaysAllow`, `AlwaysDeny`, `ABAC`, `Webhook`.
     #[arg(long, value_delimiter = ',', default_value = "AlwaysAllow")]
     pub authorization_mode: Vec<String>,
     /// The ABAC policy file (one JSON policy per line), for `--authorization-mode=ABAC`.
@@ -121,6 +121,23 @@ pub struct AuthArgs {
     /// server keeps no extra fields).
     #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
     pub requestheader_extra_headers_prefix: Vec<String>,
+    /// A kubeconfig naming the API that reviews bearer tokens (`TokenReview`) unknown to the
+    /// token file.
+    #[arg(long)]
+    pub authentication_kubeconfig: Option<PathBuf>,
+    /// How long a token review's answer is kept.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub authentication_token_webhook_cache_ttl: Duration,
+    /// A kubeconfig naming the API asked by `--authorization-mode=Webhook`
+    /// (`SubjectAccessReview`).
+    #[arg(long)]
+    pub authorization_kubeconfig: Option<PathBuf>,
+    /// How long an "allowed" answer of the authorization webhook is kept.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub authorization_webhook_cache_authorized_ttl: Duration,
+    /// How long another answer of the authorization webhook is kept.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub authorization_webhook_cache_unauthorized_ttl: Duration,
 }
 
 impl AuthArgs {
@@ -137,7 +154,8 @@ impl AuthArgs {
     /// the error says which flag or file is wrong.
     pub fn build(&self) -> std::result::Result<crate::server::auth::Auth, String> {
         use conneg_apiserver::auth::{
-            Authenticator, Authorizer, Mode, Policy, RequestHeader, X509,
+            AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
+            Webhook, X509,
         };
         let read = |flag: &str, p: &PathBuf| {
             std::fs::read_to_string(p).map_err(|e| format!("--{flag} {}: {e}", p.display()))
@@ -146,6 +164,14 @@ impl AuthArgs {
         if let Some(ca) = &self.client_ca_file {
             authenticator = authenticator
                 .with_x509(X509::new(ca.clone()).map_err(|e| format!("--client-ca-file: {e}"))?);
+        }
+        if let Some(path) = &self.authentication_kubeconfig {
+            let hook = Webhook::from_kubeconfig(path)
+                .map_err(|e| format!("--authentication-kubeconfig: {e}"))?;
+            authenticator = authenticator.with_token_webhook(TokenWebhook::new(
+                hook,
+                self.authentication_token_webhook_cache_ttl,
+            ));
         }
         if let Some(ca) = &self.requestheader_client_ca_file {
             let rh = RequestHeader::new(
@@ -177,9 +203,21 @@ impl AuthArgs {
                             .map_err(|e| format!("--authorization-policy-file {}: {e}", p.display()))?,
                     )
                 }
+                "Webhook" => {
+                    let path = self.authorization_kubeconfig.as_ref().ok_or(
+                        "--authorization-mode=Webhook needs --authorization-kubeconfig",
+                    )?;
+                    let hook = Webhook::from_kubeconfig(path)
+                        .map_err(|e| format!("--authorization-kubeconfig: {e}"))?;
+                    Mode::Webhook(std::sync::Arc::new(AccessWebhook::new(
+                        hook,
+                        self.authorization_webhook_cache_authorized_ttl,
+                        self.authorization_webhook_cache_unauthorized_ttl,
+                    )))
+                }
                 other => {
                     return Err(format!(
-                        "--authorization-mode: unknown mode {other:?} (AlwaysAllow, AlwaysDeny, ABAC)"
+                        "--authorization-mode: unknown mode {other:?} (AlwaysAllow, AlwaysDeny, ABAC, Webhook)"
                     ));
                 }
             });

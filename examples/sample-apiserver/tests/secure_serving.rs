@@ -422,3 +422,200 @@ fn front_proxy_headers_are_believed_only_with_its_certificate() {
         assert_eq!(code, 401, "{body}");
     }
 }
+
+/// A TokenReview and SubjectAccessReview webhook over TLS, as kube-apiserver answers them for
+/// an aggregated server: tokens `webhook-token` are wendy (group `reviewed`); wendy may read,
+/// deletes are denied with a reason, anything else has no opinion. It wants its own bearer
+/// token, and counts the token reviews it answers.
+struct ReviewServer {
+    addr: std::net::SocketAddr,
+    token_reviews: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (io, addr) = axum::serve::Listener::accept(&mut self.tcp).await;
+            if let Ok(tls) = self.tls.accept(io).await {
+                return (tls, addr);
+            }
+        }
+    }
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+impl ReviewServer {
+    fn start(cert: &str, key: &str) -> ReviewServer {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::routing::post;
+        use serde_json::{Value, json};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let token_reviews = Arc::new(AtomicUsize::new(0));
+        let counter = token_reviews.clone();
+        let authorized = |h: &HeaderMap| {
+            h.get("authorization").and_then(|v| v.to_str().ok()) == Some("Bearer hook-secret")
+        };
+        let app = axum::Router::new()
+            .route(
+                "/apis/authentication.k8s.io/v1/tokenreviews",
+                post(move |h: HeaderMap, body: axum::body::Bytes| async move {
+                    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    if !authorized(&h) {
+                        return (StatusCode::UNAUTHORIZED, String::new());
+                    }
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let status = if review["spec"]["token"] == "webhook-token" {
+                        json!({"authenticated": true,
+                               "user": {"username": "wendy", "uid": "w1", "groups": ["reviewed"]}})
+                    } else {
+                        json!({"authenticated": false})
+                    };
+                    (StatusCode::CREATED, json!({"status": status}).to_string())
+                }),
+            )
+            .route(
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                post(move |h: HeaderMap, body: axum::body::Bytes| async move {
+                    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    if !authorized(&h) {
+                        return (StatusCode::UNAUTHORIZED, String::new());
+                    }
+                    let spec = &review["spec"];
+                    let verb = spec["resourceAttributes"]["verb"]
+                        .as_str()
+                        .or(spec["nonResourceAttributes"]["verb"].as_str())
+                        .unwrap_or_default();
+                    let status = match (spec["user"].as_str(), verb) {
+                        (Some("wendy"), "get" | "list" | "watch") => json!({"allowed": true}),
+                        (_, "delete") => {
+                            json!({"allowed": false, "denied": true, "reason": "no deletes here"})
+                        }
+                        _ => json!({"allowed": false}),
+                    };
+                    (StatusCode::CREATED, json!({"status": status}).to_string())
+                }),
+            );
+        let options = conneg_apiserver::tls::TlsOptions {
+            cert_file: Some(cert.into()),
+            key_file: Some(key.into()),
+            ..Default::default()
+        };
+        let config = conneg_apiserver::tls::server_config(&options).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(tcp.local_addr().unwrap()).unwrap();
+            let listener = TlsListener {
+                tcp,
+                tls: tokio_rustls::TlsAcceptor::from(config),
+            };
+            axum::serve(listener, app).await.unwrap();
+        });
+        ReviewServer {
+            addr: rx.recv().unwrap(),
+            token_reviews,
+            _runtime: runtime,
+        }
+    }
+}
+
+#[test]
+fn token_and_access_reviews_through_webhooks() {
+    if !kubectl_available() {
+        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+        return;
+    }
+    let dir = tempdir();
+    let d = dir.path();
+    let hooks_ca = Ca::new("webhooks");
+    let (cert, key) = hooks_ca.issue(d, "hook", "hook", "", &["127.0.0.1"]);
+    let reviewer = ReviewServer::start(&cert, &key);
+    let hook_ca = hooks_ca.write(&d.join("hook-ca.crt"));
+    let hook_kubeconfig = d.join("hook.kubeconfig");
+    std::fs::write(
+        &hook_kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: https://{}\n    certificate-authority: {hook_ca}\nusers:\n- name: me\n  user:\n    token: hook-secret\ncontexts:\n- name: c\n  context: {{cluster: hub, user: me}}\ncurrent-context: c\n",
+            reviewer.addr
+        ),
+    )
+    .unwrap();
+    let hook_kubeconfig = hook_kubeconfig.to_str().unwrap();
+    let cert_dir = d.join("certs");
+    let server = Server::start(
+        &d.join("data"),
+        &[
+            "--storage",
+            "memory",
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+            "--cert-dir",
+            cert_dir.to_str().unwrap(),
+            "--anonymous-auth=false",
+            "--authentication-kubeconfig",
+            hook_kubeconfig,
+            "--authorization-mode",
+            "Webhook",
+            "--authorization-kubeconfig",
+            hook_kubeconfig,
+        ],
+    );
+    let config = kubeconfig(
+        d,
+        &server.addr,
+        cert_dir.join("apiserver.crt").to_str().unwrap(),
+        &[
+            ("wendy", "{token: webhook-token}".to_owned()),
+            ("nobody", "{token: not-reviewed}".to_owned()),
+        ],
+    );
+    // Reads are allowed by the webhook.
+    let (ok, out, err) = kubectl(&config, "wendy", &["get", "flunders", "-o", "name"]);
+    assert!(ok, "{out}{err}");
+    let (ok, _, err) = kubectl(&config, "wendy", &["get", "flunders"]);
+    assert!(ok, "{err}");
+    // Several requests, one token review: the answer is cached.
+    assert_eq!(
+        reviewer
+            .token_reviews
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    // A denial carries the webhook's reason; no opinion is a plain 403.
+    let (ok, _, err) = kubectl(&config, "wendy", &["delete", "flunder", "x"]);
+    assert!(!ok);
+    assert!(
+        err.contains(r#"User "wendy" cannot delete resource "flunders""#)
+            && err.contains("no deletes here"),
+        "{err}"
+    );
+    let file = d.join("flunder.yaml");
+    std::fs::write(&file, FLUNDER).unwrap();
+    let (ok, _, err) = kubectl(&config, "wendy", &["create", "-f", file.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains(r#"User "wendy" cannot create"#),
+        "{err}"
+    );
+    // A token the reviewer does not know: 401.
+    let (ok, _, err) = kubectl(&config, "nobody", &["get", "flunders"]);
+    assert!(!ok && err.contains("Unauthorized"), "{err}");
+}

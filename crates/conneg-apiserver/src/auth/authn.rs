@@ -11,7 +11,7 @@ use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use rustls::pki_types::CertificateDer;
 
-use super::{RequestHeader, UserInfo, X509};
+use super::{RequestHeader, TokenWebhook, UserInfo, X509};
 
 /// Why a request is not authenticated.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +38,7 @@ pub struct Authenticator {
     request_header: Option<RequestHeader>,
     x509: Option<X509>,
     tokens: HashMap<String, UserInfo>,
+    token_webhook: Option<std::sync::Arc<TokenWebhook>>,
     anonymous: bool,
 }
 
@@ -48,8 +49,16 @@ impl Authenticator {
             request_header: None,
             x509: None,
             tokens: HashMap::new(),
+            token_webhook: None,
             anonymous,
         }
+    }
+
+    /// Also asks a `TokenReview` webhook about bearer tokens not in the token file
+    /// (`--authentication-kubeconfig`).
+    pub fn with_token_webhook(mut self, hook: TokenWebhook) -> Authenticator {
+        self.token_webhook = Some(std::sync::Arc::new(hook));
+        self
     }
 
     /// Also trusts client certificates from this CA (`--client-ca-file`).
@@ -88,10 +97,12 @@ impl Authenticator {
     /// };
     /// let (good, bad) = (bearer("Bearer t0k3n"), bearer("Bearer nope"));
     /// let with = |h| Credentials { headers: Some(h), ..Credentials::default() };
-    /// let bob = a.authenticate(&with(&good)).unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let bob = a.authenticate(&with(&good)).await.unwrap();
     /// assert_eq!(bob.name, "bob");
     /// assert_eq!(bob.groups, ["dev", "ops", "system:authenticated"]);
-    /// assert!(a.authenticate(&with(&bad)).is_err());
+    /// assert!(a.authenticate(&with(&bad)).await.is_err());
+    /// # });
     /// ```
     pub fn with_token_file(mut self, text: &str) -> Result<Authenticator, String> {
         for (n, line) in text.lines().enumerate() {
@@ -133,7 +144,10 @@ impl Authenticator {
     /// The user of a request that presents `credentials`. The front proxy's headers, then a
     /// client certificate that names a user, win; then the bearer token, if any (a bad one is 401 even when anonymous
     /// requests are allowed, as in Kubernetes); then anonymous.
-    pub fn authenticate(&self, credentials: &Credentials<'_>) -> Result<UserInfo, AuthnError> {
+    pub async fn authenticate(
+        &self,
+        credentials: &Credentials<'_>,
+    ) -> Result<UserInfo, AuthnError> {
         let chain = credentials.client_certificates;
         let proxied = self
             .request_header
@@ -156,7 +170,20 @@ impl Authenticator {
                     .map(str::trim)
                     .filter(|t| !t.is_empty())
                     .ok_or(AuthnError::Invalid)?;
-                self.tokens.get(token).cloned().ok_or(AuthnError::Invalid)
+                if let Some(user) = self.tokens.get(token) {
+                    return Ok(user.clone());
+                }
+                let Some(hook) = &self.token_webhook else {
+                    return Err(AuthnError::Invalid);
+                };
+                match hook.review(token).await {
+                    Ok(Some(user)) => Ok(user),
+                    Ok(None) => Err(AuthnError::Invalid),
+                    Err(e) => {
+                        tracing::warn!("token review: {e}");
+                        Err(AuthnError::Invalid)
+                    }
+                }
             }
             None if self.anonymous => Ok(UserInfo::anonymous()),
             None => Err(AuthnError::Missing),
@@ -203,36 +230,38 @@ mod tests {
         }
     }
 
-    #[test]
-    fn token_file_and_anonymous() {
+    #[tokio::test]
+    async fn token_file_and_anonymous() {
         let file = "# tokens\n\nabc,alice,1\ndef,bob,2,\"g1, g2\"\n";
         let a = Authenticator::new(true).with_token_file(file).unwrap();
         assert_eq!(
             a.authenticate(&with(&header(Some("Bearer abc"))))
+                .await
                 .unwrap()
                 .groups,
             ["system:authenticated"]
         );
         assert_eq!(
             a.authenticate(&with(&header(Some("Bearer def"))))
+                .await
                 .unwrap()
                 .groups,
             ["g1", "g2", "system:authenticated"]
         );
         assert_eq!(
-            a.authenticate(&with(&header(None))).unwrap(),
+            a.authenticate(&with(&header(None))).await.unwrap(),
             UserInfo::anonymous()
         );
         for bad in ["Bearer zzz", "Basic abc", "Bearer ", "abc"] {
             assert_eq!(
-                a.authenticate(&with(&header(Some(bad)))),
+                a.authenticate(&with(&header(Some(bad)))).await,
                 Err(AuthnError::Invalid),
                 "{bad}"
             );
         }
         let closed = Authenticator::new(false);
         assert_eq!(
-            closed.authenticate(&Credentials::default()),
+            closed.authenticate(&Credentials::default()).await,
             Err(AuthnError::Missing)
         );
         assert!(
@@ -276,8 +305,8 @@ mod tests {
         (path, cert.der().clone())
     }
 
-    #[test]
-    fn certificates_are_believed_for_what_their_ca_vouches() {
+    #[tokio::test]
+    async fn certificates_are_believed_for_what_their_ca_vouches() {
         let dir = tempfile::tempdir().unwrap();
         let (client_ca, carol) = ca_and_leaf(dir.path(), "clients", Some("carol"));
         let (proxy_ca, proxy) = ca_and_leaf(dir.path(), "proxies", Some("front-proxy"));
@@ -304,21 +333,24 @@ mod tests {
         // The proxy's certificate: the headers name the user.
         let dave = a
             .authenticate(&creds(std::slice::from_ref(&proxy)))
+            .await
             .unwrap();
         assert_eq!(dave.name, "dave");
         assert_eq!(dave.groups, ["ops", "system:authenticated"]);
         // A client's certificate: the headers are not believed, the certificate is.
         let c = a
             .authenticate(&creds(std::slice::from_ref(&carol)))
+            .await
             .unwrap();
         assert_eq!(c.name, "carol");
         // A certificate from an unknown CA proves nothing: the bad token decides.
         assert_eq!(
-            a.authenticate(&creds(std::slice::from_ref(&nameless))),
+            a.authenticate(&creds(std::slice::from_ref(&nameless)))
+                .await,
             Err(AuthnError::Invalid)
         );
         // No certificate: the headers are not believed either.
-        assert_eq!(a.authenticate(&creds(&[])), Err(AuthnError::Invalid));
+        assert_eq!(a.authenticate(&creds(&[])).await, Err(AuthnError::Invalid));
         let mut stripped = h.clone();
         a.strip_identity_headers(&mut stripped);
         assert!(stripped.get("x-remote-user").is_none());

@@ -1,5 +1,6 @@
 //! Authorization: may this user do this? `--authorization-mode` with `AlwaysAllow`,
-//! `AlwaysDeny` and `ABAC` (`--authorization-policy-file`, Kubernetes' format), tried in
+//! `AlwaysDeny`, `ABAC` (`--authorization-policy-file`, Kubernetes' format) and `Webhook`
+//! (a `SubjectAccessReview`, [`super::AccessWebhook`]), tried in
 //! order; the group `system:masters` is always allowed, and so are the always-allowed paths.
 
 use serde_json::Value;
@@ -15,6 +16,8 @@ pub enum Mode {
     AlwaysDeny,
     /// Allows what one of the policies allows; has no opinion otherwise.
     Abac(Vec<Policy>),
+    /// Asks a `SubjectAccessReview` webhook (allowed, denied, or no opinion).
+    Webhook(std::sync::Arc<super::AccessWebhook>),
 }
 
 /// An authorizer's answer.
@@ -51,7 +54,7 @@ impl Authorizer {
     }
 
     /// Decides a request.
-    pub fn authorize(&self, user: &UserInfo, a: &Attributes) -> Decision {
+    pub async fn authorize(&self, user: &UserInfo, a: &Attributes) -> Decision {
         if user.groups.iter().any(|g| g == "system:masters") {
             return Decision::Allow;
         }
@@ -70,6 +73,11 @@ impl Authorizer {
                 Mode::Abac(policies) => {
                     if policies.iter().any(|p| p.matches(user, a)) {
                         return Decision::Allow;
+                    }
+                }
+                Mode::Webhook(hook) => {
+                    if let Some(decision) = hook.review(user, a).await {
+                        return decision;
                     }
                 }
             }
@@ -246,8 +254,8 @@ mod tests {
 {"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"group":"ops","nonResourcePath":"/metrics*","readonly":true}}
 "#;
 
-    #[test]
-    fn abac_as_kubernetes_decides() {
+    #[tokio::test]
+    async fn abac_as_kubernetes_decides() {
         let z = Authorizer::new(vec![Mode::Abac(Policy::parse_file(POLICIES).unwrap())]);
         let req = |m: Method, p: &str| Attributes::from_request(&m, p, None);
         let coll = "/apis/wardle.example.com/v1beta1/namespaces/default/flunders";
@@ -257,60 +265,71 @@ mod tests {
             user("carol", &["ops"]),
         );
         assert_eq!(
-            z.authorize(&alice, &req(Method::GET, coll)),
+            z.authorize(&alice, &req(Method::GET, coll)).await,
             Decision::Allow
         );
         assert_ne!(
-            z.authorize(&alice, &req(Method::POST, coll)),
-            Decision::Allow
-        );
-        assert_eq!(z.authorize(&bob, &req(Method::POST, coll)), Decision::Allow);
-        let other_ns = "/apis/wardle.example.com/v1beta1/namespaces/x/flunders";
-        assert_ne!(
-            z.authorize(&bob, &req(Method::POST, other_ns)),
+            z.authorize(&alice, &req(Method::POST, coll)).await,
             Decision::Allow
         );
         assert_eq!(
-            z.authorize(&carol, &req(Method::GET, "/metrics")),
+            z.authorize(&bob, &req(Method::POST, coll)).await,
+            Decision::Allow
+        );
+        let other_ns = "/apis/wardle.example.com/v1beta1/namespaces/x/flunders";
+        assert_ne!(
+            z.authorize(&bob, &req(Method::POST, other_ns)).await,
+            Decision::Allow
+        );
+        assert_eq!(
+            z.authorize(&carol, &req(Method::GET, "/metrics")).await,
             Decision::Allow
         );
         assert_ne!(
-            z.authorize(&carol, &req(Method::GET, coll)),
+            z.authorize(&carol, &req(Method::GET, coll)).await,
             Decision::Allow
         );
         // Health is always allowed; system:masters always.
         assert_eq!(
-            z.authorize(&carol, &req(Method::GET, "/readyz")),
+            z.authorize(&carol, &req(Method::GET, "/readyz")).await,
             Decision::Allow
         );
         assert_eq!(
             z.authorize(
                 &user("root", &["system:masters"]),
                 &req(Method::DELETE, coll)
-            ),
+            )
+            .await,
             Decision::Allow
         );
         assert!(Policy::parse_file("{\"kind\":\"Policy\"}").is_err());
         assert!(Policy::parse_file("not json").is_err());
     }
 
-    #[test]
-    fn modes_in_order() {
+    #[tokio::test]
+    async fn modes_in_order() {
         let a = Attributes::from_request(&Method::GET, "/apis/g/v1/things", None);
         let u = user("u", &[]);
         assert_eq!(
-            Authorizer::new(vec![Mode::AlwaysAllow, Mode::AlwaysDeny]).authorize(&u, &a),
+            Authorizer::new(vec![Mode::AlwaysAllow, Mode::AlwaysDeny])
+                .authorize(&u, &a)
+                .await,
             Decision::Allow
         );
         assert_ne!(
-            Authorizer::new(vec![Mode::AlwaysDeny, Mode::AlwaysAllow]).authorize(&u, &a),
+            Authorizer::new(vec![Mode::AlwaysDeny, Mode::AlwaysAllow])
+                .authorize(&u, &a)
+                .await,
             Decision::Allow
         );
-        assert_ne!(Authorizer::new(vec![]).authorize(&u, &a), Decision::Allow);
+        assert_ne!(
+            Authorizer::new(vec![]).authorize(&u, &a).await,
+            Decision::Allow
+        );
     }
 
-    #[test]
-    fn denials_in_kubernetes_words() {
+    #[tokio::test]
+    async fn denials_in_kubernetes_words() {
         let bob = user("bob", &[]);
         let a = Attributes::from_request(
             &Method::POST,

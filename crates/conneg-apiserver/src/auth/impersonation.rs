@@ -33,13 +33,15 @@ const EXTRA_PREFIX: &str = "impersonate-extra-";
 /// let mut headers = http::HeaderMap::new();
 /// headers.insert("Impersonate-User", "bob".parse().unwrap());
 /// let alice = UserInfo { name: "alice".into(), uid: String::new(), groups: vec![] };
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let deny = Authorizer::new(vec![Mode::AlwaysDeny]);
-/// let e = impersonate(&deny, alice.clone(), &headers).unwrap_err();
+/// let e = impersonate(&deny, alice.clone(), &headers).await.unwrap_err();
 /// assert_eq!(e.code, 403);
 /// let allow = Authorizer::new(vec![Mode::AlwaysAllow]);
-/// assert_eq!(impersonate(&allow, alice, &headers).unwrap().name, "bob");
+/// assert_eq!(impersonate(&allow, alice, &headers).await.unwrap().name, "bob");
+/// # });
 /// ```
-pub fn impersonate(
+pub async fn impersonate(
     authorizer: &Authorizer,
     user: UserInfo,
     headers: &HeaderMap,
@@ -80,21 +82,20 @@ pub fn impersonate(
         ));
     }
     let name = names.into_iter().next().unwrap_or_default();
-    let check = |attributes: Attributes| match authorizer.authorize(&user, &attributes) {
-        Decision::Allow => Ok(()),
-        Decision::Deny(reason) => Err(forbidden(&user, &attributes, &reason)),
-    };
-    check(user_attributes(&name))?;
-    for group in &groups {
-        check(impersonate_attributes("", "groups", "", group))?;
-    }
-    for uid in &uids {
-        check(impersonate_attributes(
-            "authentication.k8s.io",
-            "uids",
-            "",
-            uid,
-        ))?;
+    let wanted = std::iter::once(user_attributes(&name))
+        .chain(
+            groups
+                .iter()
+                .map(|g| impersonate_attributes("", "groups", "", g)),
+        )
+        .chain(
+            uids.iter()
+                .map(|u| impersonate_attributes("authentication.k8s.io", "uids", "", u)),
+        );
+    for attributes in wanted {
+        if let Decision::Deny(reason) = authorizer.authorize(&user, &attributes).await {
+            return Err(forbidden(&user, &attributes, &reason));
+        }
     }
     let mut groups = groups;
     let authenticated = if name == "system:anonymous" {
@@ -158,15 +159,17 @@ mod tests {
         h
     }
 
-    #[test]
-    fn each_part_is_authorized_with_kubernetes_attributes() {
+    #[tokio::test]
+    async fn each_part_is_authorized_with_kubernetes_attributes() {
         // alice may impersonate users, not groups.
         let policy = Policy::parse_file(
             r#"{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"alice","apiGroup":"*","namespace":"*","resource":"users"}}"#,
         )
         .unwrap();
         let authz = Authorizer::new(vec![Mode::Abac(policy)]);
-        let bob = impersonate(&authz, alice(), &headers(&[("Impersonate-User", "bob")])).unwrap();
+        let bob = impersonate(&authz, alice(), &headers(&[("Impersonate-User", "bob")]))
+            .await
+            .unwrap();
         assert_eq!(bob.name, "bob");
         assert_eq!(bob.groups, ["system:authenticated"]);
         let e = impersonate(
@@ -174,6 +177,7 @@ mod tests {
             alice(),
             &headers(&[("Impersonate-User", "bob"), ("Impersonate-Group", "admins")]),
         )
+        .await
         .unwrap_err();
         assert_eq!(e.code, 403);
         assert_eq!(
@@ -185,6 +189,7 @@ mod tests {
             alice(),
             &headers(&[("Impersonate-User", "system:serviceaccount:ns:robot")]),
         )
+        .await
         .unwrap_err();
         assert_eq!(
             e.message,
@@ -192,18 +197,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn headers_that_make_no_sense_are_400() {
+    #[tokio::test]
+    async fn headers_that_make_no_sense_are_400() {
         let allow = Authorizer::new(vec![Mode::AlwaysAllow]);
         for h in [
             headers(&[("Impersonate-Group", "g")]),
             headers(&[("Impersonate-User", "a"), ("Impersonate-User", "b")]),
             headers(&[("Impersonate-User", "a"), ("Impersonate-Extra-Scopes", "x")]),
         ] {
-            assert_eq!(impersonate(&allow, alice(), &h).unwrap_err().code, 400);
+            assert_eq!(
+                impersonate(&allow, alice(), &h).await.unwrap_err().code,
+                400
+            );
         }
         assert_eq!(
-            impersonate(&allow, alice(), &HeaderMap::new()).unwrap(),
+            impersonate(&allow, alice(), &HeaderMap::new())
+                .await
+                .unwrap(),
             alice()
         );
         let anon = impersonate(
@@ -211,6 +221,7 @@ mod tests {
             alice(),
             &headers(&[("Impersonate-User", "system:anonymous")]),
         )
+        .await
         .unwrap();
         assert_eq!(anon.groups, ["system:unauthenticated"]);
     }

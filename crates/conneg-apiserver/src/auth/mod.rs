@@ -9,9 +9,11 @@ mod authn;
 mod authz;
 mod certificates;
 mod impersonation;
+mod webhook;
 
 pub use attributes::{Attributes, UserInfo};
 pub use authn::{Authenticator, AuthnError, Credentials};
 pub use authz::{Authorizer, Decision, Mode, Policy, forbidden};
 pub use certificates::{RequestHeader, X509};
 pub use impersonation::impersonate;
+pub use webhook::{AccessWebhook, TokenWebhook, Webhook};

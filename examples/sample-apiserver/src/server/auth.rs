@@ -39,17 +39,17 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
         client_certificates: conn.map_or(&[], |c| c.0.client_certificates()),
         headers: Some(req.headers()),
     };
-    let user = match auth.authenticator.authenticate(&credentials) {
+    let user = match auth.authenticator.authenticate(&credentials).await {
         Ok(user) => user,
         Err(_) => return Status::unauthorized("Unauthorized").into_response(),
     };
     auth.authenticator.strip_identity_headers(req.headers_mut());
-    let user = match impersonate(&auth.authorizer, user, req.headers()) {
+    let user = match impersonate(&auth.authorizer, user, req.headers()).await {
         Ok(user) => user,
         Err(status) => return status.into_response(),
     };
     let attributes = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
-    if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes) {
+    if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes).await {
         tracing::info!(user = %user.name, verb = %attributes.verb, path = %attributes.path, "forbidden");
         return conneg_apiserver::auth::forbidden(&user, &attributes, &reason).into_response();
     }
