@@ -150,9 +150,12 @@ impl AuthArgs {
             .collect()
     }
 
-    /// The authenticator and authorizer these flags describe, reading the files they name;
-    /// the error says which flag or file is wrong.
-    pub fn build(&self) -> std::result::Result<crate::server::auth::Auth, String> {
+    /// The authenticator and authorizer these flags describe, reading the files they name,
+    /// answering refusals in one of `codecs`; the error says which flag or file is wrong.
+    pub fn build(
+        &self,
+        codecs: conneg::Codecs,
+    ) -> std::result::Result<crate::server::auth::Auth, String> {
         use conneg_apiserver::auth::{
             AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
             Webhook, X509,
@@ -226,6 +229,7 @@ impl AuthArgs {
             authenticator,
             authorizer: Authorizer::new(modes)
                 .always_allow_paths(self.authorization_always_allow_paths.clone()),
+            errors: conneg::Negotiator::new().codecs(codecs),
         })
     }
 }

@@ -69,6 +69,21 @@ fn tokens_and_abac_policies_decide_with_kubernetes_answers() {
         assert_eq!(r.json()["message"], "Unauthorized");
     }
 
+    // A refusal comes in the format the request accepts, like any other error.
+    let r = s.req(
+        "GET",
+        &coll,
+        &[
+            ("Accept", "application/cbor"),
+            ("Authorization", "Bearer nope"),
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 401);
+    assert_eq!(r.header("content-type"), Some("application/cbor"));
+    let status: serde_json::Value = conneg_cbor::from_slice(&r.body).unwrap();
+    assert_eq!(status["reason"], "Unauthorized");
+
     // alice reads but may not write.
     assert_eq!(as_user(&s, "alice-token", "GET", &coll, "").code, 200);
     let r = as_user(&s, "alice-token", "POST", &coll, &obj);

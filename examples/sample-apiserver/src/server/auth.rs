@@ -11,11 +11,12 @@
 
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use conneg::Status;
+use axum::response::Response;
+use conneg::{Codec, Negotiator, Status};
 use conneg_apiserver::auth::{
     Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate,
 };
@@ -29,6 +30,21 @@ pub struct Auth {
     pub authenticator: Authenticator,
     /// Whether they may.
     pub authorizer: Authorizer,
+    /// How a refusal is answered: in the format the request accepts, as any other error.
+    pub errors: Negotiator,
+}
+
+impl Auth {
+    /// `status` in a format the request accepts (JSON when it accepts none).
+    fn refuse(&self, req: &Request, status: &Status) -> Response {
+        match self
+            .errors
+            .negotiate(req.method(), req.uri(), req.headers(), false)
+        {
+            Ok(n) => n.error_response(status).map(Body::new),
+            Err(_) => status.to_response(&Codec::Json, false).map(Body::new),
+        }
+    }
 }
 
 /// The middleware: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
@@ -41,17 +57,18 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
     };
     let user = match auth.authenticator.authenticate(&credentials).await {
         Ok(user) => user,
-        Err(_) => return Status::unauthorized("Unauthorized").into_response(),
+        Err(_) => return auth.refuse(&req, &Status::unauthorized("Unauthorized")),
     };
     auth.authenticator.strip_identity_headers(req.headers_mut());
     let user = match impersonate(&auth.authorizer, user, req.headers()).await {
         Ok(user) => user,
-        Err(status) => return status.into_response(),
+        Err(status) => return auth.refuse(&req, &status),
     };
     let attributes = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
     if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes).await {
         tracing::info!(user = %user.name, verb = %attributes.verb, path = %attributes.path, "forbidden");
-        return conneg_apiserver::auth::forbidden(&user, &attributes, &reason).into_response();
+        let status = conneg_apiserver::auth::forbidden(&user, &attributes, &reason);
+        return auth.refuse(&req, &status);
     }
     let started = std::time::Instant::now();
     let name = user.name.clone();

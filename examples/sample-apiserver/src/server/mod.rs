@@ -131,7 +131,8 @@ impl AppState {
         version.group() != crate::api::CORE_GROUP || self.standalone
     }
 
-    fn codecs(&self) -> Codecs {
+    /// The codecs responses may use: JSON, and CBOR unless `--no-cbor`.
+    pub fn codecs(&self) -> Codecs {
         if self.cbor {
             Codecs::new()
         } else {
