@@ -1,6 +1,6 @@
 //! What server-side apply needs to know of a kind's schema: which lists are sets or maps
 //! (everything else is atomic, Kubernetes' default for a list without a marker), which maps
-//! hold data rather than fields, and which fields are never tracked.
+//! are atomic, which hold data rather than fields, and which fields are never tracked.
 //!
 //! A kind describes itself with a small table ([`Schema`]); the metadata rules every object
 //! shares are built in. The tables are what declarative validation can later generate from
@@ -28,6 +28,9 @@ pub type FieldPath = &'static str;
 pub struct Schema {
     /// The kind's non-atomic lists (beyond the metadata ones every object has).
     pub lists: &'static [(FieldPath, ListType)],
+    /// The kind's atomic maps (`x-kubernetes-map-type: atomic`, `+structType=atomic`), owned,
+    /// compared and applied as one value; a list's path names its items.
+    pub atomic_maps: &'static [FieldPath],
 }
 
 /// Lists of `metav1.ObjectMeta`.
@@ -35,6 +38,9 @@ const META_LISTS: &[(FieldPath, ListType)] = &[
     ("metadata.finalizers", ListType::Set),
     ("metadata.ownerReferences", ListType::Map(&["uid"])),
 ];
+
+/// Atomic maps of `metav1.ObjectMeta`: an `OwnerReference` is `+structType=atomic`.
+const META_ATOMIC_MAPS: &[FieldPath] = &["metadata.ownerReferences"];
 
 /// Maps whose keys are data (`map[string]string`), each key owned on its own.
 const ELEMENT_MAPS: &[FieldPath] = &["metadata.labels", "metadata.annotations"];
@@ -61,7 +67,10 @@ const RESET: &[FieldPath] = &["metadata.managedFields", "status"];
 
 impl Schema {
     /// A kind whose only non-atomic lists are the metadata ones.
-    pub const OBJECT: Schema = Schema { lists: &[] };
+    pub const OBJECT: Schema = Schema {
+        lists: &[],
+        atomic_maps: &[],
+    };
 
     /// The list type at `path` (atomic unless a table says otherwise).
     pub fn list_type(&self, path: &[PathElement]) -> ListType {
@@ -70,6 +79,14 @@ impl Schema {
             .chain(META_LISTS)
             .find(|(p, _)| names_match(path, p))
             .map_or(ListType::Atomic, |(_, t)| *t)
+    }
+
+    /// Whether the map at `path` is one value rather than a map of fields.
+    pub fn is_atomic_map(&self, path: &[PathElement]) -> bool {
+        self.atomic_maps
+            .iter()
+            .chain(META_ATOMIC_MAPS)
+            .any(|p| names_match(path, p))
     }
 
     /// Whether the map at `path` holds data keys rather than fields.
