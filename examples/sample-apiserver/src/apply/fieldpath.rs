@@ -56,13 +56,16 @@ impl PathElement {
         }
     }
 
-    /// Parses a `FieldsV1` key. `Ok(None)` for a prefix this format does not know, which
-    /// structured-merge-diff skips.
+    /// Parses a `FieldsV1` key: a type letter, `:`, the element. `Ok(None)` for a type letter
+    /// this format does not know, which structured-merge-diff skips; a key without the
+    /// letter and colon is an error, as there.
     pub fn from_fields_v1_key(key: &str) -> Result<Option<Self>, String> {
-        let Some((prefix, rest)) = key.split_once(':') else {
-            return Ok(None);
-        };
         let bad = |e: &dyn fmt::Display| format!("parsing key as path element: {key:?}: {e}");
+        let (prefix, rest) = match key.char_indices().nth(1) {
+            Some((1, ':')) => (&key[..1], &key[2..]),
+            Some(_) => return Err(bad(&"missing colon")),
+            None => return Err(bad(&"key must be 2 characters long")),
+        };
         Ok(Some(match prefix {
             "f" => PathElement::Field(rest.to_owned()),
             "v" => PathElement::Value(serde_json::from_str(rest).map_err(|e| bad(&e))?),
@@ -478,7 +481,7 @@ mod tests {
     fn reading_fields_v1_skips_unknown_prefixes_and_refuses_malformed_documents() {
         let read = |v: Value| Set::from_fields_v1(&v);
         assert_eq!(
-            read(json!({"f:a": {}, "x:future": {"f:b": {}}, "nocolon": {}})).unwrap(),
+            read(json!({"f:a": {}, "x:future": {"f:b": {}}})).unwrap(),
             set_of(&[vec![f("a")]])
         );
         // A node with only unknown keys below it is a member.
@@ -494,6 +497,10 @@ mod tests {
             json!({"k:{\"a\":": {}}),
             json!({"v:nope": {}}),
             json!({"i:x": {}}),
+            json!({"nocolon": {}}),
+            json!({"fx:a": {}}),
+            json!({"f": {}}),
+            json!({"": {}}),
         ] {
             assert!(read(bad.clone()).is_err(), "{bad} was read");
         }
