@@ -509,3 +509,107 @@ fn kubectl_finalizers() {
         assert_eq!(finalizers.trim(), r#"["orphan"]"#, "cbor={cbor}");
     }
 }
+
+/// `(manager, operation, fieldsV1)` of each `managedFields` entry of flunder `name`, sorted,
+/// as `kubectl get --show-managed-fields` prints them.
+fn managed_fields(k: &Kubectl<'_>, name: &str) -> Vec<(String, String, serde_json::Value)> {
+    let out = k.run(&[
+        "get",
+        "flunder",
+        name,
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ]);
+    let obj: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut entries: Vec<_> = obj["metadata"]["managedFields"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no managedFields in {out}"))
+        .iter()
+        .map(|e| {
+            let s = |f: &str| e[f].as_str().unwrap_or_default().to_owned();
+            (s("manager"), s("operation"), e["fieldsV1"].clone())
+        })
+        .collect();
+    entries.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    entries
+}
+
+/// `kubectl apply` (client-side), then `kubectl apply --server-side` of the same file: kubectl
+/// migrates what `kubectl-client-side-apply` owned to `kubectl`, so a later server-side apply
+/// without a label removes it. In JSON and with the CBOR gates.
+#[test]
+fn kubectl_client_side_then_server_side_apply() {
+    for cbor in [false, true] {
+        let Some((dir, server)) = setup(
+            "kubectl_client_side_then_server_side_apply",
+            &["--storage", "memory"],
+        ) else {
+            return;
+        };
+        let k = Kubectl {
+            server: &server,
+            dir: dir.path(),
+            cbor,
+        };
+        let config = APPLIED.replace(
+            "name: applied",
+            "name: applied\n  labels:\n    a: \"1\"\n    b: \"2\"",
+        );
+        let out = k.run_stdin(&["apply", "-f", "-"], &config);
+        assert!(out.contains("applied created"), "cbor={cbor}: {out}");
+        let csa = managed_fields(&k, "applied");
+        assert_eq!(csa.len(), 1, "cbor={cbor}: {csa:?}");
+        assert_eq!(
+            (csa[0].0.as_str(), csa[0].1.as_str()),
+            ("kubectl-client-side-apply", "Update"),
+            "cbor={cbor}"
+        );
+
+        let out = k.run_stdin(&["apply", "--server-side", "-f", "-"], &config);
+        assert!(out.contains("serverside-applied"), "cbor={cbor}: {out}");
+        let spec = serde_json::json!({"f:flunderReference": {}, "f:referenceType": {}});
+        let last_applied = serde_json::json!({"f:metadata": {"f:annotations": {
+            "f:kubectl.kubernetes.io/last-applied-configuration": {}
+        }}});
+        let owned = |labels: serde_json::Value| {
+            vec![
+                (
+                    "kubectl".to_owned(),
+                    "Apply".to_owned(),
+                    serde_json::json!({"f:metadata": {"f:labels": labels}, "f:spec": spec}),
+                ),
+                (
+                    "kubectl-last-applied".to_owned(),
+                    "Apply".to_owned(),
+                    last_applied.clone(),
+                ),
+            ]
+        };
+        assert_eq!(
+            managed_fields(&k, "applied"),
+            owned(serde_json::json!({"f:a": {}, "f:b": {}})),
+            "cbor={cbor}"
+        );
+
+        let without_b = config.replace("\n    b: \"2\"", "");
+        let out = k.run_stdin(&["apply", "--server-side", "-f", "-"], &without_b);
+        assert!(out.contains("serverside-applied"), "cbor={cbor}: {out}");
+        let labels = k.run(&[
+            "get",
+            "flunder",
+            "applied",
+            "-o",
+            "jsonpath={.metadata.labels}",
+        ]);
+        assert_eq!(labels, r#"{"a":"1"}"#, "cbor={cbor}");
+        assert_eq!(
+            managed_fields(&k, "applied"),
+            owned(serde_json::json!({"f:a": {}})),
+            "cbor={cbor}"
+        );
+        // Without --show-managed-fields kubectl leaves them out.
+        let yaml = k.run(&["get", "flunder", "applied", "-o", "yaml"]);
+        assert!(!yaml.contains("managedFields"), "cbor={cbor}: {yaml}");
+    }
+}

@@ -56,13 +56,16 @@ impl PathElement {
         }
     }
 
-    /// Parses a `FieldsV1` key. `Ok(None)` for a prefix this format does not know, which
-    /// structured-merge-diff skips.
+    /// Parses a `FieldsV1` key: a type letter, `:`, the element. `Ok(None)` for a type letter
+    /// this format does not know, which structured-merge-diff skips; a key without the
+    /// letter and colon is an error, as there.
     pub fn from_fields_v1_key(key: &str) -> Result<Option<Self>, String> {
-        let Some((prefix, rest)) = key.split_once(':') else {
-            return Ok(None);
-        };
         let bad = |e: &dyn fmt::Display| format!("parsing key as path element: {key:?}: {e}");
+        let (prefix, rest) = match key.char_indices().nth(1) {
+            Some((1, ':')) => (&key[..1], &key[2..]),
+            Some(_) => return Err(bad(&"missing colon")),
+            None => return Err(bad(&"key must be 2 characters long")),
+        };
         Ok(Some(match prefix {
             "f" => PathElement::Field(rest.to_owned()),
             "v" => PathElement::Value(serde_json::from_str(rest).map_err(|e| bad(&e))?),
@@ -404,5 +407,251 @@ impl Set {
         // A node with nothing (known) below it is a member.
         let member = member || set.is_empty();
         Ok((set, member))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn f(name: &str) -> PathElement {
+        PathElement::Field(name.into())
+    }
+
+    /// A key element, its fields sorted by name as the element requires.
+    fn key(fields: &[(&str, Value)]) -> PathElement {
+        let mut fields: Vec<(String, Value)> = fields
+            .iter()
+            .map(|(n, v)| ((*n).into(), v.clone()))
+            .collect();
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        PathElement::Key(fields)
+    }
+
+    fn set_of(paths: &[Path]) -> Set {
+        let mut s = Set::new();
+        for p in paths {
+            s.insert(p);
+        }
+        s
+    }
+
+    /// The paths a set lists, checking it lists none twice.
+    fn listed(s: &Set) -> BTreeSet<Path> {
+        let paths = s.paths();
+        let out: BTreeSet<Path> = paths.iter().cloned().collect();
+        assert_eq!(out.len(), paths.len(), "a path listed twice: {paths:?}");
+        out
+    }
+
+    #[test]
+    fn fields_v1_is_written_and_read_as_kubernetes_does() {
+        let owner = key(&[("uid", json!("u1"))]);
+        let port = key(&[("protocol", json!("TCP")), ("containerPort", json!(80))]);
+        let s = set_of(&[
+            vec![f("metadata"), f("ownerReferences")],
+            vec![f("metadata"), f("ownerReferences"), owner.clone()],
+            vec![f("metadata"), f("ownerReferences"), owner, f("uid")],
+            vec![
+                f("metadata"),
+                f("finalizers"),
+                PathElement::Value(json!("x")),
+            ],
+            vec![f("spec"), f("ports"), port.clone(), f("name")],
+            vec![f("spec"), f("args"), PathElement::Index(0)],
+        ]);
+        let want = concat!(
+            r#"{"f:metadata":{"f:finalizers":{"v:\"x\"":{}},"#,
+            r#""f:ownerReferences":{".":{},"k:{\"uid\":\"u1\"}":{".":{},"f:uid":{}}}},"#,
+            r#""f:spec":{"f:args":{"i:0":{}},"#,
+            r#""f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{"f:name":{}}}}}"#
+        );
+        assert_eq!(serde_json::to_string(&s.to_fields_v1()).unwrap(), want);
+        let read = Set::from_fields_v1(&serde_json::from_str(want).unwrap()).unwrap();
+        assert_eq!(read, s);
+        assert!(read.has(&[f("spec"), f("ports"), port, f("name")]));
+    }
+
+    #[test]
+    fn reading_fields_v1_skips_unknown_prefixes_and_refuses_malformed_documents() {
+        let read = |v: Value| Set::from_fields_v1(&v);
+        assert_eq!(
+            read(json!({"f:a": {}, "x:future": {"f:b": {}}})).unwrap(),
+            set_of(&[vec![f("a")]])
+        );
+        // A node with only unknown keys below it is a member.
+        assert_eq!(
+            read(json!({"f:a": {"x:y": {}}})).unwrap(),
+            set_of(&[vec![f("a")]])
+        );
+        for bad in [
+            json!([]),
+            json!({"f:a": 1}),
+            json!({"k:{}": {}}),
+            json!({"k:[1]": {}}),
+            json!({"k:{\"a\":": {}}),
+            json!({"v:nope": {}}),
+            json!({"i:x": {}}),
+            json!({"nocolon": {}}),
+            json!({"fx:a": {}}),
+            json!({"f": {}}),
+            json!({"": {}}),
+        ] {
+            assert!(read(bad.clone()).is_err(), "{bad} was read");
+        }
+        let nested = |levels| (0..levels).fold(json!({}), |inner, _| json!({"f:a": inner}));
+        assert_eq!(read(nested(MAX_DEPTH)).unwrap().paths()[0].len(), MAX_DEPTH);
+        assert!(
+            read(nested(MAX_DEPTH + 1))
+                .unwrap_err()
+                .contains("nested more than")
+        );
+    }
+
+    #[test]
+    fn paths_print_as_conflict_messages_do() {
+        let path = [
+            f("spec"),
+            f("containers"),
+            key(&[("name", json!("nginx")), ("port", json!(80))]),
+            f("args"),
+            PathElement::Index(3),
+        ];
+        assert_eq!(
+            path_string(&path),
+            r#".spec.containers[name="nginx",port=80].args[3]"#
+        );
+        assert_eq!(
+            path_string(&[
+                f("metadata"),
+                f("finalizers"),
+                PathElement::Value(json!("x"))
+            ]),
+            r#".metadata.finalizers[="x"]"#
+        );
+    }
+
+    #[test]
+    fn values_are_ordered_as_structured_merge_diff_orders_them() {
+        let ordered = [
+            json!(-1),
+            json!(0.5),
+            json!(2),
+            json!(""),
+            json!("a"),
+            json!(false),
+            json!(true),
+            json!([1]),
+            json!([1, 0]),
+            json!({"a": 1}),
+            json!(null),
+        ];
+        for (i, a) in ordered.iter().enumerate() {
+            for (j, b) in ordered.iter().enumerate() {
+                assert_eq!(compare_values(a, b), i.cmp(&j), "{a} against {b}");
+            }
+        }
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            (-3i64..300).prop_map(Value::from),
+            prop::sample::select(vec![0.5, -2.25]).prop_map(Value::from),
+            "[ab\"\\\\é:.{}]{0,3}".prop_map(Value::from),
+            any::<bool>().prop_map(Value::from),
+            Just(Value::Null),
+        ]
+    }
+
+    fn element() -> impl Strategy<Value = PathElement> {
+        prop_oneof![
+            "[ab.:]{0,2}".prop_map(PathElement::Field),
+            (scalar(), prop::option::of(scalar())).prop_map(|(a, b)| {
+                let mut fields = vec![("name".to_owned(), a)];
+                fields.extend(b.map(|b| ("id".to_owned(), b)));
+                fields.sort_by(|x, y| x.0.cmp(&y.0));
+                PathElement::Key(fields)
+            }),
+            scalar().prop_map(PathElement::Value),
+            (0i64..3).prop_map(PathElement::Index),
+        ]
+    }
+
+    /// Up to a dozen paths of one to four elements, from small alphabets so that sets share
+    /// prefixes and members.
+    fn paths() -> impl Strategy<Value = Vec<Path>> {
+        prop::collection::vec(prop::collection::vec(element(), 1..5), 0..12)
+    }
+
+    proptest! {
+        #[test]
+        fn fields_v1_round_trips(ps in paths()) {
+            let s = set_of(&ps);
+            let text = serde_json::to_string(&s.to_fields_v1()).unwrap();
+            let read = Set::from_fields_v1(&serde_json::from_str(&text).unwrap()).unwrap();
+            prop_assert_eq!(&read, &s);
+            prop_assert_eq!(listed(&read), ps.into_iter().collect::<BTreeSet<_>>());
+        }
+
+        #[test]
+        fn operations_are_those_of_sets_of_paths(a in paths(), b in paths()) {
+            let (sa, sb) = (set_of(&a), set_of(&b));
+            let (ma, mb): (BTreeSet<Path>, BTreeSet<Path>) =
+                (a.into_iter().collect(), b.into_iter().collect());
+            prop_assert_eq!(listed(&sa.union(&sb)), &ma | &mb);
+            prop_assert_eq!(listed(&sa.intersection(&sb)), &ma & &mb);
+            prop_assert_eq!(listed(&sa.difference(&sb)), &ma - &mb);
+            // A member of b takes away everything below it too.
+            let under_b = |p: &Path| (1..=p.len()).any(|n| mb.contains(&p[..n]));
+            let recursive: BTreeSet<Path> = ma.iter().filter(|p| !under_b(p)).cloned().collect();
+            prop_assert_eq!(listed(&sa.recursive_difference(&sb)), recursive);
+            for p in ma.iter().chain(&mb) {
+                prop_assert_eq!(sa.has(p), ma.contains(p));
+                prop_assert_eq!(sa.is_empty(), ma.is_empty());
+            }
+        }
+
+        #[test]
+        fn operations_obey_the_laws_of_sets(a in paths(), b in paths(), c in paths()) {
+            let (a, b, c) = (set_of(&a), set_of(&b), set_of(&c));
+            prop_assert_eq!(a.union(&b), b.union(&a));
+            prop_assert_eq!(a.intersection(&b), b.intersection(&a));
+            prop_assert_eq!(a.union(&b).union(&c), a.union(&b.union(&c)));
+            prop_assert_eq!(a.intersection(&b).intersection(&c), a.intersection(&b.intersection(&c)));
+            prop_assert_eq!(a.union(&a), a.clone());
+            prop_assert_eq!(a.intersection(&a), a.clone());
+            prop_assert!(a.difference(&a).is_empty());
+            prop_assert!(a.difference(&b).intersection(&b).is_empty());
+            // (a ∪ b) ∖ b ⊆ a
+            prop_assert_eq!(a.union(&b).difference(&b).union(&a), a.clone());
+            prop_assert_eq!(a.difference(&b).union(&a.intersection(&b)), a.clone());
+            prop_assert_eq!(
+                a.intersection(&b.union(&c)),
+                a.intersection(&b).union(&a.intersection(&c))
+            );
+            // What the recursive difference keeps, the plain one keeps too.
+            prop_assert_eq!(a.recursive_difference(&b).union(&a.difference(&b)), a.difference(&b));
+        }
+
+        #[test]
+        fn named_fields_become_members_outside_element_maps(ps in paths()) {
+            // Below a field named "a", keys are data.
+            let element_map = |p: &[PathElement]| p.last() == Some(&f("a"));
+            let got = listed(&set_of(&ps).with_named_fields_as_members(&element_map));
+            let mut want: BTreeSet<Path> = ps.iter().cloned().collect();
+            for p in &ps {
+                for n in 1..p.len() {
+                    if matches!(p[n - 1], PathElement::Field(_)) && !element_map(&p[..n - 1]) {
+                        want.insert(p[..n].to_vec());
+                    }
+                }
+            }
+            prop_assert_eq!(got, want);
+        }
     }
 }

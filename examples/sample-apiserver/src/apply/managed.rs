@@ -415,3 +415,196 @@ impl Updater<'_> {
             .unwrap_or_else(|| merged.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::apply::schema::ListType;
+
+    /// A kind with a list of maps keyed by two fields (`+listType=map`,
+    /// `+listMapKey=containerPort`, `+listMapKey=protocol`) and a set (`+listType=set`), beside
+    /// the metadata lists every object has: `finalizers` (a set) and `ownerReferences` (a map
+    /// keyed by `uid` whose items are atomic, `+structType=atomic`).
+    const SCHEMA: Schema = Schema {
+        lists: &[
+            ("spec.ports", ListType::Map(&["containerPort", "protocol"])),
+            ("spec.tags", ListType::Set),
+        ],
+        ..Schema::OBJECT
+    };
+
+    const VERSION: &str = "wardle.example.com/v1beta1";
+
+    /// A kind served in one version.
+    struct OneVersion;
+
+    impl Converter for OneVersion {
+        fn convert(&self, _: &Value, _: &str, _: &str) -> Option<Value> {
+            None
+        }
+    }
+
+    fn updater() -> Updater<'static> {
+        Updater {
+            schema: &SCHEMA,
+            converter: &OneVersion,
+            version: VERSION,
+            now: Time {
+                unix_seconds: 1_700_000_000,
+            },
+        }
+    }
+
+    /// An object; without `spec` when it is null.
+    fn object(metadata: Value, spec: Value) -> Value {
+        let mut o = json!({"apiVersion": VERSION, "kind": "Flunder", "metadata": metadata});
+        if !spec.is_null() {
+            o["spec"] = spec;
+        }
+        o
+    }
+
+    fn owner(uid: &str, name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid})
+    }
+
+    fn port(number: u16, name: &str) -> Value {
+        json!({"containerPort": number, "protocol": "TCP", "name": name})
+    }
+
+    /// The object a creator wrote, and its managers.
+    fn created() -> (Value, ManagedFields) {
+        let mut reference = owner("u1", "cm");
+        reference["blockOwnerDeletion"] = json!(true);
+        let new = object(
+            json!({"name": "x", "finalizers": ["example.com/a"], "ownerReferences": [reference]}),
+            json!({"ports": [port(80, "http")], "tags": ["b", "a"]}),
+        );
+        let mut managers = ManagedFields::default();
+        let creator = ManagerId::new("creator", Operation::Update, VERSION);
+        let live = object(json!({"name": "x"}), Value::Null);
+        updater().update(&live, &new, &mut managers, &creator);
+        (new, managers)
+    }
+
+    fn entries(managers: &ManagedFields) -> Value {
+        serde_json::to_value(managers.encode()).unwrap()
+    }
+
+    fn entry(manager: &str, operation: &str, fields: Value) -> Value {
+        json!({
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": VERSION,
+            "time": "2023-11-14T22:13:20Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields,
+        })
+    }
+
+    /// What the creator owns, as Kubernetes records an `Update`: every list, map and item it
+    /// added is itself a member (`"."`); an owner reference is owned whole.
+    fn creator_fields() -> Value {
+        json!({
+            "f:metadata": {
+                "f:finalizers": {".": {}, "v:\"example.com/a\"": {}},
+                "f:ownerReferences": {".": {}, "k:{\"uid\":\"u1\"}": {}},
+            },
+            "f:spec": {
+                ".": {},
+                "f:ports": {
+                    ".": {},
+                    "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                        ".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {},
+                    },
+                },
+                "f:tags": {".": {}, "v:\"a\"": {}, "v:\"b\"": {}},
+            },
+        })
+    }
+
+    #[test]
+    fn an_update_records_associative_lists_as_kubernetes_does() {
+        let (_, managers) = created();
+        assert_eq!(
+            entries(&managers),
+            json!([entry("creator", "Update", creator_fields())])
+        );
+    }
+
+    #[test]
+    fn an_apply_owns_the_items_it_applies_and_merges_them_with_the_others() {
+        let (live, mut managers) = created();
+        let config = object(
+            json!({"name": "x", "finalizers": ["example.com/b"], "ownerReferences": [owner("u2", "other")]}),
+            json!({"ports": [port(443, "https")], "tags": ["c"]}),
+        );
+        let applier = ManagerId::new("applier", Operation::Apply, VERSION);
+        let merged = updater()
+            .apply(&live, &config, &mut managers, &applier, false)
+            .unwrap();
+        assert_eq!(
+            merged["metadata"]["finalizers"],
+            json!(["example.com/a", "example.com/b"])
+        );
+        assert_eq!(
+            merged["metadata"]["ownerReferences"],
+            json!([live["metadata"]["ownerReferences"][0], owner("u2", "other")])
+        );
+        assert_eq!(
+            merged["spec"],
+            json!({"ports": [port(80, "http"), port(443, "https")], "tags": ["b", "a", "c"]})
+        );
+        // Appliers come first; no "." where the applier only added to what was there.
+        let applied = json!({
+            "f:metadata": {
+                "f:finalizers": {"v:\"example.com/b\"": {}},
+                "f:ownerReferences": {"k:{\"uid\":\"u2\"}": {}},
+            },
+            "f:spec": {
+                "f:ports": {
+                    "k:{\"containerPort\":443,\"protocol\":\"TCP\"}": {
+                        ".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {},
+                    },
+                },
+                "f:tags": {"v:\"c\"": {}},
+            },
+        });
+        assert_eq!(
+            entries(&managers),
+            json!([
+                entry("applier", "Apply", applied),
+                entry("creator", "Update", creator_fields()),
+            ])
+        );
+    }
+
+    #[test]
+    fn an_owner_reference_is_one_field_taken_whole_by_force() {
+        let (live, mut managers) = created();
+        let renamed = owner("u1", "renamed");
+        let config = object(
+            json!({"name": "x", "ownerReferences": [renamed]}),
+            Value::Null,
+        );
+        let applier = ManagerId::new("applier", Operation::Apply, VERSION);
+        let conflicts = updater()
+            .apply(&live, &config, &mut managers.clone(), &applier, false)
+            .unwrap_err();
+        assert_eq!(
+            conflict_message(&conflicts),
+            "Apply failed with 1 conflict: conflict with \"creator\" using \
+             wardle.example.com/v1beta1: .metadata.ownerReferences[uid=\"u1\"]"
+        );
+        let merged = updater()
+            .apply(&live, &config, &mut managers, &applier, true)
+            .unwrap();
+        // The applied item replaces the one there (its blockOwnerDeletion goes with it).
+        assert_eq!(merged["metadata"]["ownerReferences"], json!([renamed]));
+        // The creator keeps the list, not the item.
+        let creator = &entries(&managers)[1]["fieldsV1"]["f:metadata"];
+        assert_eq!(creator["f:ownerReferences"], json!({}));
+    }
+}

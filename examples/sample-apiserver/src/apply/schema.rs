@@ -1,6 +1,6 @@
 //! What server-side apply needs to know of a kind's schema: which lists are sets or maps
 //! (everything else is atomic, Kubernetes' default for a list without a marker), which maps
-//! hold data rather than fields, and which fields are never tracked.
+//! are atomic, which hold data rather than fields, and which fields are never tracked.
 //!
 //! A kind describes itself with a small table ([`Schema`]); the metadata rules every object
 //! shares are built in. The tables are what declarative validation can later generate from
@@ -31,6 +31,9 @@ pub struct Schema {
     /// Whether writes go through the `status` subresource, where everything but `status` is
     /// reset (and so never owned) instead of `status`.
     pub status_only: bool,
+    /// The kind's atomic maps (`x-kubernetes-map-type: atomic`, `+structType=atomic`), owned,
+    /// compared and applied as one value; a list's path names its items.
+    pub atomic_maps: &'static [FieldPath],
 }
 
 /// Lists of `metav1.ObjectMeta`.
@@ -38,6 +41,9 @@ const META_LISTS: &[(FieldPath, ListType)] = &[
     ("metadata.finalizers", ListType::Set),
     ("metadata.ownerReferences", ListType::Map(&["uid"])),
 ];
+
+/// Atomic maps of `metav1.ObjectMeta`: an `OwnerReference` is `+structType=atomic`.
+const META_ATOMIC_MAPS: &[FieldPath] = &["metadata.ownerReferences"];
 
 /// Maps whose keys are data (`map[string]string`), each key owned on its own.
 const ELEMENT_MAPS: &[FieldPath] = &["metadata.labels", "metadata.annotations"];
@@ -67,6 +73,7 @@ impl Schema {
     pub const OBJECT: Schema = Schema {
         lists: &[],
         status_only: false,
+        atomic_maps: &[],
     };
 
     /// The same schema for writes through the `status` subresource.
@@ -84,6 +91,14 @@ impl Schema {
             .chain(META_LISTS)
             .find(|(p, _)| names_match(path, p))
             .map_or(ListType::Atomic, |(_, t)| *t)
+    }
+
+    /// Whether the map at `path` is one value rather than a map of fields.
+    pub fn is_atomic_map(&self, path: &[PathElement]) -> bool {
+        self.atomic_maps
+            .iter()
+            .chain(META_ATOMIC_MAPS)
+            .any(|p| names_match(path, p))
     }
 
     /// Whether the map at `path` holds data keys rather than fields.

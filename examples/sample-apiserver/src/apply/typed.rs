@@ -3,8 +3,9 @@
 //! the removal of a set of fields. structured-merge-diff's `typed` package, on
 //! `serde_json::Value`.
 //!
-//! Maps are granular; lists follow [`ListType`]. Every walk recurses once per level of the
-//! values it is given, which are bounded (typed objects, patches under the patch depth limit).
+//! Maps are granular unless the schema makes them atomic; lists follow [`ListType`]. Every
+//! walk recurses once per level of the values it is given, which are bounded (typed objects,
+//! patches under the patch depth limit).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -103,8 +104,8 @@ fn non_atomic_list<'v>(
     }
 }
 
-/// The fields `v` sets (structured-merge-diff's `ToFieldSet`): scalars, atomic lists, null
-/// and empty maps, list items, and every key of an element map.
+/// The fields `v` sets (structured-merge-diff's `ToFieldSet`): scalars, atomic lists and
+/// maps, null and empty maps, list items, and every key of an element map.
 pub fn to_field_set(schema: &Schema, v: &Value) -> Set {
     let mut set = Set::new();
     field_set_inner(schema, v, &mut Vec::new(), &mut set);
@@ -113,7 +114,7 @@ pub fn to_field_set(schema: &Schema, v: &Value) -> Set {
 
 fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) {
     match v {
-        Value::Object(m) => {
+        Value::Object(m) if !schema.is_atomic_map(path) => {
             let element_map = schema.is_element_map(path);
             for (k, val) in m {
                 path.push(PathElement::Field(k.clone()));
@@ -178,7 +179,7 @@ fn compare_inner(
     let all = |f: &dyn Fn(&Value) -> bool| old.is_none_or(f) && new.is_none_or(f);
     let descended = if both_empty {
         false
-    } else if all(&Value::is_object) {
+    } else if all(&|v| v.is_object() && !schema.is_atomic_map(path)) {
         let (lm, rm) = (
             old.and_then(Value::as_object),
             new.and_then(Value::as_object),
@@ -225,7 +226,7 @@ pub fn merge(schema: &Schema, live: &Value, config: &Value) -> Value {
 
 fn merge_inner(schema: &Schema, live: Option<&Value>, config: &Value, path: &mut Path) -> Value {
     match (live, config) {
-        (Some(Value::Object(lm)), Value::Object(cm)) => {
+        (Some(Value::Object(lm)), Value::Object(cm)) if !schema.is_atomic_map(path) => {
             let mut out = lm.clone();
             for (k, cv) in cm {
                 path.push(PathElement::Field(k.clone()));
@@ -284,7 +285,7 @@ pub fn remove_items(schema: &Schema, v: &Value, set: &Set) -> Value {
 fn remove_inner(schema: &Schema, v: &Value, set: &Set, path: &mut Path) -> Value {
     let emptied = |empty: bool, out: Value| if empty { Value::Null } else { out };
     match v {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !schema.is_atomic_map(path) => {
             let mut out = Map::new();
             for (k, val) in m {
                 let pe = PathElement::Field(k.clone());
