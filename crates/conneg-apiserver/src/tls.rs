@@ -1,6 +1,6 @@
 //! Secure serving: the rustls configuration that a Kubernetes API server's serving flags
 //! describe (`--tls-cert-file`, `--tls-private-key-file`, `--cert-dir`, `--client-ca-file`,
-//! `--tls-min-version`).
+//! `--tls-min-version`, `--tls-cipher-suites`).
 //!
 //! * The serving certificate comes from the given files, or else from `apiserver.crt` and
 //!   `apiserver.key` in the certificate directory, made there (self-signed, for `localhost`,
@@ -74,6 +74,10 @@ pub struct TlsOptions {
     pub client_ca_files: Vec<PathBuf>,
     /// The lowest TLS version served.
     pub min_version: TlsVersion,
+    /// The TLS 1.2 cipher suites offered, by their IANA names as Kubernetes'
+    /// `--tls-cipher-suites` takes them (`TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`, ...);
+    /// empty: rustls' defaults. TLS 1.3 suites are not configurable, as in Go.
+    pub cipher_suites: Vec<String>,
 }
 
 /// Why TLS cannot be served: the message names the flag or file.
@@ -110,7 +114,7 @@ fn err(what: impl fmt::Display, e: impl fmt::Display) -> TlsError {
 /// assert!(dir.path().join("apiserver.crt").exists());
 /// ```
 pub fn server_config(opts: &TlsOptions) -> Result<Arc<rustls::ServerConfig>, TlsError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(provider(&opts.cipher_suites)?);
     let (cert, key) = match (&opts.cert_file, &opts.key_file) {
         (Some(c), Some(k)) => (c.clone(), k.clone()),
         (None, None) => self_signed(&opts.cert_dir, &opts.hosts)?,
@@ -136,6 +140,32 @@ pub fn server_config(opts: &TlsOptions) -> Result<Arc<rustls::ServerConfig>, Tls
     let mut config = builder.with_cert_resolver(Arc::new(resolver));
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// The ring provider with the TLS 1.2 suites named in `names` (all when empty), and every
+/// TLS 1.3 suite; an unknown or unsupported name is an error that lists the supported ones.
+fn provider(names: &[String]) -> Result<CryptoProvider, TlsError> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if names.is_empty() {
+        return Ok(provider);
+    }
+    let name = |s: &rustls::SupportedCipherSuite| format!("{:?}", s.suite());
+    let tls12: Vec<String> = provider
+        .cipher_suites
+        .iter()
+        .filter(|s| s.version() == &rustls::version::TLS12)
+        .map(name)
+        .collect();
+    if let Some(unknown) = names.iter().find(|n| !tls12.contains(n)) {
+        return Err(TlsError(format!(
+            "--tls-cipher-suites: {unknown} is not supported; supported: {}",
+            tls12.join(", ")
+        )));
+    }
+    provider
+        .cipher_suites
+        .retain(|s| s.version() == &rustls::version::TLS13 || names.contains(&name(s)));
+    Ok(provider)
 }
 
 /// A verifier of client certificates that chain to one of the CA bundles in `ca_files`
@@ -334,6 +364,27 @@ mod tests {
         assert_eq!("VersionTLS12".parse(), Ok(TlsVersion::Tls12));
         assert!("VersionTLS10".parse::<TlsVersion>().is_err());
         assert!("tls13".parse::<TlsVersion>().is_err());
+    }
+
+    #[test]
+    fn cipher_suites_are_chosen_by_their_iana_names() {
+        let all = provider(&[]).unwrap().cipher_suites.len();
+        let one = provider(&["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".into()]).unwrap();
+        let names: Vec<String> = one
+            .cipher_suites
+            .iter()
+            .map(|s| format!("{:?}", s.suite()))
+            .collect();
+        assert!(names.contains(&"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".to_owned()));
+        assert!(names.iter().any(|n| n.starts_with("TLS13_")), "{names:?}");
+        assert!(names.len() < all);
+        let e = provider(&["TLS_RSA_WITH_RC4_128_SHA".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not supported") && e.contains("TLS_ECDHE"),
+            "{e}"
+        );
     }
 
     #[test]

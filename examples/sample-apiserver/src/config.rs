@@ -258,6 +258,9 @@ pub struct SecureServingArgs {
     /// The lowest TLS version served: `VersionTLS12` or `VersionTLS13`.
     #[arg(long, default_value = "VersionTLS12")]
     pub tls_min_version: conneg_apiserver::tls::TlsVersion,
+    /// TLS 1.2 cipher suites offered, by IANA name (default: rustls' AEAD ECDHE suites).
+    #[arg(long, value_delimiter = ',', requires = "secure_port")]
+    pub tls_cipher_suites: Vec<String>,
 }
 
 impl SecureServingArgs {
@@ -284,6 +287,7 @@ impl SecureServingArgs {
             hosts,
             client_ca_files,
             min_version: self.tls_min_version,
+            cipher_suites: self.tls_cipher_suites.clone(),
         };
         let config = conneg_apiserver::tls::server_config(&opts).map_err(|e| e.to_string())?;
         Ok(Some(tokio_rustls::TlsAcceptor::from(config)))

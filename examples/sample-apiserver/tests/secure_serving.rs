@@ -300,6 +300,31 @@ fn plain_http_off_loopback_is_refused_with_the_flags_to_set() {
         err.contains("refusing to serve plain HTTP on 0.0.0.0:0") && err.contains("--secure-port"),
         "{err}"
     );
+    // A cipher suite rustls does not have stops the start, naming those it has.
+    let out = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"))
+        .args([
+            "--storage",
+            "memory",
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+        ])
+        .args([
+            "--tls-cipher-suites",
+            "TLS_RSA_WITH_RC4_128_SHA",
+            "--cert-dir",
+        ])
+        .arg(dir.path().join("certs"))
+        .output()
+        .expect("run sample-apiserver");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("TLS_RSA_WITH_RC4_128_SHA is not supported")
+            && err.contains("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+        "{err}"
+    );
     // TLS flags need the secure port.
     let out = Command::new(env!("CARGO_BIN_EXE_sample-apiserver"))
         .args(["--client-ca-file", "ca.crt"])
