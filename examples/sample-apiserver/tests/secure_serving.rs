@@ -90,6 +90,24 @@ impl Ca {
     }
 }
 
+/// The server over HTTPS on a free loopback port, in-memory storage, its self-signed
+/// certificate kept in `dir/certs`, with `args`; and that certificate directory.
+fn secure_server(dir: &Path, args: &[&str]) -> (Server, std::path::PathBuf) {
+    let cert_dir = dir.join("certs");
+    let mut all = vec![
+        "--storage",
+        "memory",
+        "--secure-port",
+        "0",
+        "--bind-address",
+        "127.0.0.1",
+        "--cert-dir",
+        cert_dir.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    (Server::start(&dir.join("data"), &all), cert_dir)
+}
+
 /// kubectl with `kubeconfig`, as `user`; (success, stdout, stderr).
 fn kubectl(kubeconfig: &Path, user: &str, args: &[&str]) -> (bool, String, String) {
     let out = Command::new("kubectl")
@@ -133,18 +151,9 @@ fn certificates_tokens_abac_and_impersonation() {
     let (mallory_crt, mallory_key) = Ca::new("other").issue(d, "mallory", "alice", "", &[]);
     std::fs::write(d.join("tokens.csv"), "t0k3n-bob,bob,2\n").unwrap();
     std::fs::write(d.join("policy.jsonl"), POLICIES).unwrap();
-    let cert_dir = d.join("certs");
-    let server = Server::start(
-        &d.join("data"),
+    let (server, cert_dir) = secure_server(
+        d,
         &[
-            "--storage",
-            "memory",
-            "--secure-port",
-            "0",
-            "--bind-address",
-            "127.0.0.1",
-            "--cert-dir",
-            cert_dir.to_str().unwrap(),
             "--client-ca-file",
             &client_ca,
             "--token-auth-file",
@@ -395,18 +404,9 @@ fn front_proxy_headers_are_believed_only_with_its_certificate() {
     let proxy = proxies.issue(d, "proxy", "front-proxy-client", "", &[]);
     let stranger = proxies.issue(d, "stranger", "someone-else", "", &[]);
     std::fs::write(d.join("policy.jsonl"), POLICIES).unwrap();
-    let cert_dir = d.join("certs");
-    let server = Server::start(
-        &d.join("data"),
+    let (server, cert_dir) = secure_server(
+        d,
         &[
-            "--storage",
-            "memory",
-            "--secure-port",
-            "0",
-            "--bind-address",
-            "127.0.0.1",
-            "--cert-dir",
-            cert_dir.to_str().unwrap(),
             "--client-ca-file",
             &client_ca,
             "--requestheader-client-ca-file",
@@ -583,18 +583,9 @@ fn token_and_access_reviews_through_webhooks() {
     )
     .unwrap();
     let hook_kubeconfig = hook_kubeconfig.to_str().unwrap();
-    let cert_dir = d.join("certs");
-    let server = Server::start(
-        &d.join("data"),
+    let (server, cert_dir) = secure_server(
+        d,
         &[
-            "--storage",
-            "memory",
-            "--secure-port",
-            "0",
-            "--bind-address",
-            "127.0.0.1",
-            "--cert-dir",
-            cert_dir.to_str().unwrap(),
             "--anonymous-auth=false",
             "--authentication-kubeconfig",
             hook_kubeconfig,
