@@ -26,11 +26,16 @@ spec:
   flunderReference: x
 ";
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
+/// Whether kubectl is missing (then the test says loudly that it is skipped).
+fn skip_without_kubectl() -> bool {
+    let available = Command::new("kubectl")
         .args(["version", "--client"])
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+    }
+    !available
 }
 
 /// A CA, and a certificate it signs for `cn` in organization `org` (PEM files in `dir`).
@@ -138,8 +143,7 @@ fn kubeconfig(dir: &Path, server: &str, ca: &str, users: &[(&str, String)]) -> s
 
 #[test]
 fn certificates_tokens_abac_and_impersonation() {
-    if !kubectl_available() {
-        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+    if skip_without_kubectl() {
         return;
     }
     let dir = tempdir();
@@ -230,8 +234,7 @@ fn certificates_tokens_abac_and_impersonation() {
 
 #[test]
 fn a_rotated_serving_certificate_is_served_without_a_restart() {
-    if !kubectl_available() {
-        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+    if skip_without_kubectl() {
         return;
     }
     let dir = tempdir();
@@ -563,8 +566,7 @@ impl ReviewServer {
 
 #[test]
 fn token_and_access_reviews_through_webhooks() {
-    if !kubectl_available() {
-        eprintln!("\n!!!!! kubectl not on PATH: SKIPPING the secure-serving test !!!!!\n");
+    if skip_without_kubectl() {
         return;
     }
     let dir = tempdir();
