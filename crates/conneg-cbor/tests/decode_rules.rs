@@ -102,6 +102,73 @@ fn duplicate_keys_in_large_maps() {
     assert_eq!(v.as_object().unwrap().len(), 40);
 }
 
+/// A map of `keys` (each a byte string key with a one-byte value), in a definite or an
+/// indefinite-length map, the keys themselves definite or split into chunks.
+fn map_of(keys: &[Vec<u8>], indefinite_map: bool, chunked_keys: bool) -> Vec<u8> {
+    let mut b = if indefinite_map {
+        vec![0xbf]
+    } else {
+        vec![0xb9, (keys.len() >> 8) as u8, keys.len() as u8]
+    };
+    for k in keys {
+        if chunked_keys {
+            b.push(0x5f);
+            for c in k.chunks(3) {
+                b.push(0x40 | c.len() as u8);
+                b.extend_from_slice(c);
+            }
+            b.push(0xff);
+        } else {
+            b.push(0x58);
+            b.push(k.len() as u8);
+            b.extend_from_slice(k);
+        }
+        b.push(0x01);
+    }
+    if indefinite_map {
+        b.push(0xff);
+    }
+    b
+}
+
+#[test]
+fn duplicate_keys_found_at_every_position_in_small_and_large_maps() {
+    // Keys from 0 to 11 bytes with long shared prefixes (equal fingerprints for different keys of
+    // 8 bytes or more), maps on both sides of the switch from the linear check to the hashed one
+    // (32 keys), each key repeated at a later position; the last key ends the input, so the
+    // fingerprint of a short key cannot read eight bytes there.
+    let key = |i: usize| {
+        let mut k = b"prefix00".to_vec();
+        k.truncate(i % 9);
+        k.extend_from_slice(format!("{i}").as_bytes());
+        k
+    };
+    for n in [1usize, 2, 7, 31, 32, 33, 64, 70] {
+        let keys: Vec<Vec<u8>> = (0..n).map(key).collect();
+        for (indefinite, chunked) in [(false, false), (true, false), (false, true)] {
+            let ok = map_of(&keys, indefinite, chunked);
+            let v: Value = conneg_cbor::from_slice(&ok).unwrap();
+            assert_eq!(v.as_object().unwrap().len(), n);
+            conneg_cbor::from_slice::<IgnoredAny>(&ok).unwrap();
+            for i in 0..n {
+                for j in [i + 1, n] {
+                    let mut dup = keys.clone();
+                    dup.insert(j, keys[i].clone());
+                    let b = map_of(&dup, indefinite, chunked);
+                    let what = format!("n={n} key {i} again at {j}, {indefinite} {chunked}");
+                    assert_eq!(kind::<Value>(&b), ErrorKind::DuplicateKey, "{what}");
+                    assert_eq!(kind::<IgnoredAny>(&b), ErrorKind::DuplicateKey, "{what}");
+                    assert_eq!(
+                        kind::<HashMap<String, u8>>(&b),
+                        ErrorKind::DuplicateKey,
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn invalid_utf8_text_is_an_error() {
     assert_eq!(both("62 c328"), ErrorKind::InvalidUtf8);
