@@ -170,6 +170,32 @@ fn duplicate_keys_found_at_every_position_in_small_and_large_maps() {
 }
 
 #[test]
+fn text_in_and_around_ascii_stretches() {
+    // ASCII keys and values (validated as one stretch), non-ASCII text, a 27-byte string, a
+    // nested map (which breaks the stretch), byte strings after it: every string comes out as
+    // written.
+    let long = "a".repeat(27);
+    let v = value(&format!(
+        "a6 4161 4162  4263 64 62c3a9  4178 781b {}  4164 a1 4165 43e6b0b4  4166 627a7a \
+         4167 4568656c6c6f",
+        "61".repeat(27)
+    ));
+    assert_eq!(
+        v,
+        json!({"a": "b", "cd": "é", "x": long, "d": {"e": "水"}, "f": "zz", "g": "hello"})
+    );
+    // Invalid UTF-8 right after ASCII strings of the same stretch is still refused, as a key, as
+    // a text value and as a byte string read as text.
+    assert_eq!(both("a2 4161 4162 62c328 01"), ErrorKind::InvalidUtf8);
+    assert_eq!(both("a2 4161 4162 4163 62c328"), ErrorKind::InvalidUtf8);
+    let b = unhex("a2 4161 4162 4163 42c328");
+    assert_eq!(kind::<HashMap<String, String>>(&b), ErrorKind::InvalidUtf8);
+    // A string that starts in a stretch and ends past its end (the stretch stops at a non-ASCII
+    // byte inside the string).
+    assert_eq!(value("a1 4161 66 616263c3a964"), json!({"a": "abcéd"}));
+}
+
+#[test]
 fn invalid_utf8_text_is_an_error() {
     assert_eq!(both("62 c328"), ErrorKind::InvalidUtf8);
     assert_eq!(both("7f 61c3 6128 ff"), ErrorKind::InvalidUtf8); // each chunk checked alone
