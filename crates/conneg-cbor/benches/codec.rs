@@ -4,6 +4,14 @@
 //! Kubernetes-style bytes, byte strings everywhere), and both decoders into `IgnoredAny` (parse
 //! and validate only, no tree). Output sizes are printed before the runs.
 //!
+//! In the same groups, for comparison on the same data: the other Rust CBOR crates with a serde
+//! API (minicbor-serde, cbor4ii, ciborium) decoding it into the same `Value` and typed structs,
+//! and the floor of any decoder into that representation: cloning the decoded tree (the same
+//! allocations and writes, with no parsing at all). The peers read the same CBOR with text
+//! strings and no self-described tag (`peer_cbor`), because byte strings cannot become `String`s
+//! through them; conneg-cbor decodes the Kubernetes bytes (byte strings everywhere), and also
+//! the peers' bytes (`decode/cbor_text`), so that both inputs are compared.
+//!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
 
@@ -59,7 +67,34 @@ fn typed<T: Serialize + DeserializeOwned + PartialEq + Debug>(value: &Value) -> 
     t
 }
 
-fn bench_repr<T: Serialize + DeserializeOwned>(
+/// The CBOR the peers decode: what Kubernetes writes, but with text strings and without the
+/// self-described tag.
+fn peer_cbor<T: Serialize>(x: &T) -> Vec<u8> {
+    EncodeOptions::deterministic()
+        .self_described(false)
+        .string_encoding(conneg_cbor::StringEncoding::Text)
+        .to_vec(x)
+        .unwrap()
+}
+
+/// A peer decoder: its name and `from_slice` into `T`.
+type Peer<T> = (&'static str, fn(&[u8]) -> Result<T, String>);
+
+fn peers<T: DeserializeOwned>() -> [Peer<T>; 3] {
+    [
+        ("minicbor_serde", |b| {
+            minicbor_serde::from_slice(b).map_err(|e| e.to_string())
+        }),
+        ("cbor4ii", |b| {
+            cbor4ii::serde::from_slice(b).map_err(|e| e.to_string())
+        }),
+        ("ciborium", |b| {
+            ciborium::from_reader(b).map_err(|e| e.to_string())
+        }),
+    ]
+}
+
+fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
     c: &mut Criterion,
     subject: &str,
     repr: &str,
@@ -69,6 +104,8 @@ fn bench_repr<T: Serialize + DeserializeOwned>(
     let det = EncodeOptions::deterministic();
     let fast = EncodeOptions::fast();
     let cbor = det.to_vec(x).unwrap();
+    let text = peer_cbor(x);
+    assert_eq!(&conneg_cbor::from_slice::<T>(&text).unwrap(), x);
     let mut g = c.benchmark_group(subject);
     if json.len() > 100_000 {
         g.sample_size(20);
@@ -87,6 +124,30 @@ fn bench_repr<T: Serialize + DeserializeOwned>(
     });
     g.bench_function(BenchmarkId::new("decode/cbor", repr), |b| {
         b.iter(|| conneg_cbor::from_slice::<T>(black_box(&cbor)).unwrap())
+    });
+    g.bench_function(BenchmarkId::new("decode/cbor_text", repr), |b| {
+        b.iter(|| conneg_cbor::from_slice::<T>(black_box(&text)).unwrap())
+    });
+    for (name, decode) in peers::<T>() {
+        // A peer that cannot decode this data (or decodes it differently) is left out, loudly.
+        match decode(&text) {
+            Ok(v) if v == *x => {}
+            Ok(_) => {
+                eprintln!("{subject}/{repr}: {name} decodes to a different value, not benchmarked");
+                continue;
+            }
+            Err(e) => {
+                eprintln!("{subject}/{repr}: {name} fails ({e}), not benchmarked");
+                continue;
+            }
+        }
+        g.bench_function(BenchmarkId::new(format!("decode/{name}"), repr), |b| {
+            b.iter(|| decode(black_box(&text)).unwrap())
+        });
+    }
+    // The floor: building the same tree with no parsing.
+    g.bench_function(BenchmarkId::new("decode/clone_floor", repr), |b| {
+        b.iter(|| black_box(x).clone())
     });
     if repr == "value" {
         // Parsing and validation alone, no tree built: what each codec costs by itself.

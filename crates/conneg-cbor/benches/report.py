@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Prints the Markdown table for docs/benchmarks.md from criterion's estimates of the last
-`cargo bench -p conneg-cbor --bench codec` run (target/criterion/<object>/<op>_<codec>/<repr>)."""
+`cargo bench -p conneg-cbor --bench codec` run (target/criterion/<object>/<op>_<codec>/<repr>),
+including the decode comparison with the peer crates and the clone floor."""
 import json, os, sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "target", "criterion")
 
 def median_ns(obj, op, codec, repr_):
+    """The median of one benchmark; FileNotFoundError when it did not run."""
     p = os.path.join(root, obj, f"{op}_{codec}", repr_, "new", "estimates.json")
     with open(p) as f:
         return json.load(f)["median"]["point_estimate"]
@@ -46,3 +48,26 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
     except FileNotFoundError:
         continue
     print(f"| {obj} | {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
+
+print()
+print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
+print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag):")
+print()
+cols = [("cbor", "conneg-cbor"), ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
+        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("clone_floor", "floor (clone)")]
+print("| object | repr | serde_json | " + " | ".join(name for _, name in cols) + " |")
+print("|---|---|---|" + "---|" * len(cols))
+for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+    for r in ["value", "typed"]:
+        try:
+            jd = median_ns(obj, "decode", "json", r)
+        except FileNotFoundError:
+            continue
+        cells = []
+        for codec, _ in cols:
+            try:
+                t = median_ns(obj, "decode", codec, r)
+                cells.append(f"{fmt(t)} ({jd / t:.2f}x)")
+            except FileNotFoundError:
+                cells.append("n/a")
+        print(f"| {obj} | {r} | {fmt(jd)} | " + " | ".join(cells) + " |")

@@ -129,6 +129,15 @@ fn pod_json(i: usize) -> Value {
     })
 }
 
+/// `v` as CBOR with text strings and no self-described tag: what the peer crates can read.
+fn text_cbor(v: &Value) -> Vec<u8> {
+    conneg_cbor::EncodeOptions::deterministic()
+        .self_described(false)
+        .string_encoding(conneg_cbor::StringEncoding::Text)
+        .to_vec(v)
+        .unwrap()
+}
+
 /// The best per-iteration time over one short batch.
 fn batch(f: &mut dyn FnMut()) -> Duration {
     let mut n = 0u32;
@@ -219,6 +228,26 @@ fn main() {
             "dec-value" => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
             }),
+            // The same list decoded by serde_json and by the peers (text strings, no tag), for
+            // instruction counts side by side.
+            "dec-value-json" => {
+                let js = serde_json::to_vec(&list_v).unwrap();
+                Box::new(move || {
+                    black_box(serde_json::from_slice::<Value>(&js).unwrap());
+                })
+            }
+            "dec-value-minicbor" => {
+                let text = text_cbor(&list_v);
+                Box::new(move || {
+                    black_box(minicbor_serde::from_slice::<Value>(&text).unwrap());
+                })
+            }
+            "dec-value-cbor4ii" => {
+                let text = text_cbor(&list_v);
+                Box::new(move || {
+                    black_box(cbor4ii::serde::from_slice::<Value>(&text).unwrap());
+                })
+            }
             _ => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());
             }),

@@ -109,6 +109,10 @@ pub struct Deserializer<'de> {
     /// Input bytes promised to size hints of open containers (each hinted element needs at least
     /// one byte of its own), so hints across nesting levels never exceed the input length.
     reserved: usize,
+    /// The last stretch of ASCII input validated as text, starting at `run_start`: strings inside
+    /// it are sliced from it instead of being validated one by one (see [`Deserializer::text`]).
+    run: &'de str,
+    run_start: usize,
 }
 
 impl<'de> Deserializer<'de> {
@@ -136,6 +140,8 @@ impl<'de> Deserializer<'de> {
             warnings: None,
             warned: 0,
             reserved: 0,
+            run: "",
+            run_start: 0,
         }
     }
 
@@ -280,16 +286,49 @@ impl<'de> Deserializer<'de> {
         if self.enc.is_some() && input[self.pos] < 0x60 {
             return Ok(None);
         }
-        let Some(b) = input.get(s..s + n) else {
+        if n > input.len() - s {
             return Ok(None);
-        };
-        match std::str::from_utf8(b) {
-            Ok(v) => {
-                self.pos = s + n;
-                Ok(Some(v))
-            }
-            Err(_) => Ok(None),
         }
+        let v = self.text(s, s + n);
+        if v.is_some() {
+            self.pos = s + n;
+        }
+        Ok(v)
+    }
+
+    /// `input[s..e]` (within the input) as text, if it is valid UTF-8.
+    ///
+    /// Most strings of an API object are short and ASCII, and most of the bytes between them
+    /// (string heads, small integers) are ASCII too: the first string of such a stretch finds
+    /// where the stretch ends and validates it whole, once; the strings after it in the stretch
+    /// are slices of that `str`. Validating each string alone costs a `from_utf8` call per
+    /// string, mostly fixed overhead.
+    #[inline(always)]
+    fn text(&mut self, s: usize, e: usize) -> Option<&'de str> {
+        if let Some(off) = s.checked_sub(self.run_start) {
+            if let Some(t) = self.run.get(off..off + (e - s)) {
+                return Some(t);
+            }
+        }
+        self.text_new_run(s, e)
+    }
+
+    /// `text` outside the current run: starts a new run at `s` when the string is ASCII and lies
+    /// past the current run (so that no byte is validated twice), else validates the string
+    /// alone.
+    #[inline(never)]
+    fn text_new_run(&mut self, s: usize, e: usize) -> Option<&'de str> {
+        let input: &'de [u8] = self.input;
+        if s >= self.run_start + self.run.len() {
+            let n = ascii_len(&input[s..]);
+            if n >= e - s {
+                let run = std::str::from_utf8(&input[s..s + n]).expect("ASCII is UTF-8");
+                self.run = run;
+                self.run_start = s;
+                return Some(&run[..e - s]);
+            }
+        }
+        std::str::from_utf8(&input[s..e]).ok()
     }
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
@@ -374,6 +413,11 @@ impl<'de> Deserializer<'de> {
             return Err(Error::eof(start));
         }
         let b = &input[self.pos..e];
+        let text = if mode == StrMode::Bytes || (h.major == MAJOR_BYTES && self.enc.is_some()) {
+            None
+        } else {
+            self.text(self.pos, e)
+        };
         self.pos = e;
         if mode == StrMode::Bytes {
             if h.major == MAJOR_TEXT {
@@ -385,15 +429,15 @@ impl<'de> Deserializer<'de> {
             if let Some(enc) = self.enc {
                 return visitor.visit_string(enc.encode(b));
             }
-            return match std::str::from_utf8(b) {
-                Ok(s) => visitor.visit_borrowed_str(s),
-                Err(_) if mode == StrMode::Any => visitor.visit_borrowed_bytes(b),
-                Err(_) => Err(self.invalid_utf8_bytes(start)),
+            return match text {
+                Some(s) => visitor.visit_borrowed_str(s),
+                None if mode == StrMode::Any => visitor.visit_borrowed_bytes(b),
+                None => Err(self.invalid_utf8_bytes(start)),
             };
         }
-        match std::str::from_utf8(b) {
-            Ok(s) => visitor.visit_borrowed_str(s),
-            Err(_) => Err(scan::utf8(b, start).expect_err("not UTF-8")),
+        match text {
+            Some(s) => visitor.visit_borrowed_str(s),
+            None => Err(scan::utf8(b, start).expect_err("not UTF-8")),
         }
     }
 
@@ -828,6 +872,24 @@ struct MapAccess<'a, 'de> {
     seen: u64,
 }
 
+/// The length of the ASCII prefix of `b`, eight bytes at a time.
+fn ascii_len(b: &[u8]) -> usize {
+    let mut words = b.chunks_exact(8);
+    let mut n = 0;
+    for w in &mut words {
+        let high = u64::from_le_bytes(w.try_into().expect("8 bytes")) & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return n + (high.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    n + words
+        .remainder()
+        .iter()
+        .take_while(|b| b.is_ascii())
+        .count()
+}
+
 /// The index of the field named `kb`.
 #[inline(always)]
 fn find_field(fields: &'static [&'static str], kb: &[u8]) -> Option<usize> {
@@ -904,11 +966,11 @@ impl<'de> MapAccess<'_, 'de> {
                         key_str = known.map(|i| fields[i]);
                     }
                     let checked = match key_str {
-                        Some(k) => Ok(k),
-                        None => std::str::from_utf8(kb),
+                        Some(k) => Some(k),
+                        None => self.de.text(s, e),
                     };
                     match checked {
-                        Ok(k) => {
+                        Some(k) => {
                             key_str = Some(k);
                             self.de.pos = e;
                             KeyRef {
@@ -918,7 +980,7 @@ impl<'de> MapAccess<'_, 'de> {
                             }
                         }
                         // Text that is not UTF-8 fails in the general path; bytes are fine.
-                        Err(_) => self.de.read_key()?,
+                        None => self.de.read_key()?,
                     }
                 }
                 _ => self.de.read_key()?,
@@ -1199,5 +1261,23 @@ impl<'de> Deserializer<'de> {
         self.skip_value()?;
         let input: &'de [u8] = self.input;
         Ok(Some(&input[start..self.pos]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ascii_len;
+
+    #[test]
+    fn ascii_len_is_the_ascii_prefix() {
+        for n in 0..40usize {
+            let mut b = vec![b'a'; n];
+            assert_eq!(ascii_len(&b), n);
+            for i in 0..n {
+                b[i] = 0x80 | (i as u8);
+                assert_eq!(ascii_len(&b), i, "{n} {i}");
+                b[i] = b'a';
+            }
+        }
     }
 }

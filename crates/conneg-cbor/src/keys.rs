@@ -22,12 +22,18 @@ pub(crate) struct KeyRef {
     pub(crate) arena: bool,
 }
 
+/// One recorded key: where its bytes are, and its `fingerprint` (0 for keys of maps checked by
+/// hash).
+#[derive(Clone, Copy)]
+struct Entry {
+    fp: u64,
+    key: KeyRef,
+}
+
 /// Keys of every open map, innermost last.
 #[derive(Default)]
 pub(crate) struct KeyTracker {
-    keys: Vec<KeyRef>,
-    /// `fingerprint` of each key in `keys` (0 for keys of maps checked by hash).
-    fps: Vec<u64>,
+    keys: Vec<Entry>,
     pub(crate) arena: Vec<u8>,
     hasher: Option<RandomState>,
 }
@@ -47,7 +53,6 @@ impl KeyTracker {
     /// Forgets every key, keeping the buffers.
     pub(crate) fn reset(&mut self) {
         self.keys.clear();
-        self.fps.clear();
         self.arena.clear();
     }
 
@@ -62,7 +67,6 @@ impl KeyTracker {
 
     pub(crate) fn close(&mut self, m: MapKeys) {
         self.keys.truncate(m.base);
-        self.fps.truncate(m.base);
         self.arena.truncate(m.arena_base);
     }
 
@@ -76,50 +80,56 @@ impl KeyTracker {
     }
 
     /// Records `key` in map `m`; returns false if the map already has a key with those bytes.
+    /// (Inlined: a call costs about as much as the check itself.)
+    #[inline(always)]
     pub(crate) fn insert(&mut self, m: &mut MapKeys, input: &[u8], key: KeyRef) -> bool {
+        if m.set.is_some() || self.keys.len() - m.base >= LINEAR_MAX {
+            return self.insert_hashed(m, input, key);
+        }
+        let fp = fingerprint(if key.arena { &self.arena } else { input }, key);
+        let bit = bloom_bit(fp);
+        if m.bloom & bit != 0 && self.seen_linear(m.base, input, key, fp) {
+            return false;
+        }
+        m.bloom |= bit;
+        self.keys.push(Entry { fp, key });
+        true
+    }
+
+    /// Whether a key of the map starting at `base` has `key`'s fingerprint and bytes.
+    fn seen_linear(&self, base: usize, input: &[u8], key: KeyRef, fp: u64) -> bool {
         let kb = self.resolve(input, key);
-        let n = self.keys.len() - m.base;
-        if m.set.is_none() && n < LINEAR_MAX {
-            // Compare a fingerprint (length and first bytes) before the contents.
-            let fp = fingerprint(kb);
-            let bit = bloom_bit(fp);
-            if m.bloom & bit != 0 {
-                for (i, &f) in self.fps[m.base..].iter().enumerate() {
-                    if f == fp && self.resolve(input, self.keys[m.base + i]) == kb {
-                        return false;
-                    }
-                }
+        self.keys[base..]
+            .iter()
+            .any(|e| e.fp == fp && key_eq(self.resolve(input, e.key), kb))
+    }
+
+    /// `insert` for maps of [`LINEAR_MAX`] keys or more: a set of keyed hashes, built from the
+    /// keys so far on the first call.
+    #[cold]
+    fn insert_hashed(&mut self, m: &mut MapKeys, input: &[u8], key: KeyRef) -> bool {
+        let hasher = self.hasher.get_or_insert_with(RandomState::new);
+        let resolve = |k: KeyRef| {
+            if k.arena {
+                &self.arena[k.start..k.end]
+            } else {
+                &input[k.start..k.end]
             }
-            m.bloom |= bit;
-            self.keys.push(key);
-            self.fps.push(fp);
-            return true;
-        }
-        if self.hasher.is_none() {
-            self.hasher = Some(RandomState::new());
-        }
-        let hasher = self.hasher.as_ref().expect("set above");
-        let kb = self.resolve(input, key);
-        if m.set.is_none() {
-            let mut set = HashSet::with_capacity(n * 2);
-            for &prev in &self.keys[m.base..] {
-                set.insert(hasher.hash_one(self.resolve(input, prev)));
-            }
-            m.set = Some(set);
-        }
-        let h = hasher.hash_one(kb);
-        let set = m.set.as_mut().expect("set built above");
-        let fresh = set.insert(h);
-        if !fresh {
+        };
+        let set = m.set.get_or_insert_with(|| {
+            let prev = &self.keys[m.base..];
+            let mut set = HashSet::with_capacity(prev.len() * 2);
+            set.extend(prev.iter().map(|e| hasher.hash_one(resolve(e.key))));
+            set
+        });
+        let kb = resolve(key);
+        if !set.insert(hasher.hash_one(kb)) {
             // A hash hit: confirm by content (collisions are possible, if unlikely).
-            for &prev in &self.keys[m.base..] {
-                if self.resolve(input, prev) == kb {
-                    return false;
-                }
+            if self.keys[m.base..].iter().any(|e| resolve(e.key) == kb) {
+                return false;
             }
         }
-        self.keys.push(key);
-        self.fps.push(0);
+        self.keys.push(Entry { fp: 0, key });
         true
     }
 }
@@ -130,18 +140,27 @@ fn bloom_bit(fp: u64) -> u64 {
     1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
-/// First eight bytes of a key (zero-padded) mixed with its length: a function of the key's bytes
-/// only, so different fingerprints mean different keys. Keys of eight bytes or more take a
-/// fixed-size load (no variable-length copy).
+/// The first eight bytes of the key at `k` in `src` (zero-padded) mixed with its length: a
+/// function of the key's bytes only, so different fingerprints mean different keys. One
+/// fixed-size load, masked for keys shorter than eight bytes, unless the key ends within eight
+/// bytes of the end of `src`.
 #[inline]
-fn fingerprint(k: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    if k.len() >= 8 {
-        b.copy_from_slice(&k[..8]);
+fn fingerprint(src: &[u8], k: KeyRef) -> u64 {
+    let len = k.end - k.start;
+    let word = match src.get(k.start..k.start + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("8 bytes")),
+        None => {
+            let mut b = [0u8; 8];
+            b[..len].copy_from_slice(&src[k.start..k.end]);
+            u64::from_le_bytes(b)
+        }
+    };
+    let word = if len < 8 {
+        word & ((1u64 << (8 * len)) - 1)
     } else {
-        b[..k.len()].copy_from_slice(k);
-    }
-    u64::from_le_bytes(b) ^ (k.len() as u64).rotate_right(8)
+        word
+    };
+    word ^ (len as u64).rotate_right(8)
 }
 
 /// Renders a key for an error message: as a quoted string when it is UTF-8, as hex otherwise.

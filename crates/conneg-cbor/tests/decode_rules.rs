@@ -102,6 +102,99 @@ fn duplicate_keys_in_large_maps() {
     assert_eq!(v.as_object().unwrap().len(), 40);
 }
 
+/// A map of `keys` (each a byte string key with a one-byte value), in a definite or an
+/// indefinite-length map, the keys themselves definite or split into chunks.
+fn map_of(keys: &[Vec<u8>], indefinite_map: bool, chunked_keys: bool) -> Vec<u8> {
+    let mut b = if indefinite_map {
+        vec![0xbf]
+    } else {
+        vec![0xb9, (keys.len() >> 8) as u8, keys.len() as u8]
+    };
+    for k in keys {
+        if chunked_keys {
+            b.push(0x5f);
+            for c in k.chunks(3) {
+                b.push(0x40 | c.len() as u8);
+                b.extend_from_slice(c);
+            }
+            b.push(0xff);
+        } else {
+            b.push(0x58);
+            b.push(k.len() as u8);
+            b.extend_from_slice(k);
+        }
+        b.push(0x01);
+    }
+    if indefinite_map {
+        b.push(0xff);
+    }
+    b
+}
+
+#[test]
+fn duplicate_keys_found_at_every_position_in_small_and_large_maps() {
+    // Keys from 0 to 11 bytes with long shared prefixes (equal fingerprints for different keys of
+    // 8 bytes or more), maps on both sides of the switch from the linear check to the hashed one
+    // (32 keys), each key repeated at a later position; the last key ends the input, so the
+    // fingerprint of a short key cannot read eight bytes there.
+    let key = |i: usize| {
+        let mut k = b"prefix00".to_vec();
+        k.truncate(i % 9);
+        k.extend_from_slice(format!("{i}").as_bytes());
+        k
+    };
+    for n in [1usize, 2, 7, 31, 32, 33, 64, 70] {
+        let keys: Vec<Vec<u8>> = (0..n).map(key).collect();
+        for (indefinite, chunked) in [(false, false), (true, false), (false, true)] {
+            let ok = map_of(&keys, indefinite, chunked);
+            let v: Value = conneg_cbor::from_slice(&ok).unwrap();
+            assert_eq!(v.as_object().unwrap().len(), n);
+            conneg_cbor::from_slice::<IgnoredAny>(&ok).unwrap();
+            for i in 0..n {
+                for j in [i + 1, n] {
+                    let mut dup = keys.clone();
+                    dup.insert(j, keys[i].clone());
+                    let b = map_of(&dup, indefinite, chunked);
+                    let what = format!("n={n} key {i} again at {j}, {indefinite} {chunked}");
+                    assert_eq!(kind::<Value>(&b), ErrorKind::DuplicateKey, "{what}");
+                    assert_eq!(kind::<IgnoredAny>(&b), ErrorKind::DuplicateKey, "{what}");
+                    assert_eq!(
+                        kind::<HashMap<String, u8>>(&b),
+                        ErrorKind::DuplicateKey,
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn text_in_and_around_ascii_stretches() {
+    // ASCII keys and values (validated as one stretch), non-ASCII text, a 27-byte string, a
+    // nested map (which breaks the stretch), byte strings after it: every string comes out as
+    // written.
+    let long = "a".repeat(27);
+    let v = value(&format!(
+        "a6 4161 4162  4263 64 62c3a9  4178 781b {}  4164 a1 4165 43e6b0b4  4166 627a7a \
+         4167 4568656c6c6f",
+        "61".repeat(27)
+    ));
+    assert_eq!(
+        v,
+        json!({"a": "b", "cd": "é", "x": long, "d": {"e": "水"}, "f": "zz", "g": "hello"})
+    );
+    // Invalid UTF-8 right after ASCII strings of the same stretch is still refused, as a key, as
+    // a text value and as a byte string read as text.
+    assert_eq!(both("a2 4161 4162 62c328 01"), ErrorKind::InvalidUtf8);
+    assert_eq!(both("a2 4161 4162 4163 62c328"), ErrorKind::InvalidUtf8);
+    let b = unhex("a2 4161 4162 4163 42c328");
+    assert_eq!(kind::<HashMap<String, String>>(&b), ErrorKind::InvalidUtf8);
+    // A string that starts in a stretch and ends past its end (the stretch stops at a non-ASCII
+    // byte inside the string).
+    assert_eq!(value("a1 4161 66 616263c3a964"), json!({"a": "abcéd"}));
+}
+
 #[test]
 fn invalid_utf8_text_is_an_error() {
     assert_eq!(both("62 c328"), ErrorKind::InvalidUtf8);
