@@ -151,10 +151,11 @@ impl AuthArgs {
     }
 
     /// The authenticator and authorizer these flags describe, reading the files they name,
-    /// answering refusals in one of `codecs`; the error says which flag or file is wrong.
+    /// answering refusals in one of `codecs` and counting users in `metrics`; the error says which flag or file is wrong.
     pub fn build(
         &self,
         codecs: conneg::Codecs,
+        metrics: std::sync::Arc<crate::server::metrics::Metrics>,
     ) -> std::result::Result<crate::server::auth::Auth, String> {
         use conneg_apiserver::auth::{
             AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
@@ -230,6 +231,7 @@ impl AuthArgs {
             authorizer: Authorizer::new(modes)
                 .always_allow_paths(self.authorization_always_allow_paths.clone()),
             errors: conneg::Negotiator::new().codecs(codecs),
+            metrics,
         })
     }
 }

@@ -136,7 +136,7 @@ async fn main() -> std::process::ExitCode {
         tracing::error!("cannot create the system namespaces: {}", e.message);
         return std::process::ExitCode::FAILURE;
     }
-    let auth = match cli.auth.build(state.codecs()) {
+    let auth = match cli.auth.build(state.codecs(), state.metrics.clone()) {
         Ok(auth) => std::sync::Arc::new(auth),
         Err(e) => {
             tracing::error!("{e}");

@@ -123,7 +123,16 @@ fn tokens_and_abac_policies_decide_with_kubernetes_answers() {
         r#"{"metadata":{"name":"x"}}"#,
     );
     assert_eq!(r.code, 201, "{}", r.text());
-    assert_eq!(as_user(&s, "alice-token", "GET", "/metrics", "").code, 200);
+    let metrics = as_user(&s, "alice-token", "GET", "/metrics", "");
+    assert_eq!(metrics.code, 200);
+    // Users are counted as Kubernetes counts them: a few labels, whatever the users.
+    let text = metrics.text();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(r#"authenticated_user_requests{username="other"} "#)),
+        "{text}"
+    );
+    assert!(!text.contains(r#"username="alice""#), "{text}");
     assert_eq!(as_user(&s, "alice-token", "GET", "/readyz", "").code, 200);
 }
 

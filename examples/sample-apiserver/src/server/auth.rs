@@ -21,6 +21,7 @@ use conneg_apiserver::auth::{
     Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate,
 };
 
+use super::metrics::Metrics;
 use super::serve::ConnActivity;
 
 /// Who may do what on this server.
@@ -32,6 +33,8 @@ pub struct Auth {
     pub authorizer: Authorizer,
     /// How a refusal is answered: in the format the request accepts, as any other error.
     pub errors: Negotiator,
+    /// Where authenticated users are counted (`/metrics`).
+    pub metrics: Arc<Metrics>,
 }
 
 impl Auth {
@@ -59,6 +62,7 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
         Ok(user) => user,
         Err(_) => return auth.refuse(&req, &Status::unauthorized("Unauthorized")),
     };
+    auth.metrics.count_user(&user.name);
     auth.authenticator.strip_identity_headers(req.headers_mut());
     let user = match impersonate(&auth.authorizer, user, req.headers()).await {
         Ok(user) => user,

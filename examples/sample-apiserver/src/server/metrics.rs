@@ -51,9 +51,31 @@ struct Counter {
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: Mutex<BTreeMap<Labels, Counter>>,
+    users: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+/// Kubernetes' `compressUsername`: the user label of `authenticated_user_requests`, a handful
+/// of values whatever the users (a label per user would grow without bound).
+fn compress_username(name: &str) -> &'static str {
+    match name {
+        "admin" => "admin",
+        "client" => "client",
+        "kube_proxy" => "kube_proxy",
+        "kubelet" => "kubelet",
+        "system:serviceaccount:kube-system:default" => "system:serviceaccount:kube-system:default",
+        n if n.contains('@') => "email_id",
+        _ => "other",
+    }
 }
 
 impl Metrics {
+    /// Counts an authenticated request of `user` (`authenticated_user_requests`).
+    pub fn count_user(&self, user: &str) {
+        if let Ok(mut m) = self.users.lock() {
+            *m.entry(compress_username(user)).or_default() += 1;
+        }
+    }
+
     fn record(&self, labels: Labels, seconds: f64) {
         if let Ok(mut m) = self.requests.lock() {
             let c = m.entry(labels).or_default();
@@ -82,6 +104,15 @@ impl Metrics {
                 "apiserver_request_duration_seconds_sum{{{}}} {}",
                 labels(l),
                 c.seconds
+            );
+        }
+        let users = self.users.lock().map(|m| m.clone()).unwrap_or_default();
+        out.push_str("# HELP authenticated_user_requests Counter of authenticated requests broken out by username.\n");
+        out.push_str("# TYPE authenticated_user_requests counter\n");
+        for (user, n) in &users {
+            let _ = writeln!(
+                out,
+                "authenticated_user_requests{{username=\"{user}\"}} {n}"
             );
         }
         out
