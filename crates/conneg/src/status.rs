@@ -428,24 +428,36 @@ impl Status {
     }
 
     /// 422 `Invalid`: `<Kind>.<group> "<name>" is invalid: <causes>`. Each cause's message is
-    /// its `field: message`; several are bracketed and comma-separated, as Kubernetes'
-    /// aggregate errors.
+    /// its `field: message`; a repeated one is printed once, several are bracketed and
+    /// comma-separated, and none leaves `is invalid` alone, as Kubernetes' aggregate errors.
+    ///
+    /// ```
+    /// use conneg::{Status, StatusCause};
+    /// let cause = StatusCause::new("FieldValueRequired", "Required value", "spec.x");
+    /// let s = Status::invalid("wardle.example.com", "Flunder", "a", vec![cause.clone(), cause]);
+    /// assert_eq!(
+    ///     s.message,
+    ///     r#"Flunder.wardle.example.com "a" is invalid: spec.x: Required value"#
+    /// );
+    /// assert_eq!(s.details.unwrap().causes.len(), 2);
+    /// ```
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
         let name = &*Status::echo(name);
-        let each: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
-        let aggregate = if each.len() == 1 {
-            each[0].clone()
-        } else {
-            format!("[{}]", each.join(", "))
+        let mut each: Vec<String> = Vec::with_capacity(causes.len());
+        for c in &causes {
+            let m = if c.field.is_empty() {
+                c.message.clone()
+            } else {
+                format!("{}: {}", c.field, c.message)
+            };
+            if !each.contains(&m) {
+                each.push(m);
+            }
+        }
+        let aggregate = match each.len() {
+            0 => String::new(),
+            1 => format!(": {}", each[0]),
+            _ => format!(": [{}]", each.join(", ")),
         };
         let mut details = Status::resource_details(group, kind, name);
         details.causes = causes;
@@ -453,7 +465,7 @@ impl Status {
             StatusCode::UNPROCESSABLE_ENTITY,
             StatusReason::Invalid,
             format!(
-                "{} {} is invalid: {aggregate}",
+                "{} {} is invalid{aggregate}",
                 qualified(kind, group),
                 Status::quote(name)
             ),
@@ -549,6 +561,22 @@ impl Status {
             retry_after_seconds,
             ..StatusDetails::default()
         })
+    }
+
+    /// 410 `Expired`: a resource version or continue token too old to serve (apimachinery's
+    /// `NewResourceExpired`), e.g. `too old resource version: 5 (10)`.
+    pub fn expired(message: impl Into<String>) -> Self {
+        Status::failure(StatusCode::GONE, StatusReason::Expired, message)
+    }
+
+    /// 504 `Timeout`, with `Retry-After` (`Too large resource version: 20, current: 10`).
+    pub fn timeout(message: impl Into<String>, retry_after_seconds: i32) -> Self {
+        Status::failure(StatusCode::GATEWAY_TIMEOUT, StatusReason::Timeout, message).with_details(
+            StatusDetails {
+                retry_after_seconds,
+                ..StatusDetails::default()
+            },
+        )
     }
 
     /// 503 `ServiceUnavailable`.

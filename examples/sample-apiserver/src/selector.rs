@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::error::go_quote;
 use crate::meta::ObjectMeta;
 use crate::names;
 
@@ -159,7 +158,7 @@ fn lex(s: &str) -> Result<Vec<Tok>, SelectorError> {
 fn invalid_requirement(value: &str, msgs: &[String]) -> SelectorError {
     SelectorError(format!(
         "unable to parse requirement: <nil>: Invalid value: {}: {}",
-        go_quote(value),
+        conneg::Status::quote(value),
         msgs.join("; ")
     ))
 }

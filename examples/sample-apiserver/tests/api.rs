@@ -313,7 +313,10 @@ fn invalid_error_in_kubernetes_format() {
     let mut f = internal_flunder("a", "x", Some("Flunder"));
     f.metadata.name = "name".into();
     let e = validate_flunder_create(&f).unwrap_err();
-    assert_eq!((e.code, e.reason), (422, "Invalid"));
+    assert_eq!(
+        (e.code, e.reason),
+        (422, Some(conneg::StatusReason::Invalid))
+    );
     assert_eq!(
         e.message,
         r#"Flunder.wardle.example.com "name" is invalid: spec.fischerReference: Invalid value: "x": cannot be set with flunderReference at the same time"#
@@ -363,7 +366,10 @@ fn ban_flunder_admission() {
     let mut f = internal_flunder("", "", None);
     f.metadata.name = "banned".into();
     let e = plugin.admit_create(&f, &fischers).unwrap_err();
-    assert_eq!((e.code, e.reason), (403, "Forbidden"));
+    assert_eq!(
+        (e.code, e.reason),
+        (403, Some(conneg::StatusReason::Forbidden))
+    );
     assert_eq!(
         e.message,
         r#"flunders.wardle.example.com "banned" is forbidden: this name may not be used, please change the resource name"#

@@ -1,7 +1,7 @@
 //! The `BanFlunder` admission plugin (reference §6): on create, a Flunder whose name is listed
 //! in any Fischer's `disallowedFlunders` is refused with 403 Forbidden.
 
-use crate::error::ApiError;
+use conneg::Status;
 
 use super::{FLUNDERS, internal};
 
@@ -37,7 +37,7 @@ impl BanFlunder {
         operation: Operation,
         name: &str,
         fischers: &[internal::Fischer],
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Status> {
         if operation != Operation::Create {
             return Ok(());
         }
@@ -45,8 +45,9 @@ impl BanFlunder {
             .iter()
             .any(|f| f.disallowed_flunders.iter().any(|d| d == name));
         if banned {
-            Err(ApiError::forbidden(
-                &FLUNDERS.group_resource(),
+            Err(Status::forbidden(
+                FLUNDERS.group,
+                FLUNDERS.resource,
                 name,
                 Self::MESSAGE,
             ))
@@ -60,7 +61,7 @@ impl BanFlunder {
         &self,
         flunder: &internal::Flunder,
         fischers: &[internal::Fischer],
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Status> {
         self.admit(Operation::Create, &flunder.metadata.name, fischers)
     }
 }

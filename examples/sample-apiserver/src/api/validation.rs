@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::error::{ApiError, go_quote};
+use conneg::{Status, StatusCause};
 
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, OwnerReference};
 use crate::names;
@@ -87,7 +87,7 @@ impl fmt::Display for BadValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BadValue::Null => f.write_str("null"),
-            BadValue::String(s) => f.write_str(&go_quote(s)),
+            BadValue::String(s) => f.write_str(&Status::quote(s)),
             BadValue::Int(n) => write!(f, "{n}"),
             BadValue::Uint(n) => write!(f, "{n:#x}"),
             BadValue::Bool(b) => write!(f, "{b}"),
@@ -100,7 +100,7 @@ impl fmt::Display for BadValue {
 
 /// Go's `%#v` of a `[]string`: `[]string{"a", "b"}`.
 pub fn go_strings(v: &[String]) -> String {
-    let quoted: Vec<String> = v.iter().map(|s| go_quote(s)).collect();
+    let quoted: Vec<String> = v.iter().map(|s| Status::quote(s)).collect();
     format!("[]string{{{}}}", quoted.join(", "))
 }
 
@@ -155,7 +155,7 @@ impl FieldError {
 
     /// `field.NotSupported(path, value, supported)`.
     pub fn not_supported(field: &str, value: BadValue, supported: &[&str]) -> Self {
-        let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
+        let quoted: Vec<String> = supported.iter().map(|s| Status::quote(s)).collect();
         Self {
             field: field.to_owned(),
             error_type: FieldErrorType::NotSupported,
@@ -190,6 +190,24 @@ impl FieldError {
         }
         s
     }
+}
+
+impl FieldError {
+    /// The Status cause: reason, body, field.
+    pub fn cause(&self) -> StatusCause {
+        StatusCause::new(self.error_type.as_reason(), self.body(), self.field.clone())
+    }
+}
+
+/// 422 `Invalid` (apimachinery's `NewInvalid`): `<kind>.<group> "<name>" is invalid: <errors>`,
+/// one cause per field error.
+pub fn invalid(group: &str, kind: &str, name: &str, errs: &[FieldError]) -> Status {
+    Status::invalid(
+        group,
+        kind,
+        name,
+        errs.iter().map(FieldError::cause).collect(),
+    )
 }
 
 impl fmt::Display for FieldError {
@@ -257,13 +275,14 @@ pub fn validate_flunder_spec(spec: &internal::FlunderSpec, path: &str) -> Vec<Fi
 }
 
 /// Validate a Flunder for create and turn any errors into the 422 `Invalid` error.
-pub fn validate_flunder_create(flunder: &internal::Flunder) -> Result<(), ApiError> {
+pub fn validate_flunder_create(flunder: &internal::Flunder) -> Result<(), Status> {
     let errs = validate_flunder(flunder);
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::invalid(
-            &FLUNDERS.group_kind(),
+        Err(invalid(
+            FLUNDERS.group,
+            FLUNDERS.kind,
             &flunder.metadata.name,
             &errs,
         ))
@@ -598,9 +617,10 @@ pub fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta) -> Vec<Fi
 /// The error the generic registry returns for an update without `resourceVersion` when the
 /// strategy does not allow unconditional updates (wardle's don't): note the resource in the
 /// kind position and Go's `%#v` of a `uint64` zero, as Kubernetes prints them.
-pub fn resource_version_required(resource: &super::ResourceInfo, name: &str) -> ApiError {
-    ApiError::invalid(
-        &resource.group_resource(),
+pub fn resource_version_required(resource: &super::ResourceInfo, name: &str) -> Status {
+    invalid(
+        resource.group,
+        resource.resource,
         name,
         &[FieldError::invalid_value(
             "metadata.resourceVersion",

@@ -10,11 +10,10 @@ use serde_json::Value;
 
 use super::handlers::Served;
 use super::kinds::Kind;
-use crate::api::validation::{FIELD_MANAGER_MAX_LENGTH, validate_field_manager};
+use crate::api::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
-use crate::error::ApiError;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
@@ -29,7 +28,7 @@ pub fn manager(
     if let Some(m) = field_manager {
         let errs = validate_field_manager(m, "fieldManager");
         if !errs.is_empty() {
-            return Err(ApiError::invalid(&format!("{options}.meta.k8s.io"), "", &errs).into());
+            return Err(invalid("meta.k8s.io", options, "", &errs));
         }
         return Ok(m.to_owned());
     }

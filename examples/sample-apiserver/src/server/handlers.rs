@@ -29,17 +29,18 @@ use super::lifecycle::{self, DeleteOptions};
 use super::{AppState, field_manager, list_options, namespaces, patch, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
 use crate::api::validation::{
-    resource_version_required, validate_object_meta, validate_object_meta_update,
+    invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
 };
 use crate::api::{
     NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1,
     internal, v1alpha1, v1beta1,
 };
-use crate::error::{ApiError, go_quote};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
 use crate::names;
 use crate::selector::Selectors;
-use crate::storage::{KeyValue, ListOptions, Storage, StorageError, ToApiError, continue_token};
+use crate::storage::{
+    KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
+};
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
 pub type HResult = Result<Response, Status>;
@@ -151,7 +152,12 @@ impl Target {
         if errs.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::invalid(&K::RESOURCE.group_kind(), &new.meta().name, &errs).into())
+            Err(invalid(
+                K::RESOURCE.group,
+                K::RESOURCE.kind,
+                &new.meta().name,
+                &errs,
+            ))
         }
     }
 
@@ -210,7 +216,7 @@ impl Target {
                 if v.is_empty() || !errs.is_empty() {
                     return Err(Status::bad_request(format!(
                         "invalid {what} {}: {}",
-                        go_quote(v),
+                        Status::quote(v),
                         errs.join(", ")
                     )));
                 }
@@ -224,7 +230,7 @@ impl Target {
                     .as_ref()
                     .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX)
             {
-                return Err(ApiError::not_found(&resource.group_resource(), n).into());
+                return Err(Status::not_found(resource.group, resource.resource, n));
             }
         }
         Ok(Self {
@@ -268,7 +274,7 @@ impl Params {
             Some("All") => Ok(true),
             Some(other) => Err(Status::bad_request(format!(
                 "dryRun: Unsupported value: {}: supported values: \"All\"",
-                go_quote(other)
+                Status::quote(other)
             ))),
         }
     }
@@ -300,7 +306,7 @@ pub fn storage_status(e: StorageError, res: &ResourceInfo, name: &str) -> Status
     ) {
         tracing::debug!(error = %e, "storage error");
     }
-    e.to_api_error(res, name).into()
+    e.to_status(res, name)
 }
 
 /// The User-Agent, which names the manager of a write without `fieldManager`.
@@ -472,9 +478,7 @@ async fn create_object<T: Served>(
     .await?;
     if <T::K as Kind>::ADMITTED {
         let fischers = list_fischers(st).await?;
-        BanFlunder
-            .admit(Operation::Create, &k.meta().name, &fischers)
-            .map_err(Status::from)?;
+        BanFlunder.admit(Operation::Create, &k.meta().name, &fischers)?;
     }
     let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
     if generated {
@@ -487,12 +491,12 @@ async fn create_object<T: Served>(
         <T::K as Kind>::RESOURCE.namespaced,
     ));
     if !errs.is_empty() {
-        return Err(ApiError::invalid(
-            &<T::K as Kind>::RESOURCE.group_kind(),
+        return Err(invalid(
+            <T::K as Kind>::RESOURCE.group,
+            <T::K as Kind>::RESOURCE.kind,
             &k.meta().name,
             &errs,
-        )
-        .into());
+        ));
     }
     let name = k.meta().name.clone();
     let key = st.keys.object(
@@ -559,7 +563,7 @@ async fn get<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -
         .get(&t.key(st))
         .await
         .map_err(|e| storage_status(e, t.resource, t.name()))?
-        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     let k: T::K = decode_kind(st, &kv)?;
     if let Some(conv) = n.conversion() {
         return Ok(respond(
@@ -581,7 +585,7 @@ pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Sta
     let rv: i64 = rv.parse().map_err(|_| {
         Status::bad_request(format!(
             "invalid resource version {}: must be a non-negative integer",
-            go_quote(rv)
+            Status::quote(rv)
         ))
     })?;
     if rv == 0 {
@@ -598,15 +602,14 @@ pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Sta
         .await
         .map_err(|e| storage_status(e, &crate::api::FLUNDERS, ""))?;
     if rv > current {
-        return Err(ApiError::timeout(
+        return Err(Status::timeout(
             StorageError::FutureRevision {
                 requested: rv,
                 current,
             }
             .to_string(),
             1,
-        )
-        .into());
+        ));
     }
     Ok(None)
 }
@@ -633,7 +636,7 @@ pub async fn list_kinds<K: Kind>(
         Some(l) => {
             let l: i64 = l
                 .parse()
-                .map_err(|_| Status::bad_request(format!("invalid limit {}", go_quote(l))))?;
+                .map_err(|_| Status::bad_request(format!("invalid limit {}", Status::quote(l))))?;
             usize::try_from(l).ok().filter(|l| *l > 0)
         }
     };
@@ -667,9 +670,9 @@ pub async fn list_kinds<K: Kind>(
         {
             Ok(p) => p,
             Err(StorageError::Gone { .. }) if q.get("continue").is_some() => {
-                return Err(
-                    ApiError::expired(continue_token::CONTINUE_EXPIRED_MSG.to_owned()).into(),
-                );
+                return Err(Status::expired(
+                    continue_token::CONTINUE_EXPIRED_MSG.to_owned(),
+                ));
             }
             Err(e) => return Err(storage_status(e, res, "")),
         };
@@ -747,7 +750,12 @@ fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::invalid(&K::RESOURCE.group_kind(), &new.meta().name, &errs).into())
+        Err(invalid(
+            K::RESOURCE.group,
+            K::RESOURCE.kind,
+            &new.meta().name,
+            &errs,
+        ))
     }
 }
 
@@ -782,7 +790,7 @@ pub(super) async fn write_update<K: Kind>(
 }
 
 fn conflict(res: &ResourceInfo, name: &str) -> Status {
-    ApiError::conflict(&res.group_resource(), name, ApiError::OPTIMISTIC_LOCK_MSG).into()
+    Status::conflict(res.group, res.resource, name, OPTIMISTIC_LOCK_MSG)
 }
 
 fn check_name<K: Kind>(k: &K, t: &Target) -> Result<(), Status> {
@@ -813,12 +821,12 @@ async fn update<T: Served>(
     check_name(&new, t)?;
     let rv = new.meta().resource_version.clone();
     if rv.is_empty() {
-        return Err(resource_version_required(t.resource, t.name()).into());
+        return Err(resource_version_required(t.resource, t.name()));
     }
     let expected: i64 = rv.parse().map_err(|_| {
         Status::bad_request(format!(
             "metadata.resourceVersion: Invalid value: {}: must be an integer",
-            go_quote(&rv)
+            Status::quote(&rv)
         ))
     })?;
     let key = t.key(st);
@@ -827,7 +835,7 @@ async fn update<T: Served>(
         .get(&key)
         .await
         .map_err(|e| storage_status(e, t.resource, t.name()))?
-        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     if kv.mod_revision != expected {
         return Err(conflict(t.resource, t.name()));
     }
@@ -941,7 +949,11 @@ async fn patch_object<T: Served>(
         let Some(kv) = current else {
             // Only an apply to the object itself creates it.
             if !kind.is_apply() || t.status {
-                return Err(ApiError::not_found(&t.resource.group_resource(), t.name()).into());
+                return Err(Status::not_found(
+                    t.resource.group,
+                    t.resource.resource,
+                    t.name(),
+                ));
             }
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
@@ -1035,7 +1047,7 @@ async fn delete<T: Served>(
     let opts = DeleteOptions::read(&raw, n.request_codec(), q)?;
     let out = lifecycle::delete_object::<T::K>(st, &t.key(st), t.name(), &opts)
         .await?
-        .ok_or_else(|| ApiError::not_found(&t.resource.group_resource(), t.name()))?;
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     let code = opts.status_code(out.deleted);
     if !out.deleted || <T::K as Kind>::RETURN_DELETED_OBJECT {
         return Ok(respond(n, code, &T::from_kind(out.object)));

@@ -19,7 +19,6 @@ use crate::api::{
     v1alpha1, v1beta1,
 };
 use crate::apply::schema::Schema;
-use crate::error::ApiError;
 use crate::meta::HasObjectMeta;
 
 /// One version a kind is served in, as JSON: what server-side apply converts objects with
@@ -105,7 +104,7 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// Starts a DELETE. `Ok(false)`: the object is removed at once. `Ok(true)`: the object
     /// has been marked as being deleted; it is written back (with `deletionTimestamp`) and
     /// [`Kind::finalize`] removes it. An error refuses the deletion.
-    fn begin_delete(&mut self) -> Result<bool, ApiError> {
+    fn begin_delete(&mut self) -> Result<bool, Status> {
         Ok(false)
     }
     /// Whether the kind's own finalization (not `metadata.finalizers`) still holds an object
@@ -247,7 +246,7 @@ impl Kind for core_v1::Namespace {
         self.metadata.resource_version = resource_version;
         self.metadata.managed_fields = managed_fields;
     }
-    fn begin_delete(&mut self) -> Result<bool, ApiError> {
+    fn begin_delete(&mut self) -> Result<bool, Status> {
         namespaces::admit_delete(&self.metadata.name)?;
         core_v1::PHASE_TERMINATING.clone_into(&mut self.status.phase);
         Ok(true)

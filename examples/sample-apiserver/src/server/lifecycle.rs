@@ -21,8 +21,8 @@ use serde::Deserialize;
 use super::AppState;
 use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
-use crate::api::validation::{BadValue, FieldError};
-use crate::error::{ApiError, go_quote};
+use crate::api::ResourceInfo;
+use crate::api::validation::{BadValue, FieldError, invalid};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::storage::{Storage, StorageError};
 use conneg::{Codec, FieldValidation, Status};
@@ -87,7 +87,7 @@ impl DeleteOptions {
                 v.parse::<i64>().map_err(|_| {
                     Status::bad_request(format!(
                         "strconv.ParseInt: parsing {}: invalid syntax",
-                        go_quote(v)
+                        Status::quote(v)
                     ))
                 })
             })
@@ -98,7 +98,7 @@ impl DeleteOptions {
                 conneg::parse_bool(v).ok_or_else(|| {
                     Status::bad_request(format!(
                         "strconv.ParseBool: parsing {}: invalid syntax",
-                        go_quote(v)
+                        Status::quote(v)
                     ))
                 })
             })
@@ -113,7 +113,7 @@ impl DeleteOptions {
     }
 
     /// `ValidateDeleteOptions`: 422 `DeleteOptions.meta.k8s.io "" is invalid: ...`.
-    fn validate(&self) -> Result<(), ApiError> {
+    fn validate(&self) -> Result<(), Status> {
         let mut errs = Vec::new();
         if let Some(policy) = &self.propagation_policy {
             if self.orphan_dependents.is_some() {
@@ -141,7 +141,7 @@ impl DeleteOptions {
         if errs.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::invalid("DeleteOptions.meta.k8s.io", "", &errs))
+            Err(invalid("meta.k8s.io", "DeleteOptions", "", &errs))
         }
     }
 
@@ -161,13 +161,18 @@ impl DeleteOptions {
     }
 
     /// `rest.BeforeDelete`'s precondition check, with its conflict messages.
-    fn check_preconditions(&self, meta: &ObjectMeta, group_kind: &str) -> Result<(), ApiError> {
+    fn check_preconditions(
+        &self,
+        meta: &ObjectMeta,
+        resource: &ResourceInfo,
+    ) -> Result<(), Status> {
         let Some(p) = &self.preconditions else {
             return Ok(());
         };
         if let Some(uid) = p.uid.as_deref().filter(|u| *u != meta.uid) {
-            return Err(ApiError::conflict(
-                group_kind,
+            return Err(Status::conflict(
+                resource.group,
+                resource.kind,
                 &meta.name,
                 &format!(
                     "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
@@ -180,8 +185,9 @@ impl DeleteOptions {
             .as_deref()
             .filter(|rv| *rv != meta.resource_version)
         {
-            return Err(ApiError::conflict(
-                group_kind,
+            return Err(Status::conflict(
+                resource.group,
+                resource.kind,
                 &meta.name,
                 &format!(
                     "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
@@ -239,10 +245,10 @@ pub enum Deletion {
 pub fn plan_delete(
     meta: &mut ObjectMeta,
     opts: &DeleteOptions,
-    group_kind: &str,
+    resource: &ResourceInfo,
     now: Time,
-) -> Result<Deletion, ApiError> {
-    opts.check_preconditions(meta, group_kind)?;
+) -> Result<Deletion, Status> {
+    opts.check_preconditions(meta, resource)?;
     let (orphan, foreground) = (opts.orphans(meta), opts.foreground(meta));
     let mut finalizers: Vec<String> = meta
         .finalizers
@@ -305,7 +311,6 @@ pub async fn delete_object<K: Kind>(
     name: &str,
     opts: &DeleteOptions,
 ) -> Result<Option<Deleted<K>>, Status> {
-    let group_kind = K::RESOURCE.group_kind();
     let mut backoff = ConflictBackoff::default();
     loop {
         let Some(kv) = st
@@ -319,7 +324,7 @@ pub async fn delete_object<K: Kind>(
         let old: K = decode_kind(st, &kv)?;
         let mut kept = old.clone();
         let now = Time::now();
-        let mut plan = plan_delete(kept.meta_mut(), opts, &group_kind, now)?;
+        let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;
         // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
         let finishes = kept.begin_delete()?;
         if finishes {
@@ -392,6 +397,7 @@ pub async fn remove<K: Kind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::FLUNDERS;
     use crate::api::core_v1::Namespace;
     use crate::api::internal::Flunder;
 
@@ -419,7 +425,7 @@ mod tests {
     #[test]
     fn no_finalizers_deletes_now() {
         let mut m = meta(&[]);
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), "K.g", NOW).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
         assert_eq!(plan, Deletion::Now);
         assert_eq!(m, meta(&[]));
     }
@@ -427,7 +433,7 @@ mod tests {
     #[test]
     fn finalizers_mark_once() {
         let mut m = meta(&["x/y"]);
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), "K.g", NOW).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
         assert_eq!(plan, Deletion::Keep);
         assert_eq!(m.deletion_timestamp, Some(NOW));
         assert_eq!(m.deletion_grace_period_seconds, Some(0));
@@ -435,7 +441,7 @@ mod tests {
         // A second DELETE, later, changes nothing.
         let before = m.clone();
         let later = Time { unix_seconds: 200 };
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), "K.g", later).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, later).unwrap();
         assert_eq!(plan, Deletion::Keep);
         assert_eq!(m, before);
     }
@@ -465,7 +471,7 @@ mod tests {
         ];
         for (policy, orphan, before, after) in cases {
             let mut m = meta(before);
-            let plan = plan_delete(&mut m, &opts(policy, orphan), "K.g", NOW).unwrap();
+            let plan = plan_delete(&mut m, &opts(policy, orphan), &FLUNDERS, NOW).unwrap();
             assert_eq!(m.finalizers, after, "{policy:?} {orphan:?} {before:?}");
             let want = if after.is_empty() {
                 Deletion::Now
@@ -485,7 +491,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let e = plan_delete(&mut meta(&[]), &o, "Flunder.wardle.example.com", NOW).unwrap_err();
+        let e = plan_delete(&mut meta(&[]), &o, &FLUNDERS, NOW).unwrap_err();
         assert_eq!(e.code, 409);
         assert_eq!(
             e.message,
@@ -495,7 +501,7 @@ mod tests {
             uid: Some("u1".into()),
             resource_version: Some("6".into()),
         });
-        let e = plan_delete(&mut meta(&[]), &o, "Flunder.wardle.example.com", NOW).unwrap_err();
+        let e = plan_delete(&mut meta(&[]), &o, &FLUNDERS, NOW).unwrap_err();
         assert_eq!(
             e.message,
             "Operation cannot be fulfilled on Flunder.wardle.example.com \"a\": the ResourceVersion in the precondition (6) does not match the ResourceVersion in record (7). The object might have been modified"
@@ -537,7 +543,7 @@ mod tests {
         let mut old = flunder(meta(&["x/y"]));
         let bare = flunder(meta(&[]));
         assert!(!deletes_on_update(&bare, &old));
-        plan_delete(&mut old.metadata, &DeleteOptions::default(), "K.g", NOW).unwrap();
+        plan_delete(&mut old.metadata, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
         assert!(deletes_on_update(&bare, &old));
         assert!(!deletes_on_update(&flunder(meta(&["x/y"])), &old));
     }
@@ -549,7 +555,7 @@ mod tests {
             ..Default::default()
         };
         old.spec.finalizers = vec!["kubernetes".into()];
-        plan_delete(&mut old.metadata, &DeleteOptions::default(), "K.g", NOW).unwrap();
+        plan_delete(&mut old.metadata, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
         let mut new = old.clone();
         new.metadata.finalizers.clear();
         assert!(!deletes_on_update(&new, &old));

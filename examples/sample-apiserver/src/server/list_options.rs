@@ -18,8 +18,7 @@ use conneg::Status;
 use serde_json::{Value, json};
 
 use super::handlers::Params;
-use crate::api::validation::{BadValue, FieldError};
-use crate::error::ApiError;
+use crate::api::validation::{BadValue, FieldError, invalid};
 
 /// The annotation on the bookmark that ends a watch's initial events.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -66,7 +65,7 @@ impl<'q> ListOptions<'q> {
         if errs.is_empty() {
             Ok(opts)
         } else {
-            Err(ApiError::invalid("ListOptions.meta.k8s.io", "", &errs).into())
+            Err(invalid("meta.k8s.io", "ListOptions", "", &errs))
         }
     }
 

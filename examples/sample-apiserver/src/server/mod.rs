@@ -29,10 +29,6 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
-// `Status` (~300 bytes) is the error of paths that already allocate; boxing it everywhere
-// would only add noise (conneg makes the same call).
-#![allow(clippy::result_large_err)]
-
 pub mod auth;
 pub mod discovery;
 pub mod field_manager;
@@ -61,7 +57,6 @@ use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status,
 
 use crate::api::Version;
 use crate::config::OpenedStorage;
-use crate::error::ApiError;
 use crate::storage::Store;
 use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
@@ -211,31 +206,4 @@ async fn not_found() -> Status {
         StatusReason::NotFound,
         "the server could not find the requested resource",
     )
-}
-
-/// Turns the domain model's error into a conneg `Status` (encoded in the negotiated format).
-pub fn status(err: ApiError) -> Status {
-    let code = http::StatusCode::from_u16(err.code).unwrap_or(http::StatusCode::BAD_REQUEST);
-    let mut s = Status::failure(code, StatusReason::parse(err.reason), err.message);
-    if let Some(d) = err.details {
-        s = s.with_details(conneg::StatusDetails {
-            name: d.name,
-            group: d.group,
-            kind: d.kind,
-            uid: d.uid,
-            causes: d
-                .causes
-                .into_iter()
-                .map(|c| conneg::StatusCause::new(c.reason, c.message, c.field))
-                .collect(),
-            retry_after_seconds: d.retry_after_seconds.unwrap_or(0),
-        });
-    }
-    s
-}
-
-impl From<ApiError> for Status {
-    fn from(e: ApiError) -> Self {
-        status(e)
-    }
 }

@@ -21,7 +21,6 @@ use super::handlers::{ConflictBackoff, decode_kind, storage_status, write_update
 use super::kinds::Kind;
 use crate::api::core_v1::Namespace;
 use crate::api::{NAMESPACES, ResourceInfo, Version, Versioned};
-use crate::error::ApiError;
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
 use crate::storage::{ListOptions, Storage, StorageError};
@@ -34,10 +33,11 @@ pub const SYSTEM_NAMESPACES: [&str; 4] =
 const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// NamespaceLifecycle on DELETE of a namespace: the system namespaces stay.
-pub fn admit_delete(name: &str) -> Result<(), ApiError> {
+pub fn admit_delete(name: &str) -> Result<(), Status> {
     if IMMORTAL_NAMESPACES.contains(&name) {
-        return Err(ApiError::forbidden(
-            &NAMESPACES.group_resource(),
+        return Err(Status::forbidden(
+            NAMESPACES.group,
+            NAMESPACES.resource,
             name,
             "this namespace may not be deleted",
         ));
@@ -59,23 +59,24 @@ pub async fn admit_create(
     }
     let ns = get(st, namespace)
         .await?
-        .ok_or_else(|| ApiError::not_found(&NAMESPACES.group_resource(), namespace))?;
+        .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
     if ns.is_terminating() {
-        let mut err = ApiError::forbidden(
-            &resource.group_resource(),
+        let mut err = Status::forbidden(
+            resource.group,
+            resource.resource,
             name,
             &format!(
                 "unable to create new content in namespace {namespace} because it is being terminated"
             ),
         );
         if let Some(d) = err.details.as_mut() {
-            d.causes.push(crate::error::StatusCause {
-                reason: "NamespaceTerminating".to_owned(),
-                message: format!("namespace {namespace} is being terminated"),
-                field: "metadata.namespace".to_owned(),
-            });
+            d.causes.push(conneg::StatusCause::new(
+                "NamespaceTerminating",
+                format!("namespace {namespace} is being terminated"),
+                "metadata.namespace",
+            ));
         }
-        return Err(err.into());
+        return Err(err);
     }
     Ok(())
 }

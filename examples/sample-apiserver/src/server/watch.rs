@@ -359,7 +359,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
 fn error_status(e: StorageError) -> Status {
     match e {
         StorageError::WatchLagged { .. } | StorageError::Gone { .. } => {
-            crate::error::ApiError::expired(e.to_string()).into()
+            Status::expired(e.to_string())
         }
         other => Status::internal_error(other),
     }

@@ -8,35 +8,37 @@ pub mod keys;
 
 pub use conneg_apiserver::storage::*;
 
+use conneg::Status;
+
 use crate::api::ResourceInfo;
-use crate::error::ApiError;
+
+/// The message of Kubernetes' 409 `Conflict` for a stale `resourceVersion`.
+pub const OPTIMISTIC_LOCK_MSG: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
 
 /// The Kubernetes error for a storage failure on an object.
-pub trait ToApiError {
+pub trait ToStatus {
     /// The Kubernetes error for this failure on `name` of `resource`.
-    fn to_api_error(&self, resource: &ResourceInfo, name: &str) -> ApiError;
+    fn to_status(&self, resource: &ResourceInfo, name: &str) -> Status;
 }
 
-impl ToApiError for StorageError {
-    fn to_api_error(&self, resource: &ResourceInfo, name: &str) -> ApiError {
-        let gr = resource.group_resource();
+impl ToStatus for StorageError {
+    fn to_status(&self, resource: &ResourceInfo, name: &str) -> Status {
+        let (group, res) = (resource.group, resource.resource);
         match self {
-            StorageError::NotFound { .. } => ApiError::not_found(&gr, name),
-            StorageError::AlreadyExists { .. } => ApiError::already_exists(&gr, name),
+            StorageError::NotFound { .. } => Status::not_found(group, res, name),
+            StorageError::AlreadyExists { .. } => Status::already_exists(group, res, name),
             StorageError::Conflict { .. } => {
-                ApiError::conflict(&gr, name, ApiError::OPTIMISTIC_LOCK_MSG)
+                Status::conflict(group, res, name, OPTIMISTIC_LOCK_MSG)
             }
-            StorageError::Gone { .. } => ApiError::expired(self.to_string()),
-            StorageError::FutureRevision { .. } => ApiError::timeout(self.to_string(), 1),
-            StorageError::WatchLagged { .. } => ApiError::expired(self.to_string()),
-            StorageError::Codec(_) | StorageError::Backend(_) => ApiError::internal(self),
-            StorageError::Unavailable(_) => ApiError {
-                code: 503,
-                reason: "ServiceUnavailable",
-                message: self.to_string(),
-                details: None,
-            },
-            StorageError::Timeout(_) => ApiError::timeout(self.to_string(), 1),
+            StorageError::Gone { .. } | StorageError::WatchLagged { .. } => {
+                Status::expired(self.to_string())
+            }
+            StorageError::FutureRevision { .. } | StorageError::Timeout(_) => {
+                Status::timeout(self.to_string(), 1)
+            }
+            StorageError::Codec(_) | StorageError::Backend(_) => Status::internal_error(self),
+            StorageError::Unavailable(_) => Status::service_unavailable(self.to_string()),
         }
     }
 }
