@@ -4,22 +4,36 @@
 //! target/test-deps first). Used by this crate's storage conformance suite and by servers'
 //! own etcd tests.
 
+use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a condition may take to come true before the test fails (generous: the machine
 /// is shared). Not a timing assertion: only "never" fails.
 pub const PATIENCE: Duration = Duration::from_secs(90);
 
-/// A free loopback TCP port (bound once, then released).
+/// A free loopback TCP port (bound once, then released), never one this process was given
+/// before: tests run in parallel, and two etcd members handed the same port would have one
+/// fail to bind while its test talked to the other's.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind a free port")
-        .local_addr()
-        .expect("local addr")
-        .port()
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind a free port")
+            .local_addr()
+            .expect("local addr")
+            .port();
+        if GIVEN
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(port)
+        {
+            return port;
+        }
+    }
 }
 
 fn etcd_installed() {
@@ -85,13 +99,15 @@ fn write_tls_files(dir: &std::path::Path) {
 impl Etcd {
     fn member(name: &str) -> Etcd {
         let peer_port = free_port();
+        // Unique, so that a member can tell its own answers from another's (wait_healthy).
+        let name = format!("{name}-{peer_port}");
         Etcd {
             child: None,
             dir: tempfile::tempdir().expect("a temp dir for etcd"),
-            name: name.to_owned(),
             client_port: free_port(),
             peer_port,
             initial_cluster: format!("{name}=http://127.0.0.1:{peer_port}"),
+            name,
             tls: false,
         }
     }
@@ -213,7 +229,7 @@ impl Etcd {
                     std::fs::read_to_string(self.log_path()).unwrap_or_default()
                 );
             }
-            if self.ctl(&["endpoint", "health"]).status.success() {
+            if self.ctl(&["endpoint", "health"]).status.success() && self.is_the_one_answering() {
                 return;
             }
             assert!(
@@ -223,6 +239,15 @@ impl Etcd {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Whether the etcd answering on this member's client port is this member (not another
+    /// test's that holds the port), by its name in `member list`.
+    fn is_the_one_answering(&self) -> bool {
+        let out = self.ctl(&["member", "list"]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .any(|l| l.split(", ").nth(2) == Some(self.name.as_str()))
     }
 
     /// SIGKILL, as a crash: only what etcd acknowledged (fsynced) survives.
