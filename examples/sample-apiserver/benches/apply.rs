@@ -24,11 +24,11 @@
 use std::hint::black_box;
 
 use conneg::PatchType;
+use conneg_apiserver::apply::managed::{Converter, ManagedFields, ManagerId, Operation, Updater};
+use conneg_apiserver::apply::schema::Schema;
+use conneg_apiserver::meta::Time;
+use conneg_apiserver::patch;
 use criterion::{Criterion, criterion_group, criterion_main};
-use sample_apiserver::apply::managed::{Converter, ManagedFields, ManagerId, Operation, Updater};
-use sample_apiserver::apply::schema::Schema;
-use sample_apiserver::meta::Time;
-use sample_apiserver::server::patch;
 use serde_json::{Value, json};
 
 const VERSION: &str = "wardle.example.com/v1beta1";

@@ -3,9 +3,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::server::serve::ConnLimits;
-use crate::server::timeouts::Timeouts;
-use crate::storage::codec::{StorageCodec, StorageMediaType};
 use crate::storage::etcd::{
     DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
 };
@@ -15,6 +12,9 @@ use crate::storage::{
     EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore, Result,
     Store, WatchBuffer,
 };
+use conneg_apiserver::serve::ConnLimits;
+use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
+use conneg_apiserver::timeouts::Timeouts;
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]

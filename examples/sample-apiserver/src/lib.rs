@@ -1,11 +1,9 @@
-//! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust: domain model,
-//! selectors, errors, storage, and the HTTP server ([`server`]) on conneg.
+//! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust, on conneg and
+//! the generic machinery of [`conneg_apiserver`] (metadata, selectors, validation, patch and
+//! apply, storage, serving).
 //!
-//! - [`meta`]: the `metav1` types (ObjectMeta, ListMeta, Time, ...).
 //! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
-//! - [`apply`]: server-side apply with field ownership (`managedFields`), kind-agnostic.
-//! - [`selector`]: label and field selectors.
-//! - [`storage`]: the revisioned key-value store (memory, embedded redb) and the codec.
+//! - [`storage`]: where objects live (keys) and the Kubernetes error for a storage failure.
 //! - [`config`]: the storage command-line flags and how they open a store.
 //! - [`server`]: the HTTP layer (router, handlers, discovery, OpenAPI, Table, watch, metrics).
 
@@ -14,10 +12,6 @@
 #![allow(clippy::result_large_err)]
 
 pub mod api;
-pub mod apply;
 pub mod config;
-pub mod meta;
-pub mod names;
-pub mod selector;
 pub mod server;
 pub mod storage;

@@ -9,9 +9,10 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use clap::Parser;
+use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
+use conneg_apiserver::timeouts;
 use sample_apiserver::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
-use sample_apiserver::server::serve::{ConnActivity, LimitedListener, track};
-use sample_apiserver::server::{AppState, ServerOptions, auth, namespaces, router, timeouts};
+use sample_apiserver::server::{AppState, ServerOptions, auth, namespaces, router};
 use sample_apiserver::storage::Storage;
 
 /// A Kubernetes-style API server for wardle.example.com.

@@ -1,14 +1,15 @@
 //! Domain model: serialization shape, defaulting, conversion, validation, admission.
 
-use sample_apiserver::api::admission::{BanFlunder, Operation};
-use sample_apiserver::api::validation::{
-    BadValue, FieldErrorType, resource_version_required, validate_flunder, validate_flunder_create,
-    validate_object_meta, validate_object_meta_update,
+use conneg_apiserver::meta::ObjectMeta;
+use conneg_apiserver::validation::{
+    BadValue, FieldErrorType, resource_version_required, validate_object_meta,
+    validate_object_meta_update,
 };
+use sample_apiserver::api::admission::{BanFlunder, Operation};
+use sample_apiserver::api::validation::{validate_flunder, validate_flunder_create};
 use sample_apiserver::api::{
     FLUNDERS, ReferenceType, Versioned, VersionedList, convert, internal, v1alpha1, v1beta1,
 };
-use sample_apiserver::meta::ObjectMeta;
 use serde_json::json;
 
 fn meta(name: &str) -> ObjectMeta {
@@ -460,7 +461,7 @@ fn object_meta_update_validation() {
             r#"metadata.uid: Invalid value: "u2": field is immutable"#,
         ]
     );
-    let e = resource_version_required(&FLUNDERS, "a");
+    let e = resource_version_required(FLUNDERS.group, FLUNDERS.resource, "a");
     assert_eq!(
         e.message,
         r#"flunders.wardle.example.com "a" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"#

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use conneg_apiserver::meta::{ManagedFieldsEntry, ObjectMeta, Time};
+use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType, decode_value, recognize};
 use sample_apiserver::api::FLUNDERS;
 use sample_apiserver::api::{ReferenceType, Versioned, v1alpha1};
-use sample_apiserver::meta::{ManagedFieldsEntry, ObjectMeta, Time};
-use sample_apiserver::storage::codec::{StorageCodec, StorageMediaType, decode_value, recognize};
 use sample_apiserver::storage::keys::Keys;
 use sample_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, Store,
@@ -97,7 +97,7 @@ fn stored_data_from_kubernetes_and_newer_servers_reads() {
 
 fn conneg_cbor_encode(v: &serde_json::Value) -> Vec<u8> {
     // Through the codec's own encoder, so the bytes are what the server would write.
-    sample_apiserver::storage::codec::encode_value(StorageMediaType::Cbor, v)
+    conneg_apiserver::storage::codec::encode_value(StorageMediaType::Cbor, v)
         .unwrap()
         .to_vec()
 }
@@ -223,7 +223,7 @@ fn v1beta1_flunder_encodes_exactly_as_kubernetes() {
     };
     f.set_type_meta();
     let want = unhex(REFERENCE_CBOR_HEX);
-    let got = sample_apiserver::storage::codec::encode_value(StorageMediaType::Cbor, &f).unwrap();
+    let got = conneg_apiserver::storage::codec::encode_value(StorageMediaType::Cbor, &f).unwrap();
     assert_eq!(got.to_vec(), want);
     let back: v1beta1::Flunder = decode_value(&want).unwrap();
     assert_eq!(back, f);

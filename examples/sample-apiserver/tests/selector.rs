@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use sample_apiserver::meta::ObjectMeta;
-use sample_apiserver::selector::{FieldSelector, LabelSelector, Selectors};
+use conneg_apiserver::meta::ObjectMeta;
+use conneg_apiserver::selector::{FieldSelector, LabelSelector, Selectors};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs

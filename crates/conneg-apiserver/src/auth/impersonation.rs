@@ -11,10 +11,6 @@
 //! impersonating `system:anonymous`. `Impersonate-Extra-*` headers are refused (400): this
 //! server keeps no extra user fields to carry them.
 
-// `Status` (~300 bytes) is the error of a path that already allocates and answers at once;
-// boxing it would only add noise (the sample server makes the same call).
-#![allow(clippy::result_large_err)]
-
 use http::HeaderMap;
 
 use super::{Attributes, Authorizer, Decision, UserInfo, forbidden};

@@ -16,6 +16,7 @@
 //! Keys are opaque here; a server lays them out as Kubernetes does
 //! (`/registry/<group>/<resource>/<namespace>/<name>`).
 
+pub mod codec;
 pub mod continue_token;
 pub mod embedded;
 pub mod etcd;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
 
 use super::internal::meta_impls;
 use super::v1alpha1::object_list_impls;
@@ -66,7 +66,7 @@ pub struct NamespaceCondition {
     pub status: String,
     /// When the status last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<crate::meta::Time>,
+    pub last_transition_time: Option<conneg_apiserver::meta::Time>,
     /// A machine-readable reason.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
@@ -76,8 +76,8 @@ pub struct NamespaceCondition {
 }
 
 /// `ValidateNamespaceStatusUpdate`: the phase follows the deletion mark.
-pub fn validate_status(ns: &Namespace) -> Vec<crate::api::validation::FieldError> {
-    use crate::api::validation::FieldError;
+pub fn validate_status(ns: &Namespace) -> Vec<conneg_apiserver::validation::FieldError> {
+    use conneg_apiserver::validation::FieldError;
     let deleting = ns.metadata.deletion_timestamp.is_some();
     let (want, rule) = if deleting {
         (

@@ -1,6 +1,6 @@
 //! The internal (hub) version, `pkg/apis/wardle` (reference §2). Never serialized.
 
-use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta};
+use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta};
 
 use super::ReferenceType;
 

@@ -8,7 +8,7 @@
 //! 3. [`Versioned::into_internal`];
 //! 4. on create only: [`admission::BanFlunder`] then [`validation::validate_flunder`];
 //! 5. convert to the storage version v1alpha1 ([`Versioned::from_internal`]) and encode with
-//!    [`crate::storage::codec`];
+//!    [`conneg_apiserver::storage::codec`];
 //! 6. on read, decode the stored v1alpha1 object, default it, and convert through internal to
 //!    the version the client asked for.
 
@@ -23,7 +23,7 @@ mod reference_type;
 
 pub use reference_type::ReferenceType;
 
-use crate::meta::HasObjectMeta;
+use conneg_apiserver::meta::HasObjectMeta;
 
 /// The API group.
 pub const GROUP: &str = "wardle.example.com";
@@ -256,11 +256,11 @@ pub trait VersionedObject: Versioned + HasObjectMeta {
 }
 
 /// A versioned list.
-pub trait VersionedList: Versioned + crate::meta::HasListMeta {
+pub trait VersionedList: Versioned + conneg_apiserver::meta::HasListMeta {
     /// The item type.
     type Item: VersionedObject;
     /// Build a list (with `apiVersion`/`kind` set) from items.
-    fn from_items(meta: crate::meta::ListMeta, items: Vec<Self::Item>) -> Self;
+    fn from_items(meta: conneg_apiserver::meta::ListMeta, items: Vec<Self::Item>) -> Self;
     /// The items.
     fn items(&self) -> &[Self::Item];
     /// Take the items out.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
 
 use super::internal::meta_impls;
 use super::{

@@ -22,7 +22,7 @@ use conneg_apiserver::auth::{
 };
 
 use super::metrics::Metrics;
-use super::serve::ConnActivity;
+use conneg_apiserver::serve::ConnActivity;
 
 /// Who may do what on this server.
 #[derive(Clone, Debug)]

@@ -26,20 +26,21 @@ use serde_json::Value;
 
 use super::kinds::Kind;
 use super::lifecycle::{self, DeleteOptions};
-use super::{AppState, field_manager, list_options, namespaces, patch, transform, watch};
+use super::{AppState, field_manager, list_options, namespaces, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
-use crate::api::validation::{
-    invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
-};
 use crate::api::{
     NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1,
     internal, v1alpha1, v1beta1,
 };
-use crate::meta::{HasObjectMeta, ListMeta, Time};
-use crate::names;
-use crate::selector::Selectors;
 use crate::storage::{
     KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
+};
+use conneg_apiserver::meta::{HasObjectMeta, ListMeta, Time};
+use conneg_apiserver::names;
+use conneg_apiserver::patch;
+use conneg_apiserver::selector::Selectors;
+use conneg_apiserver::validation::{
+    invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
 };
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
@@ -821,7 +822,11 @@ async fn update<T: Served>(
     check_name(&new, t)?;
     let rv = new.meta().resource_version.clone();
     if rv.is_empty() {
-        return Err(resource_version_required(t.resource, t.name()));
+        return Err(resource_version_required(
+            t.resource.group,
+            t.resource.resource,
+            t.name(),
+        ));
     }
     let expected: i64 = rv.parse().map_err(|_| {
         Status::bad_request(format!(

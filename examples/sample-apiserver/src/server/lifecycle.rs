@@ -22,10 +22,12 @@ use super::AppState;
 use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
 use crate::api::ResourceInfo;
-use crate::api::validation::{BadValue, FieldError, invalid};
-use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::storage::{Storage, StorageError};
 use conneg::{Codec, FieldValidation, Status};
+use conneg_apiserver::meta::{
+    FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default,
+};
+use conneg_apiserver::validation::{BadValue, FieldError, invalid};
 
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]

@@ -1,7 +1,7 @@
 //! The HTTP server: how a request travels from the socket to storage and back.
 //!
 //! ```text
-//! socket ─ serve.rs              connection cap; idle and header-read timeouts (main.rs)
+//! socket ─ conneg_apiserver::serve  connection cap; idle and header-read timeouts (main.rs)
 //!   └─ hyper (axum::serve)
 //!   └─ serve::track                marks a request in flight for its connection (main.rs)
 //!   └─ timeouts::layer             request timeout (504), body-read deadline (main.rs)
@@ -37,17 +37,12 @@ pub mod health;
 pub mod kinds;
 pub mod lifecycle;
 pub mod list_options;
-pub mod metadata_only;
 pub mod metrics;
 pub mod namespaces;
 pub mod openapi;
-pub mod patch;
-pub mod serve;
 pub mod table;
-pub mod timeouts;
 pub mod transform;
 pub mod watch;
-mod yaml_depth;
 
 use std::sync::Arc;
 
@@ -58,8 +53,8 @@ use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status,
 use crate::api::Version;
 use crate::config::OpenedStorage;
 use crate::storage::Store;
-use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
+use conneg_apiserver::storage::codec::StorageCodec;
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
 #[derive(Clone, Debug)]
@@ -157,16 +152,18 @@ pub fn router(state: AppState) -> Router {
 
     // Resource routes: objects, lists, watches, patches. Table only in JSON, metadata-only
     // responses in every codec, as Kubernetes.
-    let resources = metadata_only::CONVERSIONS.into_iter().fold(
-        NegotiateLayer::new()
-            .codecs(codecs.clone())
-            .patch_types(patch_types)
-            .streaming(true)
-            .field_validation(FieldValidation::Warn)
-            .conversion(Conversion::table(), [Codec::Json])
-            .conversion(TABLE_V1BETA1, [Codec::Json]),
-        |layer, conv| layer.conversion(conv, state.codec_list()),
-    );
+    let resources = conneg_apiserver::metadata_only::CONVERSIONS
+        .into_iter()
+        .fold(
+            NegotiateLayer::new()
+                .codecs(codecs.clone())
+                .patch_types(patch_types)
+                .streaming(true)
+                .field_validation(FieldValidation::Warn)
+                .conversion(Conversion::table(), [Codec::Json])
+                .conversion(TABLE_V1BETA1, [Codec::Json]),
+            |layer, conv| layer.conversion(conv, state.codec_list()),
+        );
     let resources = handlers::routes()
         .layer(axum::middleware::from_fn(metrics::capture))
         .layer(resources);

@@ -21,9 +21,9 @@ use super::handlers::{ConflictBackoff, decode_kind, storage_status, write_update
 use super::kinds::Kind;
 use crate::api::core_v1::Namespace;
 use crate::api::{NAMESPACES, ResourceInfo, Version, Versioned};
-use crate::meta::{HasObjectMeta, Time};
-use crate::names;
 use crate::storage::{ListOptions, Storage, StorageError};
+use conneg_apiserver::meta::{HasObjectMeta, Time};
+use conneg_apiserver::names;
 
 /// The namespaces Kubernetes creates at start.
 pub const SYSTEM_NAMESPACES: [&str; 4] =

@@ -5,9 +5,10 @@ use conneg::{Conversion, Status};
 use serde_json::Value;
 
 use super::handlers::{Params, Served};
-use super::{metadata_only, table};
+use super::table;
 use crate::api::GROUP;
-use crate::meta::{HasObjectMeta, ListMeta};
+use conneg_apiserver::meta::{HasObjectMeta, ListMeta};
+use conneg_apiserver::metadata_only;
 
 /// One object (a get) as `conv`.
 pub fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value, Status> {

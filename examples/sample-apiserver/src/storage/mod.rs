@@ -1,9 +1,8 @@
 //! Storage for the wardle kinds: the generic revisioned store of `conneg_apiserver::storage`
-//! (re-exported here: the `Storage` trait, its memory, embedded and etcd backends), plus what
-//! is about objects rather than bytes: how objects are encoded in storage ([`codec`]), where
-//! they live ([`keys`]), and the Kubernetes error for a storage failure.
+//! (re-exported here: the `Storage` trait, its memory, embedded and etcd backends, the
+//! object codec), plus where objects live ([`keys`]) and the Kubernetes error for a storage
+//! failure.
 
-pub mod codec;
 pub mod keys;
 
 pub use conneg_apiserver::storage::*;

@@ -1,10 +1,13 @@
 //! PATCH documents: JSON merge patch (RFC 7396), JSON patch (RFC 6902), and strategic merge
 //! patch (merge patch plus the `$patch: replace|delete` directives; lists are atomic in these
 //! types, so they are replaced). Server-side apply documents are parsed here and applied with
-//! field ownership by [`super::field_manager`].
+//! field ownership by the [`apply`](crate::apply) module.
 //!
-//! Merge patch and JSON patch are conneg's ([`conneg::patch`]). Everything works on `serde_json::Value`: the current object is serialized in the URL's
-//! version, patched, and decoded back under the request's `fieldValidation`.
+//! Merge patch and JSON patch are conneg's ([`conneg::patch`]). Everything works on
+//! `serde_json::Value`: the current object is serialized in the URL's version, patched, and
+//! decoded back under the request's `fieldValidation`.
+
+mod yaml_depth;
 
 use conneg::patch::{apply_json_patch, apply_merge_patch, check_patched_size};
 use conneg::{PatchType, Status, StatusReason};
@@ -14,7 +17,7 @@ use serde_json::{Map, Value};
 /// Nesting allowed in a patch document. The wardle types are a few levels deep; patching,
 /// serializing and decoding walk documents recursively, so a deeper patch is refused up front
 /// (400) rather than risk a task's stack. YAML is checked before it is parsed
-/// ([`super::yaml_depth`]), as its parser slows down with the depth.
+/// ([`yaml_depth`]), as its parser slows down with the depth.
 const MAX_DEPTH: usize = 100;
 
 /// UTF-8's byte-order mark, which a YAML document may start with.
@@ -81,7 +84,7 @@ fn parse_yaml(body: &[u8]) -> Result<Value, Status> {
     if std::str::from_utf8(text).is_err() {
         return Err(bad("the document is not UTF-8".into()));
     }
-    if super::yaml_depth::flow_depth_exceeds(text, MAX_DEPTH) {
+    if yaml_depth::flow_depth_exceeds(text, MAX_DEPTH) {
         return Err(too_deep());
     }
     let v: serde_norway::Value = serde_norway::from_slice(body).map_err(|e| bad(e.to_string()))?;
@@ -135,7 +138,7 @@ fn yaml_to_json(v: serde_norway::Value, depth: usize) -> Result<Value, String> {
 
 /// Applies `patch` (already parsed) of type `kind` to `target`. A result larger than a request
 /// body may be is 413, whatever the patch type. Apply patches are not patches of a document
-/// but server-side applies ([`super::field_manager::apply`]): 500 here.
+/// but server-side applies ([`crate::apply`]): 500 here.
 pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Status> {
     let patched = match kind {
         PatchType::MergePatch => apply_merge_patch(target, patch),
@@ -281,7 +284,7 @@ mod tests {
             assert_eq!(err.message, too_deep().message);
         }
         let nested = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
-        assert!(!super::super::yaml_depth::flow_depth_exceeds(
+        assert!(!super::yaml_depth::flow_depth_exceeds(
             nested.as_bytes(),
             MAX_DEPTH
         ));

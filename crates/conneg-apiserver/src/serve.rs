@@ -17,7 +17,7 @@
 //! `TimedOut` at the deadline, and hyper then closes the connection. While a request is in
 //! flight (from its complete head until its response body has been sent, which for a watch is
 //! as long as the watch lasts) neither applies: the request body has its own deadline
-//! ([`super::timeouts`]). [`track`] tells the connection when a request is in flight.
+//! ([`crate::timeouts`]). [`track`] tells the connection when a request is in flight.
 
 use std::io;
 use std::net::SocketAddr;
