@@ -29,7 +29,7 @@ use super::fanout::{Fanout, WatchBuffer};
 use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
     Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchStream, check_update,
+    Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
 };
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
@@ -666,16 +666,7 @@ impl Storage for EmbeddedStore {
     ) -> Result<DeleteResult> {
         let owned_key = key.to_owned();
         self.write(key, move |current, revision| {
-            let Some(current) = current else {
-                return Err(StorageError::NotFound { key: owned_key });
-            };
-            if let Some(expected) = expected_mod_revision.filter(|&e| e != current.mod_revision) {
-                return Err(StorageError::Conflict {
-                    key: owned_key,
-                    expected,
-                    actual: current.mod_revision,
-                });
-            }
+            let current = check_revision(&owned_key, current, expected_mod_revision)?;
             let rev = revision + 1;
             Ok(Write::Commit(
                 Event {

@@ -47,7 +47,8 @@ use etcd_client::{
 
 use super::{
     Cas, DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult,
-    Result, Revision, Storage, StorageError, UpdateResult, WatchStream, check_update,
+    Result, Revision, Storage, StorageError, UpdateResult, WatchStream, check_revision,
+    check_update,
 };
 
 /// Kubernetes' default `--etcd-prefix`.
@@ -351,6 +352,14 @@ fn else_get(resp: &etcd_client::TxnResponse) -> Result<Option<KeyValue>> {
     }
     Err(StorageError::Backend(
         "etcd transaction answer without its get".into(),
+    ))
+}
+
+/// A transaction whose comparison failed although what it read back passes the same check:
+/// an etcd answer this client cannot explain.
+fn lost_comparison(key: &str) -> StorageError {
+    StorageError::Backend(format!(
+        "etcd refused a compare-and-swap on {key} that its own answer allows"
     ))
 }
 
@@ -825,14 +834,9 @@ impl Storage for EtcdStore {
                 changed: true,
             });
         }
-        match else_get(&resp)? {
-            None => Err(StorageError::NotFound { key: key.into() }),
-            Some(now) => Err(StorageError::Conflict {
-                key: key.into(),
-                expected: expected_mod_revision,
-                actual: now.mod_revision,
-            }),
-        }
+        // The comparison failed: the key is gone or at another revision.
+        check_revision(key, else_get(&resp)?, Some(expected_mod_revision))
+            .and(Err(lost_comparison(key)))
     }
 
     async fn delete(
@@ -871,14 +875,7 @@ impl Storage for EtcdStore {
             }
             return Err(StorageError::NotFound { key: key.into() });
         }
-        match else_get(&resp)? {
-            None => Err(StorageError::NotFound { key: key.into() }),
-            Some(now) => Err(StorageError::Conflict {
-                key: key.into(),
-                expected: expected_mod_revision.unwrap_or(0),
-                actual: now.mod_revision,
-            }),
-        }
+        check_revision(key, else_get(&resp)?, expected_mod_revision).and(Err(lost_comparison(key)))
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {

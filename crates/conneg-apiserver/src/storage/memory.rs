@@ -10,7 +10,7 @@ use super::fanout::{Fanout, WatchBuffer, event_bytes};
 use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
     Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchStream, check_update,
+    Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
 };
 use bytes::Bytes;
 
@@ -221,17 +221,7 @@ impl Storage for MemoryStore {
         expected_mod_revision: Option<Revision>,
     ) -> Result<DeleteResult> {
         let mut state = self.lock();
-        let actual = match state.kvs.get(key) {
-            None => return Err(StorageError::NotFound { key: key.into() }),
-            Some(current) => current.mod_revision,
-        };
-        if let Some(expected) = expected_mod_revision.filter(|&e| e != actual) {
-            return Err(StorageError::Conflict {
-                key: key.into(),
-                expected,
-                actual,
-            });
-        }
+        check_revision(key, state.kvs.get(key), expected_mod_revision)?;
         let Some(prev) = state.kvs.remove(key) else {
             return Err(StorageError::NotFound { key: key.into() });
         };

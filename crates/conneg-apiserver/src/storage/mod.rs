@@ -192,26 +192,15 @@ pub(crate) enum Cas {
     Replace(KeyValue),
 }
 
-/// The compare-and-swap check of an update, the same in every backend: the key must exist
-/// (else [`StorageError::NotFound`]) at `expected_mod_revision` (else
-/// [`StorageError::Conflict`] with the revision it is at), and bytes equal to the stored ones
-/// are not written.
+/// The check of an update: [`check_revision`] at `expected_mod_revision`, and bytes equal
+/// to the stored ones are not written.
 pub(crate) fn check_update(
     key: &str,
     current: Option<KeyValue>,
     value: &Bytes,
     expected_mod_revision: Revision,
 ) -> Result<Cas> {
-    let Some(current) = current else {
-        return Err(StorageError::NotFound { key: key.into() });
-    };
-    if current.mod_revision != expected_mod_revision {
-        return Err(StorageError::Conflict {
-            key: key.into(),
-            expected: expected_mod_revision,
-            actual: current.mod_revision,
-        });
-    }
+    let current = check_revision(key, current, Some(expected_mod_revision))?;
     if current.value == *value {
         return Ok(Cas::Unchanged(UpdateResult {
             kv: current,
@@ -219,6 +208,28 @@ pub(crate) fn check_update(
         }));
     }
     Ok(Cas::Replace(current))
+}
+
+/// The compare-and-swap check, the same in every backend and for every write: the key must
+/// exist (else [`StorageError::NotFound`]) and, when a revision is expected, be at it (else
+/// [`StorageError::Conflict`] with the revision it is at). Gives the current key-value back.
+pub(crate) fn check_revision<K: std::borrow::Borrow<KeyValue>>(
+    key: &str,
+    current: Option<K>,
+    expected_mod_revision: Option<Revision>,
+) -> Result<K> {
+    let Some(current) = current else {
+        return Err(StorageError::NotFound { key: key.into() });
+    };
+    let actual = current.borrow().mod_revision;
+    match expected_mod_revision {
+        Some(expected) if expected != actual => Err(StorageError::Conflict {
+            key: key.into(),
+            expected,
+            actual,
+        }),
+        _ => Ok(current),
+    }
 }
 
 /// The answer to [`Storage::delete`].
