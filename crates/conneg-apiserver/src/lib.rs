@@ -2,6 +2,8 @@
 //! `k8s.io/apiserver` is to Kubernetes' own servers: what every resource kind needs, written
 //! once and kind-agnostic.
 //!
+//! * [`resource`]: group versions, resources, the [`Catalog`](resource::Catalog) of what a
+//!   server serves, and the traits of a served versioned type.
 //! * [`meta`]: the `metav1` types every object carries (ObjectMeta, ListMeta, Time,
 //!   managedFields), [`names`] for names and `generateName`, [`selector`] for label and field
 //!   selectors.
@@ -32,6 +34,7 @@ pub mod meta;
 pub mod metadata_only;
 pub mod names;
 pub mod patch;
+pub mod resource;
 pub mod selector;
 pub mod serve;
 pub mod storage;

@@ -1,15 +1,14 @@
 //! Domain model: serialization shape, defaulting, conversion, validation, admission.
 
 use conneg_apiserver::meta::ObjectMeta;
+use conneg_apiserver::resource::{Versioned, VersionedList, convert};
 use conneg_apiserver::validation::{
     BadValue, FieldErrorType, resource_version_required, validate_object_meta,
     validate_object_meta_update,
 };
 use sample_apiserver::api::admission::{BanFlunder, Operation};
 use sample_apiserver::api::validation::{validate_flunder, validate_flunder_create};
-use sample_apiserver::api::{
-    FLUNDERS, ReferenceType, Versioned, VersionedList, convert, internal, v1alpha1, v1beta1,
-};
+use sample_apiserver::api::{FLUNDERS, ReferenceType, internal, v1alpha1, v1beta1};
 use serde_json::json;
 
 fn meta(name: &str) -> ObjectMeta {

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use conneg_apiserver::meta::{ManagedFieldsEntry, ObjectMeta, Time};
+use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType, decode_value, recognize};
 use sample_apiserver::api::FLUNDERS;
-use sample_apiserver::api::{ReferenceType, Versioned, v1alpha1};
+use sample_apiserver::api::{ReferenceType, v1alpha1};
 use sample_apiserver::storage::keys::Keys;
 use sample_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, Store,

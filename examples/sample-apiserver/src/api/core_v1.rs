@@ -6,9 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
 
+use super::NAMESPACES;
 use super::internal::meta_impls;
 use super::v1alpha1::object_list_impls;
-use super::{NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject};
+use conneg_apiserver::resource::{
+    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
+};
 
 /// `v1`.
 pub const API_VERSION: &str = "v1";
@@ -163,7 +166,7 @@ impl Namespace {
 
 impl Versioned for Namespace {
     type Internal = Namespace;
-    const VERSION: Version = Version::CoreV1;
+    const VERSION: GroupVersion = super::CORE_V1;
     const KIND: &'static str = "Namespace";
 
     fn set_type_meta(&mut self) {
@@ -193,7 +196,7 @@ impl Versioned for Namespace {
 
 impl Versioned for NamespaceList {
     type Internal = NamespaceList;
-    const VERSION: Version = Version::CoreV1;
+    const VERSION: GroupVersion = super::CORE_V1;
     const KIND: &'static str = "NamespaceList";
 
     fn set_type_meta(&mut self) {

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
 
 use super::internal::meta_impls;
-use super::{
-    FISCHERS, FLUNDERS, ReferenceType, ResourceInfo, Version, Versioned, VersionedList,
-    VersionedObject, internal,
+use super::{FISCHERS, FLUNDERS, ReferenceType, internal};
+use conneg_apiserver::resource::{
+    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
 };
 
 /// `wardle.example.com/v1alpha1`.
@@ -196,7 +196,7 @@ pub fn convert_flunder_spec_from_internal(spec: internal::FlunderSpec) -> Flunde
 
 impl Versioned for Flunder {
     type Internal = internal::Flunder;
-    const VERSION: Version = Version::V1alpha1;
+    const VERSION: GroupVersion = super::V1ALPHA1;
     const KIND: &'static str = "Flunder";
 
     fn set_type_meta(&mut self) {
@@ -226,7 +226,7 @@ impl Versioned for Flunder {
 
 impl Versioned for FlunderList {
     type Internal = internal::FlunderList;
-    const VERSION: Version = Version::V1alpha1;
+    const VERSION: GroupVersion = super::V1ALPHA1;
     const KIND: &'static str = "FlunderList";
 
     fn set_type_meta(&mut self) {
@@ -252,7 +252,7 @@ impl Versioned for FlunderList {
 
 impl Versioned for Fischer {
     type Internal = internal::Fischer;
-    const VERSION: Version = Version::V1alpha1;
+    const VERSION: GroupVersion = super::V1ALPHA1;
     const KIND: &'static str = "Fischer";
 
     fn set_type_meta(&mut self) {
@@ -278,7 +278,7 @@ impl Versioned for Fischer {
 
 impl Versioned for FischerList {
     type Internal = internal::FischerList;
-    const VERSION: Version = Version::V1alpha1;
+    const VERSION: GroupVersion = super::V1ALPHA1;
     const KIND: &'static str = "FischerList";
 
     fn set_type_meta(&mut self) {

@@ -8,9 +8,9 @@ use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, n
 use super::internal::meta_impls;
 use super::reference_type::optional_nonempty;
 use super::v1alpha1::object_list_impls;
-use super::{
-    FLUNDERS, ReferenceType, ResourceInfo, Version, Versioned, VersionedList, VersionedObject,
-    internal,
+use super::{FLUNDERS, ReferenceType, internal};
+use conneg_apiserver::resource::{
+    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
 };
 
 /// `wardle.example.com/v1beta1`.
@@ -106,7 +106,7 @@ meta_impls!(Flunder, FlunderList);
 
 impl Versioned for Flunder {
     type Internal = internal::Flunder;
-    const VERSION: Version = Version::V1beta1;
+    const VERSION: GroupVersion = super::V1BETA1;
     const KIND: &'static str = "Flunder";
 
     fn set_type_meta(&mut self) {
@@ -141,7 +141,7 @@ impl Versioned for Flunder {
 
 impl Versioned for FlunderList {
     type Internal = internal::FlunderList;
-    const VERSION: Version = Version::V1beta1;
+    const VERSION: GroupVersion = super::V1BETA1;
     const KIND: &'static str = "FlunderList";
 
     fn set_type_meta(&mut self) {

@@ -1,6 +1,7 @@
-//! Discovery: `/api`, `/api/v1` (core v1 namespaces, when standalone), `/apis`,
-//! `/apis/wardle.example.com`, `/apis/wardle.example.com/{v}` and `/version`, in the legacy form and in the aggregated form (`apidiscovery.k8s.io/v2`
-//! `APIGroupDiscoveryList`) that kubectl asks for with
+//! Discovery: `/api`, `/api/{version}`, `/apis`, `/apis/{group}`, `/apis/{group}/{version}`
+//! and `/version`, from the [`Catalog`](conneg_apiserver::resource::Catalog), in the legacy
+//! form and in the aggregated form (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`) that
+//! kubectl asks for with
 //! `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...`.
 
 use axum::Router;
@@ -14,15 +15,15 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use crate::api::{CORE_GROUP, GROUP, ResourceInfo, STATUS_VERBS, Version};
+use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo, STATUS_VERBS};
 
 /// The discovery routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api", get(api))
         .route("/apis", get(apis))
-        .route("/apis/wardle.example.com", get(group))
-        .route("/apis/wardle.example.com/{version}", get(resources))
+        .route("/apis/{group}", get(group))
+        .route("/apis/{group}/{version}", get(resources))
         .route("/api/{version}", get(core_resources))
         .route("/version", get(version))
         .route("/", get(index))
@@ -30,13 +31,9 @@ pub fn routes() -> Router<AppState> {
 
 /// `/`: the list of served paths, as Kubernetes' index.
 async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
-    let core = st.serves(Version::CoreV1).then(|| Version::CoreV1.path());
     let paths = [
         "/api",
         "/apis",
-        "/apis/wardle.example.com",
-        "/apis/wardle.example.com/v1alpha1",
-        "/apis/wardle.example.com/v1beta1",
         "/healthz",
         "/healthz/etcd",
         "/healthz/log",
@@ -50,7 +47,8 @@ async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
         "/version",
     ];
     let mut paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-    paths.extend(core);
+    paths.extend(st.catalog.groups().iter().map(|g| format!("/apis/{g}")));
+    paths.extend(st.catalog.versions().map(GroupVersion::path));
     paths.sort_unstable();
     n.response(StatusCode::OK, &json!({ "paths": paths }))
         .into_response()
@@ -97,25 +95,17 @@ fn discovery_list(items: Vec<Value>) -> Value {
     })
 }
 
-/// The served core versions: `[v1]` standalone, none behind an aggregator.
-fn core_versions(st: &AppState) -> Vec<Version> {
-    [Version::CoreV1]
-        .into_iter()
-        .filter(|v| st.serves(*v))
-        .collect()
-}
-
 async fn api(State(st): State<AppState>, n: Negotiated) -> Response {
-    let versions = core_versions(&st);
+    let versions = st.catalog.versions_of(CORE_GROUP);
     if n.conversion().is_some() {
         let groups = if versions.is_empty() {
             Vec::new()
         } else {
-            vec![group_discovery(CORE_GROUP, &versions)]
+            vec![group_discovery(&st, CORE_GROUP)]
         };
         return aggregated(&n, &discovery_list(groups));
     }
-    let names: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+    let names: Vec<&str> = versions.iter().map(|v| v.version()).collect();
     n.response(
         StatusCode::OK,
         &json!({"kind": "APIVersions", "versions": names, "serverAddressByClientCIDRs": []}),
@@ -123,58 +113,73 @@ async fn api(State(st): State<AppState>, n: Negotiated) -> Response {
     .into_response()
 }
 
-fn group_version(v: Version) -> Value {
-    json!({"groupVersion": v.api_version(), "version": v.as_str()})
+fn group_version(v: GroupVersion) -> Value {
+    json!({"groupVersion": v.api_version(), "version": v.version()})
 }
 
-/// The legacy `APIGroup` of wardle.example.com.
-pub fn api_group() -> Value {
+/// The legacy `APIGroup` of `group`, its versions preferred first.
+fn api_group(st: &AppState, group: &str) -> Value {
+    let versions = st.catalog.versions_of(group);
     json!({
         "kind": "APIGroup",
         "apiVersion": "v1",
-        "name": GROUP,
-        "versions": Version::PRIORITY.iter().map(|v| group_version(*v)).collect::<Vec<_>>(),
-        "preferredVersion": group_version(Version::PRIORITY[0]),
+        "name": group,
+        "versions": versions.iter().map(|v| group_version(*v)).collect::<Vec<_>>(),
+        "preferredVersion": versions.first().map(|v| group_version(*v)),
     })
 }
 
-async fn apis(n: Negotiated) -> Response {
+async fn apis(State(st): State<AppState>, n: Negotiated) -> Response {
+    let groups = st.catalog.groups();
     if n.conversion().is_some() {
-        return aggregated(&n, &discovery_list(vec![aggregated_group()]));
+        let items = groups.iter().map(|g| group_discovery(&st, g)).collect();
+        return aggregated(&n, &discovery_list(items));
     }
-    let mut g = api_group();
-    if let Some(m) = g.as_object_mut() {
-        m.remove("kind");
-        m.remove("apiVersion");
-    }
+    let groups: Vec<Value> = groups
+        .iter()
+        .map(|g| {
+            let mut g = api_group(&st, g);
+            if let Some(m) = g.as_object_mut() {
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            g
+        })
+        .collect();
     n.response(
         StatusCode::OK,
-        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [g]}),
+        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
     )
     .into_response()
 }
 
-async fn group(n: Negotiated) -> Response {
-    n.response(StatusCode::OK, &api_group()).into_response()
+async fn group(
+    State(st): State<AppState>,
+    n: Negotiated,
+    Path(group): Path<String>,
+) -> Result<Response, Status> {
+    if !st.catalog.groups().contains(&group.as_str()) {
+        return Err(resource_not_found());
+    }
+    Ok(n.response(StatusCode::OK, &api_group(&st, &group))
+        .into_response())
 }
 
-/// The `APIGroupDiscovery` of wardle.example.com.
-pub fn aggregated_group() -> Value {
-    group_discovery(GROUP, &Version::PRIORITY)
-}
-
-/// The `APIGroupDiscovery` of `group` (`""`: core) with `versions`, preferred first.
-fn group_discovery(group: &str, versions: &[Version]) -> Value {
-    let versions: Vec<Value> = versions
-        .iter()
+/// The `APIGroupDiscovery` of `group` (`""`: core), its versions preferred first.
+fn group_discovery(st: &AppState, group: &str) -> Value {
+    let versions: Vec<Value> = st
+        .catalog
+        .versions_of(group)
+        .into_iter()
         .map(|v| {
-            let resources: Vec<Value> = v
-                .resources()
+            let resources: Vec<Value> = st
+                .catalog
+                .resources(v)
                 .iter()
                 .map(|r| {
                     let mut d = json!({
                         "resource": r.resource,
-                        "responseKind": {"group": r.group, "version": v.as_str(), "kind": r.kind},
+                        "responseKind": {"group": r.group, "version": v.version(), "kind": r.kind},
                         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
                         "singularResource": r.singular,
                         "verbs": r.verbs,
@@ -185,14 +190,14 @@ fn group_discovery(group: &str, versions: &[Version]) -> Value {
                     if r.status_subresource {
                         d["subresources"] = json!([{
                             "subresource": "status",
-                            "responseKind": {"group": r.group, "version": v.as_str(), "kind": r.kind},
+                            "responseKind": {"group": r.group, "version": v.version(), "kind": r.kind},
                             "verbs": STATUS_VERBS,
                         }]);
                     }
                     d
                 })
                 .collect();
-            json!({"version": v.as_str(), "resources": resources, "freshness": "Current"})
+            json!({"version": v.version(), "resources": resources, "freshness": "Current"})
         })
         .collect();
     json!({
@@ -229,9 +234,9 @@ fn api_resources(r: &ResourceInfo) -> Vec<Value> {
 async fn resources(
     State(st): State<AppState>,
     n: Negotiated,
-    Path(version): Path<String>,
+    Path((group, version)): Path<(String, String)>,
 ) -> Result<Response, Status> {
-    resource_list(&st, &n, GROUP, &version)
+    resource_list(&st, &n, &group, &version)
 }
 
 async fn core_resources(
@@ -249,14 +254,15 @@ fn resource_list(
     group: &str,
     version: &str,
 ) -> Result<Response, Status> {
-    let v = Version::parse_in(group, version)
-        .filter(|v| st.serves(*v))
+    let v = st
+        .catalog
+        .find(group, version)
         .ok_or_else(resource_not_found)?;
     let list = json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": v.api_version(),
-        "resources": v.resources().iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
+        "resources": st.catalog.resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
     });
     Ok(n.response(StatusCode::OK, &list).into_response())
 }

@@ -28,16 +28,16 @@ use super::kinds::Kind;
 use super::lifecycle::{self, DeleteOptions};
 use super::{AppState, field_manager, list_options, namespaces, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
-use crate::api::{
-    NAMESPACES, ResourceInfo, Version, Versioned, VersionedList, VersionedObject, core_v1,
-    internal, v1alpha1, v1beta1,
-};
+use crate::api::{CORE_V1, NAMESPACES, V1ALPHA1, V1BETA1, core_v1, internal, v1alpha1, v1beta1};
 use crate::storage::{
     KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
 };
 use conneg_apiserver::meta::{HasObjectMeta, ListMeta, Time};
 use conneg_apiserver::names;
 use conneg_apiserver::patch;
+use conneg_apiserver::resource::{
+    CORE_GROUP, GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
+};
 use conneg_apiserver::selector::Selectors;
 use conneg_apiserver::validation::{
     invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
@@ -110,10 +110,10 @@ served!(core_v1::Namespace, core_v1::Namespace);
 macro_rules! dispatch {
     ($target:expr, $($f:ident)::+, ($($arg:expr),*)) => {
         match ($target.version, $target.resource.resource) {
-            (Version::V1alpha1, "flunders") => $($f)::+::<v1alpha1::Flunder>($($arg),*).await,
-            (Version::V1beta1, "flunders") => $($f)::+::<v1beta1::Flunder>($($arg),*).await,
-            (Version::V1alpha1, "fischers") => $($f)::+::<v1alpha1::Fischer>($($arg),*).await,
-            (Version::CoreV1, "namespaces") => $($f)::+::<core_v1::Namespace>($($arg),*).await,
+            (V1ALPHA1, "flunders") => $($f)::+::<v1alpha1::Flunder>($($arg),*).await,
+            (V1BETA1, "flunders") => $($f)::+::<v1beta1::Flunder>($($arg),*).await,
+            (V1ALPHA1, "fischers") => $($f)::+::<v1alpha1::Fischer>($($arg),*).await,
+            (CORE_V1, "namespaces") => $($f)::+::<core_v1::Namespace>($($arg),*).await,
             _ => Err(resource_not_found()),
         }
     };
@@ -123,7 +123,7 @@ macro_rules! dispatch {
 #[derive(Debug, Clone)]
 pub struct Target {
     /// Version in the URL.
-    pub version: Version,
+    pub version: GroupVersion,
     /// Resource in the URL.
     pub resource: &'static ResourceInfo,
     /// Namespace from `/namespaces/{ns}/` (`None`: all namespaces, or cluster-scoped).
@@ -163,21 +163,12 @@ impl Target {
     }
 
     fn resolve(p: &BTreeMap<String, String>, st: &AppState) -> Result<Self, Status> {
-        let group = p
-            .get("group")
-            .map_or(crate::api::CORE_GROUP, String::as_str);
+        let group = p.get("group").map_or(CORE_GROUP, String::as_str);
         let version = p
             .get("version")
-            .and_then(|v| Version::parse_in(group, v))
-            .filter(|v| st.serves(*v))
+            .and_then(|v| st.catalog.find(group, v))
             .ok_or_else(resource_not_found)?;
-        let find = |r: &str| {
-            version
-                .resources()
-                .iter()
-                .find(|i| i.resource == r)
-                .copied()
-        };
+        let find = |r: &str| st.catalog.resource(version, r);
         // `/api/v1/namespaces/{name}/status` has the shape of a namespaced collection; as in
         // Kubernetes, it is the subresource of a namespace.
         let mut p = p.clone();

@@ -14,12 +14,10 @@ use serde_json::{Value, json};
 
 use super::{AppState, namespaces};
 use crate::api::validation::validate_flunder;
-use crate::api::{
-    FISCHERS, FLUNDERS, NAMESPACES, ResourceInfo, Versioned, VersionedObject, core_v1, internal,
-    v1alpha1, v1beta1,
-};
+use crate::api::{FISCHERS, FLUNDERS, NAMESPACES, core_v1, internal, v1alpha1, v1beta1};
 use conneg_apiserver::apply::schema::Schema;
 use conneg_apiserver::meta::HasObjectMeta;
+use conneg_apiserver::resource::{ResourceInfo, Versioned, VersionedObject};
 use conneg_apiserver::validation::{FieldError, validate_namespace_name};
 
 /// One version a kind is served in, as JSON: what server-side apply converts objects with

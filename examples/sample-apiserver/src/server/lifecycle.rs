@@ -21,12 +21,12 @@ use serde::Deserialize;
 use super::AppState;
 use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
-use crate::api::ResourceInfo;
 use crate::storage::{Storage, StorageError};
 use conneg::{Codec, FieldValidation, Status};
 use conneg_apiserver::meta::{
     FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default,
 };
+use conneg_apiserver::resource::ResourceInfo;
 use conneg_apiserver::validation::{BadValue, FieldError, invalid};
 
 /// `metav1.DeleteOptions`.

@@ -50,10 +50,10 @@ use axum::Router;
 use axum::routing::get;
 use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
 
-use crate::api::Version;
 use crate::config::OpenedStorage;
 use crate::storage::Store;
 use crate::storage::keys::Keys;
+use conneg_apiserver::resource::{Catalog, GroupVersion};
 use conneg_apiserver::storage::codec::StorageCodec;
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
@@ -74,8 +74,9 @@ pub struct AppState {
     /// Permits for work run on the blocking pool (parsing and applying patches): one per
     /// CPU, so hostile bodies queue instead of taking every thread.
     pub blocking: Arc<tokio::sync::Semaphore>,
-    /// Whether core `v1` namespaces are served ([`ServerOptions::standalone`]).
-    pub standalone: bool,
+    /// What is served: wardle.example.com, and core `v1` namespaces when
+    /// [`ServerOptions::standalone`].
+    pub catalog: Arc<Catalog>,
 }
 
 /// Server options beyond storage.
@@ -108,7 +109,7 @@ impl AppState {
             keys: storage.keys,
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
-            standalone: options.standalone,
+            catalog: Arc::new(crate::api::catalog(options.standalone)),
             hubs: watch::Hubs::default(),
             blocking: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
@@ -117,8 +118,8 @@ impl AppState {
     }
 
     /// Whether `version` is served: wardle.example.com's always, core `v1` when standalone.
-    pub fn serves(&self, version: Version) -> bool {
-        version.group() != crate::api::CORE_GROUP || self.standalone
+    pub fn serves(&self, version: GroupVersion) -> bool {
+        self.catalog.serves(version)
     }
 
     /// The codecs responses may use: JSON, and CBOR unless `--no-cbor`.

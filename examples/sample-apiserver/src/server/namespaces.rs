@@ -20,10 +20,11 @@ use super::AppState;
 use super::handlers::{ConflictBackoff, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
 use crate::api::core_v1::Namespace;
-use crate::api::{NAMESPACES, ResourceInfo, Version, Versioned};
+use crate::api::{CORE_V1, NAMESPACES};
 use crate::storage::{ListOptions, Storage, StorageError};
 use conneg_apiserver::meta::{HasObjectMeta, Time};
 use conneg_apiserver::names;
+use conneg_apiserver::resource::{ResourceInfo, Versioned};
 
 /// The namespaces Kubernetes creates at start.
 pub const SYSTEM_NAMESPACES: [&str; 4] =
@@ -54,7 +55,7 @@ pub async fn admit_create(
     namespace: &str,
     name: &str,
 ) -> Result<(), Status> {
-    if !resource.namespaced || !st.serves(Version::CoreV1) {
+    if !resource.namespaced || !st.serves(CORE_V1) {
         return Ok(());
     }
     let ns = get(st, namespace)
@@ -94,13 +95,13 @@ async fn get(st: &AppState, name: &str) -> Result<Option<Namespace>, Status> {
 /// every namespaced resource in it, until a pass finds none (a create admitted just before
 /// the namespace turned `Terminating` may land after the first pass), then the namespace.
 pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
-    let mut resources: Vec<&ResourceInfo> = Version::ALL
-        .iter()
-        .filter(|v| st.serves(**v))
-        .flat_map(|v| v.resources().iter().copied())
-        .filter(|r| r.namespaced)
-        .collect();
-    resources.dedup_by_key(|r| r.resource);
+    // Each namespaced resource once, though served in several versions.
+    let mut resources: Vec<&ResourceInfo> = Vec::new();
+    for r in st.catalog.versions().flat_map(|v| st.catalog.resources(v)) {
+        if r.namespaced && !resources.iter().any(|seen| seen == r) {
+            resources.push(r);
+        }
+    }
     loop {
         let mut found = 0;
         for res in &resources {
@@ -151,7 +152,7 @@ pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
 /// At start, when namespaces are served: creates the system namespaces that do not exist
 /// and finishes the deletion of any namespace left `Terminating`.
 pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
-    if !st.serves(Version::CoreV1) {
+    if !st.serves(CORE_V1) {
         return Ok(());
     }
     for name in SYSTEM_NAMESPACES {

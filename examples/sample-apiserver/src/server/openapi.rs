@@ -26,7 +26,8 @@ use serde_json::{Map, Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use crate::api::{CORE_GROUP, ReferenceType, ResourceInfo, Version};
+use crate::api::{ALL_VERSIONS, CORE_V1, ReferenceType, V1ALPHA1, V1BETA1};
+use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
@@ -45,10 +46,10 @@ struct Doc {
 }
 
 /// The documents of every version; [`AppState::serves`] says which are published.
-fn docs() -> &'static [(Version, Doc); 3] {
-    static DOCS: OnceLock<[(Version, Doc); 3]> = OnceLock::new();
+fn docs() -> &'static [(GroupVersion, Doc); 3] {
+    static DOCS: OnceLock<[(GroupVersion, Doc); 3]> = OnceLock::new();
     DOCS.get_or_init(|| {
-        Version::ALL.map(|v| {
+        ALL_VERSIONS.map(|v| {
             let bytes = Bytes::from(serde_json::to_vec(&document(v)).unwrap_or_default());
             let hash = hash_hex(&bytes);
             (v, Doc { bytes, hash })
@@ -104,8 +105,7 @@ async fn v3_doc(
     let group = p.get("group").map_or(CORE_GROUP, String::as_str);
     let v = p
         .get("version")
-        .and_then(|v| Version::parse_in(group, v))
-        .filter(|v| st.serves(*v))
+        .and_then(|v| st.catalog.find(group, v))
         .ok_or_else(resource_not_found)?;
     let d = &docs()
         .iter()
@@ -123,9 +123,9 @@ async fn v3_doc(
 async fn v2(State(st): State<AppState>) -> Response {
     // One document without core v1, one with it (`--standalone`).
     static V2: [OnceLock<Bytes>; 2] = [OnceLock::new(), OnceLock::new()];
-    let b = V2[usize::from(st.standalone)].get_or_init(|| {
+    let b = V2[usize::from(st.serves(CORE_V1))].get_or_init(|| {
         let mut defs = Map::new();
-        for v in Version::ALL.into_iter().filter(|v| st.serves(*v)) {
+        for v in ALL_VERSIONS.into_iter().filter(|v| st.serves(*v)) {
             if let Value::Object(m) = schemas(v) {
                 defs.extend(m);
             }
@@ -156,23 +156,23 @@ fn all_of(name: &str, extra: Value) -> Value {
     v
 }
 
-fn gvk(v: Version, kind: &str) -> Value {
-    json!([{"group": v.group(), "kind": kind, "version": v.as_str()}])
+fn gvk(v: GroupVersion, kind: &str) -> Value {
+    json!([{"group": v.group(), "kind": kind, "version": v.version()}])
 }
 
 /// The schema name of a type: `io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`,
 /// `io.k8s.api.core.v1.Namespace`, as Kubernetes names them.
-fn model(v: Version, name: &str) -> String {
+fn model(v: GroupVersion, name: &str) -> String {
     let package = match v.group() {
         CORE_GROUP => "io.k8s.api.core",
         _ => "io.k8s.sample-apiserver.pkg.apis.wardle",
     };
-    format!("{package}.{}.{name}", v.as_str())
+    format!("{package}.{}.{name}", v.version())
 }
 
 /// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`)
 /// and in tags (`wardleExample_v1beta1`, `core_v1`).
-fn group_word(v: Version) -> &'static str {
+fn group_word(v: GroupVersion) -> &'static str {
     match v.group() {
         CORE_GROUP => "Core",
         _ => "WardleExample",
@@ -180,7 +180,7 @@ fn group_word(v: Version) -> &'static str {
 }
 
 /// A kind's object schema: apiVersion, kind, metadata and `props`.
-fn object_schema(v: Version, kind: &str, desc: &str, mut props: Map<String, Value>) -> Value {
+fn object_schema(v: GroupVersion, kind: &str, desc: &str, mut props: Map<String, Value>) -> Value {
     let mut p = Map::new();
     p.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}));
     p.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}));
@@ -196,7 +196,7 @@ fn object_schema(v: Version, kind: &str, desc: &str, mut props: Map<String, Valu
 }
 
 /// A list kind's schema.
-fn list_schema(v: Version, kind: &str, item: &str) -> Value {
+fn list_schema(v: GroupVersion, kind: &str, item: &str) -> Value {
     json!({
         "type": "object",
         "description": format!("{kind} is a list of {item} objects."),
@@ -212,7 +212,7 @@ fn list_schema(v: Version, kind: &str, item: &str) -> Value {
 }
 
 /// Core v1 Namespace, NamespaceSpec, NamespaceStatus, NamespaceList.
-fn namespace_schemas(v: Version, m: &mut Map<String, Value>) {
+fn namespace_schemas(v: GroupVersion, m: &mut Map<String, Value>) {
     let mut props = Map::new();
     props.insert(
         "spec".into(),
@@ -271,17 +271,17 @@ fn reference_type_schema(lead: &str) -> Value {
 }
 
 /// The component schemas of one version.
-pub fn schemas(v: Version) -> Value {
+pub fn schemas(v: GroupVersion) -> Value {
     let mut s = meta_schemas();
     let Some(m) = s.as_object_mut() else {
         return s;
     };
     let flunder_spec = match v {
-        Version::CoreV1 => {
+        CORE_V1 => {
             namespace_schemas(v, m);
             return s;
         }
-        Version::V1alpha1 => json!({
+        V1ALPHA1 => json!({
             "type": "object",
             "description": "FlunderSpec is the specification of a Flunder.",
             "properties": {
@@ -297,7 +297,7 @@ pub fn schemas(v: Version) -> Value {
                  "reason": "FieldValueInvalid"},
             ],
         }),
-        Version::V1beta1 => json!({
+        V1BETA1 => json!({
             "type": "object",
             "description": "FlunderSpec is the specification of a Flunder.",
             "properties": {
@@ -326,6 +326,8 @@ pub fn schemas(v: Version) -> Value {
                  "reason": "FieldValueInvalid"},
             ],
         }),
+        // Not a version of this program (ALL_VERSIONS): the metav1 schemas alone.
+        _ => return s,
     };
     let mut fprops = Map::new();
     fprops.insert(
@@ -354,7 +356,7 @@ pub fn schemas(v: Version) -> Value {
         model(v, "FlunderStatus"),
         json!({"type": "object", "description": "FlunderStatus is empty."}),
     );
-    if v == Version::V1alpha1 {
+    if v == V1ALPHA1 {
         let mut props = Map::new();
         props.insert(
             "disallowedFlunders".into(),
@@ -515,7 +517,7 @@ fn content(schema: Value) -> Value {
 }
 
 fn op(
-    v: Version,
+    v: GroupVersion,
     res: &ResourceInfo,
     action: &str,
     id: &str,
@@ -524,13 +526,13 @@ fn op(
     responses: Value,
 ) -> Value {
     let mut o = json!({
-        "tags": [format!("{}_{}", first_lower(group_word(v)), v.as_str())],
+        "tags": [format!("{}_{}", first_lower(group_word(v)), v.version())],
         "description": format!("{action} {}", res.kind),
         "operationId": id,
         "parameters": params,
         "responses": responses,
         "x-kubernetes-action": action,
-        "x-kubernetes-group-version-kind": {"group": v.group(), "kind": res.kind, "version": v.as_str()},
+        "x-kubernetes-group-version-kind": {"group": v.group(), "kind": res.kind, "version": v.version()},
     });
     if let Some(b) = body {
         o["requestBody"] = b;
@@ -620,12 +622,12 @@ fn ok(schema: Value) -> Value {
 }
 
 /// The paths of one resource in one version.
-fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>) {
+fn resource_paths(v: GroupVersion, res: &ResourceInfo, paths: &mut Map<String, Value>) {
     let obj = r(&model(v, res.kind));
     let list = r(&model(v, res.list_kind));
     let kind = res.kind;
     let ver = {
-        let s = v.as_str();
+        let s = v.version();
         let mut c = s.chars();
         c.next()
             .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
@@ -761,9 +763,9 @@ fn resource_paths(v: Version, res: &ResourceInfo, paths: &mut Map<String, Value>
 }
 
 /// The OpenAPI v3 document of one group-version.
-pub fn document(v: Version) -> Value {
+pub fn document(v: GroupVersion) -> Value {
     let mut paths = Map::new();
-    for res in v.resources() {
+    for res in crate::api::catalog(true).resources(v) {
         resource_paths(v, res, &mut paths);
     }
     json!({
@@ -781,7 +783,7 @@ mod tests {
     /// Every `$ref` points at a schema in the document.
     #[test]
     fn refs_resolve_and_patch_ops_are_tagged() {
-        for v in Version::ALL {
+        for v in ALL_VERSIONS {
             let doc = document(v);
             let text = doc.to_string();
             let schemas = doc["components"]["schemas"].as_object().unwrap();
@@ -789,7 +791,7 @@ mod tests {
                 let name = &part[..part.find('"').unwrap()];
                 assert!(schemas.contains_key(name), "{v:?}: dangling $ref {name}");
             }
-            for res in v.resources() {
+            for res in crate::api::catalog(true).resources(v) {
                 let ns = if res.namespaced {
                     "namespaces/{namespace}/"
                 } else {
@@ -806,7 +808,7 @@ mod tests {
                         .any(|p| p["name"] == "fieldValidation")
                 );
             }
-            if v == Version::CoreV1 {
+            if v == CORE_V1 {
                 let phase = &schemas["io.k8s.api.core.v1.NamespaceStatus"]["properties"]["phase"];
                 assert_eq!(phase["enum"], json!(["Active", "Terminating"]));
                 continue;

@@ -46,9 +46,9 @@ use super::handlers::{HResult, Params, Served, Target, decode_kind, list_kinds, 
 use super::kinds::Kind;
 use super::list_options::{self, ListOptions};
 use super::transform;
-use crate::api::Versioned;
 use crate::storage::{Event, EventType, KeyValue, Storage, StorageError};
 use conneg_apiserver::meta::HasObjectMeta;
+use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::selector::Selectors;
 
 /// How long a watch lasts without `timeoutSeconds` (Kubernetes: 30–60 minutes).
@@ -108,7 +108,7 @@ impl<T> Clone for Shared<T> {
 
 /// The hub of `T`, started (with its feeding task) on first use.
 async fn hub<T: Served>(st: &AppState) -> Result<Shared<T>, Status> {
-    let key = (T::VERSION.as_str(), T::RESOURCE.resource);
+    let key = (T::VERSION.api_version(), T::RESOURCE.resource);
     let existing = |m: &HubMap| {
         m.get(&key)
             .and_then(|b| b.downcast_ref::<Shared<T>>())

@@ -5,7 +5,7 @@
 //! Names and namespaces never contain `/` (the HTTP layer validates them as Kubernetes path
 //! segment names), so a collection prefix ending in `/` selects exactly its objects.
 
-use crate::api::ResourceInfo;
+use conneg_apiserver::resource::ResourceInfo;
 
 /// Kubernetes' default prefix for this server (`--etcd-prefix`).
 pub const DEFAULT_PREFIX: &str = "/registry/wardle.example.com";

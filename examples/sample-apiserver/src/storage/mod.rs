@@ -9,7 +9,7 @@ pub use conneg_apiserver::storage::*;
 
 use conneg::Status;
 
-use crate::api::ResourceInfo;
+use conneg_apiserver::resource::ResourceInfo;
 
 /// The message of Kubernetes' 409 `Conflict` for a stale `resourceVersion`.
 pub const OPTIMISTIC_LOCK_MSG: &str =

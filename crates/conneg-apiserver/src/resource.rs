@@ -1,0 +1,306 @@
+//! What a server serves, as data: group versions ([`GroupVersion`]), resources
+//! ([`ResourceInfo`]), the [`Catalog`] of both that routing and discovery read, and the traits a
+//! versioned Rust type implements to be served ([`Versioned`], [`VersionedObject`],
+//! [`VersionedList`]).
+//!
+//! ```
+//! use conneg_apiserver::resource::{Catalog, GroupVersion, ResourceInfo};
+//!
+//! const V1: GroupVersion = GroupVersion::new("example.com/v1");
+//! static WIDGETS: ResourceInfo = ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
+//! static RESOURCES: [&ResourceInfo; 1] = [&WIDGETS];
+//!
+//! let catalog = Catalog::new().with(V1, &RESOURCES);
+//! assert_eq!(V1.group(), "example.com");
+//! assert_eq!(V1.path(), "/apis/example.com/v1");
+//! assert_eq!(catalog.find("example.com", "v1"), Some(V1));
+//! assert_eq!(catalog.resource(V1, "widgets").map(|r| r.kind), Some("Widget"));
+//! assert_eq!(WIDGETS.group_resource(), "widgets.example.com");
+//! ```
+
+use crate::meta::{HasListMeta, HasObjectMeta, ListMeta};
+
+/// The core (legacy) API group, served under `/api`: its name is empty.
+pub const CORE_GROUP: &str = "";
+
+/// A group version, written as its `apiVersion`: `wardle.example.com/v1beta1`, or `v1` for
+/// the core group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupVersion(&'static str);
+
+impl GroupVersion {
+    /// The group version whose `apiVersion` is `api_version`.
+    pub const fn new(api_version: &'static str) -> Self {
+        Self(api_version)
+    }
+
+    /// `wardle.example.com/v1beta1` / `v1`.
+    pub fn api_version(self) -> &'static str {
+        self.0
+    }
+
+    /// `wardle.example.com`, or [`CORE_GROUP`].
+    pub fn group(self) -> &'static str {
+        self.0.rsplit_once('/').map_or(CORE_GROUP, |(g, _)| g)
+    }
+
+    /// `v1beta1` / `v1`.
+    pub fn version(self) -> &'static str {
+        self.0.rsplit_once('/').map_or(self.0, |(_, v)| v)
+    }
+
+    /// The root of its paths: `/apis/wardle.example.com/v1beta1`, `/api/v1`.
+    pub fn path(self) -> String {
+        match self.group() {
+            CORE_GROUP => format!("/api/{}", self.version()),
+            group => format!("/apis/{group}/{}", self.version()),
+        }
+    }
+}
+
+/// Static facts about a resource, for routing, discovery, keys and error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceInfo {
+    /// API group (empty for core).
+    pub group: &'static str,
+    /// Plural resource name (`flunders`).
+    pub resource: &'static str,
+    /// Singular name (`flunder`).
+    pub singular: &'static str,
+    /// Kind (`Flunder`).
+    pub kind: &'static str,
+    /// List kind (`FlunderList`).
+    pub list_kind: &'static str,
+    /// Whether objects live in a namespace.
+    pub namespaced: bool,
+    /// Verbs served on the resource itself.
+    pub verbs: &'static [&'static str],
+    /// Short names for discovery (`ns`).
+    pub short_names: &'static [&'static str],
+    /// Whether the kind has a `status` subresource (`.../{name}/status`: get, update, patch
+    /// of the status alone; writes to the object itself leave the status as it was).
+    pub status_subresource: bool,
+}
+
+/// The verbs of a `status` subresource.
+pub const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
+
+/// Every verb of the generic registry.
+pub const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// `name.group`, or `name` alone in the core group (as Kubernetes prints group resources).
+fn qualified(name: &str, group: &str) -> String {
+    if group.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name}.{group}")
+    }
+}
+
+impl ResourceInfo {
+    /// A resource with every verb of [`VERBS`], no short names and no status subresource.
+    pub const fn new(
+        group: &'static str,
+        resource: &'static str,
+        singular: &'static str,
+        kind: &'static str,
+        list_kind: &'static str,
+        namespaced: bool,
+    ) -> Self {
+        Self {
+            group,
+            resource,
+            singular,
+            kind,
+            list_kind,
+            namespaced,
+            verbs: VERBS,
+            short_names: &[],
+            status_subresource: false,
+        }
+    }
+
+    /// `flunders.wardle.example.com` (`namespaces` in core), the form used in error messages.
+    pub fn group_resource(&self) -> String {
+        qualified(self.resource, self.group)
+    }
+
+    /// `Flunder.wardle.example.com` (`Namespace` in core), the form used in `Invalid` errors.
+    pub fn group_kind(&self) -> String {
+        qualified(self.kind, self.group)
+    }
+}
+
+/// What a server serves: group versions, preferred first within their group, each with its
+/// resources in discovery order. Routing, discovery and OpenAPI read it.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    versions: Vec<(GroupVersion, &'static [&'static ResourceInfo])>,
+}
+
+impl Catalog {
+    /// Serves nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also serves `version` with `resources`. Within a group, versions added first are
+    /// preferred.
+    #[must_use]
+    pub fn with(
+        mut self,
+        version: GroupVersion,
+        resources: &'static [&'static ResourceInfo],
+    ) -> Self {
+        self.versions.push((version, resources));
+        self
+    }
+
+    /// Every served group version.
+    pub fn versions(&self) -> impl Iterator<Item = GroupVersion> + '_ {
+        self.versions.iter().map(|(v, _)| *v)
+    }
+
+    /// The served versions of `group`, preferred first.
+    pub fn versions_of(&self, group: &str) -> Vec<GroupVersion> {
+        self.versions().filter(|v| v.group() == group).collect()
+    }
+
+    /// The named groups (not core), in the order their first version was added.
+    pub fn groups(&self) -> Vec<&'static str> {
+        let mut groups: Vec<&'static str> = Vec::new();
+        for v in self.versions() {
+            if v.group() != CORE_GROUP && !groups.contains(&v.group()) {
+                groups.push(v.group());
+            }
+        }
+        groups
+    }
+
+    /// Whether `version` is served.
+    pub fn serves(&self, version: GroupVersion) -> bool {
+        self.versions().any(|v| v == version)
+    }
+
+    /// The served group version `group`/`version`.
+    pub fn find(&self, group: &str, version: &str) -> Option<GroupVersion> {
+        self.versions()
+            .find(|v| v.group() == group && v.version() == version)
+    }
+
+    /// The resources `version` serves, in discovery order (none if it is not served).
+    pub fn resources(&self, version: GroupVersion) -> &'static [&'static ResourceInfo] {
+        self.versions
+            .iter()
+            .find(|(v, _)| *v == version)
+            .map_or(&[], |(_, r)| r)
+    }
+
+    /// The resource named `resource` in `version`.
+    pub fn resource(&self, version: GroupVersion, resource: &str) -> Option<&'static ResourceInfo> {
+        self.resources(version)
+            .iter()
+            .find(|r| r.resource == resource)
+            .copied()
+    }
+}
+
+/// A versioned (external) type: how it is named on the wire and how it maps to the internal
+/// type. Implemented for every object and list kind of every served version.
+pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned + Clone {
+    /// The internal type this converts to and from.
+    type Internal;
+    /// The version.
+    const VERSION: GroupVersion;
+    /// The kind written in `kind`.
+    const KIND: &'static str;
+
+    /// Set `apiVersion` and `kind` to this type's.
+    fn set_type_meta(&mut self);
+    /// Apply the version's defaulting functions.
+    fn apply_defaults(&mut self) {}
+    /// Convert to the internal type.
+    fn into_internal(self) -> Self::Internal;
+    /// Convert from the internal type and set `apiVersion`/`kind`.
+    fn from_internal(internal: Self::Internal) -> Self;
+}
+
+/// A versioned single object (not a list), with metadata.
+pub trait VersionedObject: Versioned + HasObjectMeta {
+    /// The list type of this kind in the same version.
+    type List: VersionedList<Item = Self>;
+    /// The resource this object belongs to.
+    const RESOURCE: &'static ResourceInfo;
+}
+
+/// A versioned list.
+pub trait VersionedList: Versioned + HasListMeta {
+    /// The item type.
+    type Item: VersionedObject;
+    /// Build a list (with `apiVersion`/`kind` set) from items.
+    fn from_items(meta: ListMeta, items: Vec<Self::Item>) -> Self;
+    /// The items.
+    fn items(&self) -> &[Self::Item];
+    /// Take the items out.
+    fn into_items(self) -> Vec<Self::Item>;
+}
+
+/// Convert a versioned object to another version through the internal type.
+pub fn convert<A, B>(from: A) -> B
+where
+    A: Versioned,
+    B: Versioned<Internal = A::Internal>,
+{
+    B::from_internal(from.into_internal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_versions() {
+        let core = GroupVersion::new("v1");
+        assert_eq!((core.group(), core.version()), ("", "v1"));
+        assert_eq!(core.path(), "/api/v1");
+        let g = GroupVersion::new("wardle.example.com/v1beta1");
+        assert_eq!((g.group(), g.version()), ("wardle.example.com", "v1beta1"));
+    }
+
+    #[test]
+    fn catalog_keeps_preference_and_groups() {
+        static A: ResourceInfo = ResourceInfo::new("g.io", "as", "a", "A", "AList", true);
+        static NS: ResourceInfo = ResourceInfo::new(
+            "",
+            "namespaces",
+            "namespace",
+            "Namespace",
+            "NamespaceList",
+            false,
+        );
+        static G: [&ResourceInfo; 1] = [&A];
+        static CORE: [&ResourceInfo; 1] = [&NS];
+        let (v2, v1, core) = (
+            GroupVersion::new("g.io/v2"),
+            GroupVersion::new("g.io/v1"),
+            GroupVersion::new("v1"),
+        );
+        let c = Catalog::new().with(v2, &G).with(v1, &G).with(core, &CORE);
+        assert_eq!(c.versions_of("g.io"), [v2, v1]);
+        assert_eq!(c.groups(), ["g.io"]);
+        assert_eq!(c.find("", "v1"), Some(core));
+        assert_eq!(c.find("g.io", "v3"), None);
+        assert!(c.resource(v1, "namespaces").is_none());
+        assert_eq!(c.resource(core, "namespaces"), Some(&NS));
+        assert!(c.resources(GroupVersion::new("x/v1")).is_empty());
+    }
+}
