@@ -8,9 +8,8 @@
 //!
 //! const V1: GroupVersion = GroupVersion::new("example.com/v1");
 //! static WIDGETS: ResourceInfo = ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
-//! static RESOURCES: [&ResourceInfo; 1] = [&WIDGETS];
 //!
-//! let catalog = Catalog::new().with(V1, &RESOURCES);
+//! let catalog = Catalog::new().with(V1, &WIDGETS);
 //! assert_eq!(V1.group(), "example.com");
 //! assert_eq!(V1.path(), "/apis/example.com/v1");
 //! assert_eq!(catalog.find("example.com", "v1"), Some(V1));
@@ -144,7 +143,7 @@ impl ResourceInfo {
 /// resources in discovery order. Routing, discovery and OpenAPI read it.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    versions: Vec<(GroupVersion, &'static [&'static ResourceInfo])>,
+    versions: Vec<(GroupVersion, Vec<&'static ResourceInfo>)>,
 }
 
 impl Catalog {
@@ -153,15 +152,14 @@ impl Catalog {
         Self::default()
     }
 
-    /// Also serves `version` with `resources`. Within a group, versions added first are
-    /// preferred.
+    /// Also serves `resource` in `version`. Within a group, versions added first are
+    /// preferred; within a version, resources keep the order they were added in.
     #[must_use]
-    pub fn with(
-        mut self,
-        version: GroupVersion,
-        resources: &'static [&'static ResourceInfo],
-    ) -> Self {
-        self.versions.push((version, resources));
+    pub fn with(mut self, version: GroupVersion, resource: &'static ResourceInfo) -> Self {
+        match self.versions.iter_mut().find(|(v, _)| *v == version) {
+            Some((_, resources)) => resources.push(resource),
+            None => self.versions.push((version, vec![resource])),
+        }
         self
     }
 
@@ -198,11 +196,11 @@ impl Catalog {
     }
 
     /// The resources `version` serves, in discovery order (none if it is not served).
-    pub fn resources(&self, version: GroupVersion) -> &'static [&'static ResourceInfo] {
+    pub fn resources(&self, version: GroupVersion) -> &[&'static ResourceInfo] {
         self.versions
             .iter()
             .find(|(v, _)| *v == version)
-            .map_or(&[], |(_, r)| r)
+            .map_or(&[], |(_, r)| r.as_slice())
     }
 
     /// The resource named `resource` in `version`.
@@ -287,14 +285,12 @@ mod tests {
             "NamespaceList",
             false,
         );
-        static G: [&ResourceInfo; 1] = [&A];
-        static CORE: [&ResourceInfo; 1] = [&NS];
         let (v2, v1, core) = (
             GroupVersion::new("g.io/v2"),
             GroupVersion::new("g.io/v1"),
             GroupVersion::new("v1"),
         );
-        let c = Catalog::new().with(v2, &G).with(v1, &G).with(core, &CORE);
+        let c = Catalog::new().with(v2, &A).with(v1, &A).with(core, &NS);
         assert_eq!(c.versions_of("g.io"), [v2, v1]);
         assert_eq!(c.groups(), ["g.io"]);
         assert_eq!(c.find("", "v1"), Some(core));

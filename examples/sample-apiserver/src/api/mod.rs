@@ -27,7 +27,7 @@ mod reference_type;
 
 pub use reference_type::ReferenceType;
 
-use conneg_apiserver::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo, VERBS};
+use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo, VERBS};
 
 /// The API group.
 pub const GROUP: &str = "wardle.example.com";
@@ -41,23 +41,6 @@ pub const CORE_V1: GroupVersion = GroupVersion::new(core_v1::API_VERSION);
 
 /// Every version this program knows (which are served depends on `--standalone`).
 pub const ALL_VERSIONS: [GroupVersion; 3] = [V1BETA1, V1ALPHA1, CORE_V1];
-
-static V1ALPHA1_RESOURCES: [&ResourceInfo; 2] = [&FISCHERS, &FLUNDERS];
-static V1BETA1_RESOURCES: [&ResourceInfo; 1] = [&FLUNDERS];
-static CORE_V1_RESOURCES: [&ResourceInfo; 1] = [&NAMESPACES];
-
-/// What this server serves: wardle.example.com (v1beta1 preferred, then v1alpha1) and, when
-/// `standalone`, core `v1` namespaces.
-pub fn catalog(standalone: bool) -> Catalog {
-    let wardle = Catalog::new()
-        .with(V1BETA1, &V1BETA1_RESOURCES)
-        .with(V1ALPHA1, &V1ALPHA1_RESOURCES);
-    if standalone {
-        wardle.with(CORE_V1, &CORE_V1_RESOURCES)
-    } else {
-        wardle
-    }
-}
 
 /// `flunders` (namespaced; v1alpha1 and v1beta1).
 pub const FLUNDERS: ResourceInfo = ResourceInfo {
@@ -105,13 +88,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_and_resources() {
-        let c = catalog(false);
-        assert_eq!(c.versions_of(GROUP), [V1BETA1, V1ALPHA1]);
-        assert!(!c.serves(CORE_V1) && catalog(true).serves(CORE_V1));
+    fn names() {
+        assert_eq!(V1BETA1.group(), GROUP);
         assert_eq!(FLUNDERS.group_resource(), "flunders.wardle.example.com");
         assert_eq!(FLUNDERS.group_kind(), "Flunder.wardle.example.com");
-        let names: Vec<_> = c.resources(V1ALPHA1).iter().map(|r| r.resource).collect();
-        assert_eq!(names, ["fischers", "flunders"]);
+        assert_eq!(NAMESPACES.group_resource(), "namespaces");
     }
 }

@@ -1,9 +1,9 @@
 //! The resource verbs: create, get, list, update, patch, delete, deletecollection (and watch,
 //! in [`super::watch`]).
 //!
-//! Every handler resolves the URL into a [`Target`] (version, resource, namespace, name), then
-//! the `dispatch!` macro picks the versioned Rust type for that version and resource and calls a generic
-//! function. The pipeline is the one Kubernetes' generic registry runs:
+//! Every request resolves the URL into a [`Target`] (version, resource, namespace, name), then
+//! the [`Endpoint`] of that version and resource runs the verb, generic over the versioned
+//! Rust type that serves it. The pipeline is the one Kubernetes' generic registry runs:
 //!
 //! * write: decode the versioned body (conneg, with `fieldValidation`) → defaults → internal →
 //!   (create) BanFlunder admission → generateName → validation → storage version (v1alpha1) →
@@ -21,6 +21,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use conneg::{Codec, Negotiated, PatchType, Status, StatusReason};
+use futures_util::future::BoxFuture;
 use http::{Method, StatusCode};
 use serde_json::Value;
 
@@ -28,7 +29,7 @@ use super::kinds::Kind;
 use super::lifecycle::{self, DeleteOptions};
 use super::{AppState, field_manager, list_options, namespaces, transform, watch};
 use crate::api::admission::{BanFlunder, Operation};
-use crate::api::{CORE_V1, NAMESPACES, V1ALPHA1, V1BETA1, core_v1, internal, v1alpha1, v1beta1};
+use crate::api::{NAMESPACES, core_v1, internal, v1alpha1, v1beta1};
 use crate::storage::{
     KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
 };
@@ -36,7 +37,7 @@ use conneg_apiserver::meta::{HasObjectMeta, ListMeta, Time};
 use conneg_apiserver::names;
 use conneg_apiserver::patch;
 use conneg_apiserver::resource::{
-    CORE_GROUP, GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
+    CORE_GROUP, Catalog, GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
 };
 use conneg_apiserver::selector::Selectors;
 use conneg_apiserver::validation::{
@@ -106,17 +107,92 @@ served!(v1beta1::Flunder, internal::Flunder);
 served!(v1alpha1::Fischer, internal::Fischer);
 served!(core_v1::Namespace, core_v1::Namespace);
 
-/// Calls `$f::<T>(args)` with `T` the versioned type for the target's version and resource.
-macro_rules! dispatch {
-    ($target:expr, $($f:ident)::+, ($($arg:expr),*)) => {
-        match ($target.version, $target.resource.resource) {
-            (V1ALPHA1, "flunders") => $($f)::+::<v1alpha1::Flunder>($($arg),*).await,
-            (V1BETA1, "flunders") => $($f)::+::<v1beta1::Flunder>($($arg),*).await,
-            (V1ALPHA1, "fischers") => $($f)::+::<v1alpha1::Fischer>($($arg),*).await,
-            (CORE_V1, "namespaces") => $($f)::+::<core_v1::Namespace>($($arg),*).await,
-            _ => Err(resource_not_found()),
+/// One request to an endpoint, as the verbs take it.
+pub struct Call<'a> {
+    st: &'a AppState,
+    t: &'a Target,
+    q: &'a Params,
+    n: &'a Negotiated,
+    method: Method,
+    body: Body,
+    ua: Option<&'a str>,
+}
+
+/// One served group version and resource, and the versioned Rust type that serves it.
+#[derive(Clone, Copy)]
+pub struct Endpoint {
+    /// The group version.
+    pub version: GroupVersion,
+    /// The resource.
+    pub resource: &'static ResourceInfo,
+    handle: for<'a> fn(Call<'a>) -> BoxFuture<'a, HResult>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("version", &self.version)
+            .field("resource", &self.resource.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Endpoint {
+    /// The endpoint of `T`: its version and resource, every verb over `T`.
+    pub fn of<T: Served>() -> Self {
+        Self {
+            version: T::VERSION,
+            resource: T::RESOURCE,
+            handle: |c| Box::pin(verb::<T>(c)),
         }
-    };
+    }
+}
+
+/// The catalog of what `endpoints` serve: group versions in the order they first appear
+/// (preferred first within a group), resources in order.
+pub fn catalog_of(endpoints: &[Endpoint]) -> Catalog {
+    endpoints
+        .iter()
+        .fold(Catalog::new(), |c, e| c.with(e.version, e.resource))
+}
+
+/// The verb a request asks of `T`'s endpoint: a collection (list, watch, create,
+/// deletecollection) or one object (get, watch, update, patch, delete) or its `status`.
+async fn verb<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st,
+        t,
+        q,
+        n,
+        method,
+        body,
+        ua,
+    } = c;
+    if t.name.is_none() {
+        return match method {
+            Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n).await,
+            Method::GET => list::<T>(st, t, q, n).await,
+            Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
+                create::<T>(st, t, q, n, body, ua).await
+            }
+            Method::DELETE
+                if (t.namespace.is_some() || !t.resource.namespaced)
+                    && t.resource.verbs.contains(&"deletecollection") =>
+            {
+                delete_collection::<T>(st, t, q, n, body).await
+            }
+            m => Err(method_not_allowed(&m, t)),
+        };
+    }
+    match method {
+        // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
+        Method::GET if q.flag("watch") && !t.status => watch::watch::<T>(st, t, q, n).await,
+        Method::GET => get::<T>(st, t, q, n).await,
+        Method::PUT => update::<T>(st, t, q, n, body, ua).await,
+        Method::PATCH => patch_object::<T>(st, t, q, n, body, ua).await,
+        Method::DELETE if !t.status => delete::<T>(st, t, q, n, body).await,
+        m => Err(method_not_allowed(&m, t)),
+    }
 }
 
 /// What a URL names.
@@ -308,8 +384,7 @@ fn user_agent(headers: &http::HeaderMap) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-/// Every resource request: a collection (list, watch, create, deletecollection) or one object
-/// (get, watch, update, patch, delete) or its `status`.
+/// Every resource request, handed to the endpoint of the URL's version and resource.
 async fn resource(
     State(st): State<AppState>,
     method: Method,
@@ -321,34 +396,21 @@ async fn resource(
 ) -> HResult {
     let t = Target::resolve(&p, &st)?;
     let q = params(q)?;
-    let ua = user_agent(&headers);
-    if t.name.is_none() {
-        return match method {
-            Method::GET if q.flag("watch") => dispatch!(t, watch::watch, (&st, &t, &q, &n)),
-            Method::GET => dispatch!(t, list, (&st, &t, &q, &n)),
-            Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-                dispatch!(t, create, (&st, &t, &q, &n, body, ua))
-            }
-            Method::DELETE
-                if (t.namespace.is_some() || !t.resource.namespaced)
-                    && t.resource.verbs.contains(&"deletecollection") =>
-            {
-                dispatch!(t, delete_collection, (&st, &t, &q, &n, body))
-            }
-            m => Err(method_not_allowed(&m, &t)),
-        };
-    }
-    match method {
-        // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        Method::GET if q.flag("watch") && !t.status => {
-            dispatch!(t, watch::watch, (&st, &t, &q, &n))
-        }
-        Method::GET => dispatch!(t, get, (&st, &t, &q, &n)),
-        Method::PUT => dispatch!(t, update, (&st, &t, &q, &n, body, ua)),
-        Method::PATCH => dispatch!(t, patch_object, (&st, &t, &q, &n, body, ua)),
-        Method::DELETE if !t.status => dispatch!(t, delete, (&st, &t, &q, &n, body)),
-        m => Err(method_not_allowed(&m, &t)),
-    }
+    let endpoint = st
+        .endpoints
+        .iter()
+        .find(|e| e.version == t.version && e.resource == t.resource)
+        .ok_or_else(resource_not_found)?;
+    (endpoint.handle)(Call {
+        st: &st,
+        t: &t,
+        q: &q,
+        n: &n,
+        method,
+        body,
+        ua: user_agent(&headers),
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 //! proceeds (at once, or marked and then finished by the kind's controller).
 //!
 //! To add a resource: add its types to `api`, implement [`Kind`] for its internal type here,
-//! and add a line to the `dispatch!` macro in `server/handlers.rs`.
+//! and add a line to [`super::endpoints`].
 
 use std::collections::BTreeMap;
 

@@ -54,7 +54,10 @@ use crate::config::OpenedStorage;
 use crate::storage::Store;
 use crate::storage::keys::Keys;
 use conneg_apiserver::resource::{Catalog, GroupVersion};
+
+use crate::api::{core_v1, v1alpha1, v1beta1};
 use conneg_apiserver::storage::codec::StorageCodec;
+use handlers::Endpoint;
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
 #[derive(Clone, Debug)]
@@ -77,6 +80,8 @@ pub struct AppState {
     /// What is served: wardle.example.com, and core `v1` namespaces when
     /// [`ServerOptions::standalone`].
     pub catalog: Arc<Catalog>,
+    /// The endpoint of each served version and resource ([`endpoints`]).
+    pub endpoints: Arc<[Endpoint]>,
 }
 
 /// Server options beyond storage.
@@ -100,16 +105,33 @@ impl Default for ServerOptions {
     }
 }
 
+/// Every served version and resource, one line each: wardle.example.com (v1beta1 preferred,
+/// then v1alpha1) and, when `standalone`, core `v1` namespaces. A new kind is its types, its
+/// [`Kind`](kinds::Kind) and a line here.
+pub fn endpoints(standalone: bool) -> Vec<Endpoint> {
+    let mut e = vec![
+        Endpoint::of::<v1beta1::Flunder>(),
+        Endpoint::of::<v1alpha1::Fischer>(),
+        Endpoint::of::<v1alpha1::Flunder>(),
+    ];
+    if standalone {
+        e.push(Endpoint::of::<core_v1::Namespace>());
+    }
+    e
+}
+
 impl AppState {
     /// State over an opened storage stack.
     pub fn new(storage: OpenedStorage, options: ServerOptions) -> Self {
+        let endpoints = endpoints(options.standalone);
         Self {
             store: storage.store,
             codec: storage.codec,
             keys: storage.keys,
             metrics: Arc::new(metrics::Metrics::default()),
             cbor: options.cbor,
-            catalog: Arc::new(crate::api::catalog(options.standalone)),
+            catalog: Arc::new(handlers::catalog_of(&endpoints)),
+            endpoints: endpoints.into(),
             hubs: watch::Hubs::default(),
             blocking: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),

@@ -765,7 +765,7 @@ fn resource_paths(v: GroupVersion, res: &ResourceInfo, paths: &mut Map<String, V
 /// The OpenAPI v3 document of one group-version.
 pub fn document(v: GroupVersion) -> Value {
     let mut paths = Map::new();
-    for res in crate::api::catalog(true).resources(v) {
+    for res in super::handlers::catalog_of(&super::endpoints(true)).resources(v) {
         resource_paths(v, res, &mut paths);
     }
     json!({
@@ -791,7 +791,9 @@ mod tests {
                 let name = &part[..part.find('"').unwrap()];
                 assert!(schemas.contains_key(name), "{v:?}: dangling $ref {name}");
             }
-            for res in crate::api::catalog(true).resources(v) {
+            for res in
+                crate::server::handlers::catalog_of(&crate::server::endpoints(true)).resources(v)
+            {
                 let ns = if res.namespaced {
                     "namespaces/{namespace}/"
                 } else {
