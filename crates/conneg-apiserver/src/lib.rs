@@ -30,6 +30,8 @@
 
 pub mod apply;
 pub mod auth;
+pub mod config;
+pub mod core_v1;
 pub mod meta;
 pub mod metadata_only;
 pub mod names;
@@ -37,6 +39,7 @@ pub mod patch;
 pub mod resource;
 pub mod selector;
 pub mod serve;
+pub mod server;
 pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -436,6 +436,44 @@ pub trait HasListMeta {
     fn list_meta_mut(&mut self) -> &mut ListMeta;
 }
 
+/// Implements [`HasObjectMeta`] and [`HasListMeta`] for an object type and its list type
+/// whose metadata live in a `metadata` field, as every Kubernetes type's do.
+///
+/// ```
+/// use conneg_apiserver::meta::{HasObjectMeta, ListMeta, ObjectMeta};
+///
+/// #[derive(Default)]
+/// struct Widget { metadata: ObjectMeta }
+/// #[derive(Default)]
+/// struct WidgetList { metadata: ListMeta, items: Vec<Widget> }
+/// conneg_apiserver::impl_meta!(Widget, WidgetList);
+///
+/// let mut w = Widget::default();
+/// w.meta_mut().name = "w1".into();
+/// assert_eq!(w.meta().name, "w1");
+/// ```
+#[macro_export]
+macro_rules! impl_meta {
+    ($obj:ty, $list:ty) => {
+        impl $crate::meta::HasObjectMeta for $obj {
+            fn meta(&self) -> &$crate::meta::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut $crate::meta::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl $crate::meta::HasListMeta for $list {
+            fn list_meta(&self) -> &$crate::meta::ListMeta {
+                &self.metadata
+            }
+            fn list_meta_mut(&mut self) -> &mut $crate::meta::ListMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,6 +238,8 @@ pub trait VersionedObject: Versioned + HasObjectMeta {
     type List: VersionedList<Item = Self>;
     /// The resource this object belongs to.
     const RESOURCE: &'static ResourceInfo;
+    /// `apiVersion` and `kind` as they were sent (empty when absent).
+    fn type_meta(&self) -> (&str, &str);
 }
 
 /// A versioned list.
@@ -250,6 +252,83 @@ pub trait VersionedList: Versioned + HasListMeta {
     fn items(&self) -> &[Self::Item];
     /// Take the items out.
     fn into_items(self) -> Vec<Self::Item>;
+}
+
+/// Implements [`VersionedObject`] and [`VersionedList`] for an object type of `resource` and
+/// its list type, whose fields are named as Kubernetes names them (`apiVersion`/`kind` in
+/// `api_version`/`kind`, `metadata`, and `items` in the list, which also implements
+/// `Default`). Both must implement [`Versioned`] and have their metadata implemented
+/// ([`impl_meta!`](crate::impl_meta)).
+///
+/// ```
+/// use conneg_apiserver::meta::{ListMeta, ObjectMeta};
+/// use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned, VersionedList};
+///
+/// const WIDGETS: ResourceInfo =
+///     ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
+///
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+/// struct Widget { api_version: String, kind: String, metadata: ObjectMeta }
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+/// struct WidgetList { api_version: String, kind: String, metadata: ListMeta, items: Vec<Widget> }
+///
+/// impl Versioned for Widget {
+///     type Internal = Widget;
+///     const VERSION: GroupVersion = GroupVersion::new("example.com/v1");
+///     const KIND: &'static str = "Widget";
+///     fn set_type_meta(&mut self) {
+///         self.api_version = Self::VERSION.api_version().into();
+///         self.kind = Self::KIND.into();
+///     }
+///     fn into_internal(self) -> Widget { self }
+///     fn from_internal(mut w: Widget) -> Self { w.set_type_meta(); w }
+/// }
+/// impl Versioned for WidgetList {
+///     type Internal = WidgetList;
+///     const VERSION: GroupVersion = GroupVersion::new("example.com/v1");
+///     const KIND: &'static str = "WidgetList";
+///     fn set_type_meta(&mut self) {
+///         self.api_version = Self::VERSION.api_version().into();
+///         self.kind = Self::KIND.into();
+///     }
+///     fn into_internal(self) -> WidgetList { self }
+///     fn from_internal(mut l: WidgetList) -> Self { l.set_type_meta(); l }
+/// }
+/// conneg_apiserver::impl_meta!(Widget, WidgetList);
+/// conneg_apiserver::impl_versioned_object!(Widget, WidgetList, WIDGETS);
+///
+/// let list = WidgetList::from_items(ListMeta::default(), vec![Widget::default()]);
+/// assert_eq!((list.kind.as_str(), list.items().len()), ("WidgetList", 1));
+/// ```
+#[macro_export]
+macro_rules! impl_versioned_object {
+    ($obj:ty, $list:ty, $resource:expr) => {
+        impl $crate::resource::VersionedObject for $obj {
+            type List = $list;
+            const RESOURCE: &'static $crate::resource::ResourceInfo = &$resource;
+            fn type_meta(&self) -> (&str, &str) {
+                (&self.api_version, &self.kind)
+            }
+        }
+        impl $crate::resource::VersionedList for $list {
+            type Item = $obj;
+            fn from_items(metadata: $crate::meta::ListMeta, items: ::std::vec::Vec<$obj>) -> Self {
+                let mut out = Self {
+                    metadata,
+                    items,
+                    ..::std::default::Default::default()
+                };
+                $crate::resource::Versioned::set_type_meta(&mut out);
+                out
+            }
+            fn items(&self) -> &[$obj] {
+                &self.items
+            }
+            fn into_items(self) -> ::std::vec::Vec<$obj> {
+                self.items
+            }
+        }
+    };
 }
 
 /// Convert a versioned object to another version through the internal type.

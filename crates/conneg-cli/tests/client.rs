@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use clap::Parser;
-use sample_apiserver::config::StorageArgs;
-use sample_apiserver::server::{AppState, ServerOptions, router};
+use conneg_apiserver::config::StorageArgs;
+use conneg_apiserver::server::{ServerOptions, router};
 use serde_json::{Value, json};
 
 const COLL: &str = "/apis/wardle.example.com/v1beta1/namespaces/default/flunders";
@@ -37,13 +37,17 @@ fn start(cbor: bool) -> TestServer {
         .unwrap();
     let addr = runtime.block_on(async {
         let args = Storage::try_parse_from(["test", "--storage", "memory"]).unwrap();
-        let opened = args.storage.open().await.unwrap();
+        let opened = args
+            .storage
+            .open(sample_apiserver::api::GROUP)
+            .await
+            .unwrap();
         // Namespaces are not what these tests are about: none to create first.
         let options = ServerOptions {
             cbor,
             standalone: false,
         };
-        let app = router(AppState::new(opened, options));
+        let app = router(sample_apiserver::server().build(opened, options));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

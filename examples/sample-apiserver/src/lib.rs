@@ -1,17 +1,34 @@
-//! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust, on conneg and
-//! the generic machinery of [`conneg_apiserver`] (metadata, selectors, validation, patch and
-//! apply, storage, serving).
+//! The wardle.example.com API server (Kubernetes' sample-apiserver) in Rust: the wardle types
+//! and their rules, registered with the generic server of [`conneg_apiserver`] (registry,
+//! discovery, OpenAPI, watch, storage, serving).
 //!
 //! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
-//! - [`storage`]: where objects live (keys) and the Kubernetes error for a storage failure.
-//! - [`config`]: the storage command-line flags and how they open a store.
-//! - [`server`]: the HTTP layer (router, handlers, discovery, OpenAPI, Table, watch, metrics).
+//! - [`strategy`]: what the generic registry needs to know of each kind (its [`Kind`]).
+//! - [`openapi`]: the published schemas of the wardle types.
+//! - [`server`]: the one registration: which versions are served, in which order.
+//!
+//! [`Kind`]: conneg_apiserver::server::kinds::Kind
 
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).
 #![allow(clippy::result_large_err)]
 
 pub mod api;
-pub mod config;
-pub mod server;
-pub mod storage;
+pub mod openapi;
+pub mod strategy;
+
+use conneg_apiserver::server::ServerBuilder;
+
+use api::admission::BanFlunder;
+use api::{v1alpha1, v1beta1};
+
+/// The wardle server: Flunders in v1beta1 (preferred) and v1alpha1, Fischers in v1alpha1,
+/// BanFlunder admission. Build its state with [`ServerBuilder::build`] (which adds core `v1`
+/// namespaces when standalone) and serve [`conneg_apiserver::server::router`].
+pub fn server() -> ServerBuilder {
+    ServerBuilder::new(openapi::INFO)
+        .serve::<v1beta1::Flunder>()
+        .serve::<v1alpha1::Fischer>()
+        .serve::<v1alpha1::Flunder>()
+        .admission(BanFlunder)
+}

@@ -1,7 +1,7 @@
 //! `sample-apiserver`: the wardle.example.com API server.
 //!
 //! Opens the storage (`--storage embedded|memory`, `--data-dir`, `--storage-media-type`),
-//! builds the router ([`sample_apiserver::server::router`]) and serves plain HTTP on
+//! builds the wardle server ([`sample_apiserver::server`]) and serves plain HTTP on
 //! `--listen` until SIGINT or SIGTERM, then drains connections and exits. The bound address is
 //! printed on stdout (`listening on http://127.0.0.1:PORT`), so `--listen 127.0.0.1:0` works.
 
@@ -9,11 +9,12 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use clap::Parser;
+use conneg_apiserver::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
 use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
+use conneg_apiserver::server::{ServerOptions, auth, namespaces, router};
+use conneg_apiserver::storage::Storage;
 use conneg_apiserver::timeouts;
-use sample_apiserver::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
-use sample_apiserver::server::{AppState, ServerOptions, auth, namespaces, router};
-use sample_apiserver::storage::Storage;
+use sample_apiserver::api::GROUP;
 
 /// A Kubernetes-style API server for wardle.example.com.
 #[derive(Debug, Parser)]
@@ -104,7 +105,7 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     }
-    let opened = match cli.storage.open().await {
+    let opened = match cli.storage.open(GROUP).await {
         Ok(o) => o,
         Err(e) => {
             tracing::error!("cannot open storage: {e}");
@@ -126,7 +127,7 @@ async fn main() -> std::process::ExitCode {
         standalone = cli.standalone,
         "storage ready"
     );
-    let state = AppState::new(
+    let state = sample_apiserver::server().build(
         opened,
         ServerOptions {
             cbor: !cli.no_cbor,

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use conneg_apiserver::meta::{ManagedFieldsEntry, ObjectMeta, Time};
 use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType, decode_value, recognize};
-use sample_apiserver::api::FLUNDERS;
-use sample_apiserver::api::{ReferenceType, v1alpha1};
-use sample_apiserver::storage::keys::Keys;
-use sample_apiserver::storage::{
+use conneg_apiserver::storage::keys::Keys;
+use conneg_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, Store,
 };
+use sample_apiserver::api::{FLUNDERS, GROUP};
+use sample_apiserver::api::{ReferenceType, v1alpha1};
 
 fn flunder(name: &str) -> v1alpha1::Flunder {
     let mut f = v1alpha1::Flunder {
@@ -104,7 +104,7 @@ fn conneg_cbor_encode(v: &serde_json::Value) -> Vec<u8> {
 }
 
 async fn mixed_storage(store: Store) {
-    let keys = Keys::default();
+    let keys = Keys::for_group(GROUP);
     let json = StorageCodec::new(StorageMediaType::Json);
     let cbor = StorageCodec::new(StorageMediaType::Cbor);
     let ka = keys.object(&FLUNDERS, "default", "a");

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use sample_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
+use conneg_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
 
 const CHILD_DIR_ENV: &str = "SAMPLE_APISERVER_CRASH_CHILD_DIR";
 const COUNTER: &str = "/registry/wardle.example.com/fischers/counter";

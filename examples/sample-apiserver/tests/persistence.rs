@@ -3,9 +3,9 @@
 mod common;
 
 use common::{Server, flunders, tempdir};
-use sample_apiserver::api::FLUNDERS;
-use sample_apiserver::storage::keys::Keys;
-use sample_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
+use conneg_apiserver::storage::keys::Keys;
+use conneg_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
+use sample_apiserver::api::{FLUNDERS, GROUP};
 use serde_json::json;
 
 fn create(s: &Server, name: &str) {
@@ -34,7 +34,7 @@ fn stored(dir: &std::path::Path, name: &str) -> Vec<u8> {
         let store = EmbeddedStore::open_async(dir.join("wardle.redb"), EmbeddedOptions::default())
             .await
             .expect("open the store the server left");
-        let key = Keys::default().object(&FLUNDERS, "default", name);
+        let key = Keys::for_group(GROUP).object(&FLUNDERS, "default", name);
         store
             .get(&key)
             .await

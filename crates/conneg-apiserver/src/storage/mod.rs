@@ -20,10 +20,12 @@ pub mod codec;
 pub mod continue_token;
 pub mod embedded;
 pub mod etcd;
+pub mod keys;
 pub mod memory;
 
 mod fanout;
 mod history;
+mod status;
 
 use std::fmt;
 use std::future::Future;
@@ -39,6 +41,7 @@ pub use etcd::{EtcdOptions, EtcdStore, EtcdTls};
 pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
+pub use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
 
 /// A storage revision (etcd's `int64` revision; Kubernetes' `resourceVersion`).
 pub type Revision = i64;

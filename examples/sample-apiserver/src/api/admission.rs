@@ -2,21 +2,14 @@
 //! in any Fischer's `disallowedFlunders` is refused with 403 Forbidden.
 
 use conneg::Status;
+use conneg_apiserver::server::AppState;
+use conneg_apiserver::server::admission::{Plugin, Request};
+use conneg_apiserver::server::handlers::list_all;
+use futures_util::future::BoxFuture;
 
 use super::{FLUNDERS, internal};
 
-/// The admission operation (only `Create` is handled by BanFlunder).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    /// POST.
-    Create,
-    /// PUT / PATCH.
-    Update,
-    /// DELETE.
-    Delete,
-    /// Connect (unused here).
-    Connect,
-}
+pub use conneg_apiserver::server::admission::Operation;
 
 /// The BanFlunder plugin. Stateless: the caller supplies the current Fischers (Kubernetes
 /// reads them from an informer; the HTTP layer lists them from storage or a cache).
@@ -63,5 +56,26 @@ impl BanFlunder {
         fischers: &[internal::Fischer],
     ) -> Result<(), Status> {
         self.admit(Operation::Create, &flunder.metadata.name, fischers)
+    }
+}
+
+impl Plugin for BanFlunder {
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+
+    /// Reads every Fischer from storage for each Flunder created.
+    fn admit<'a>(
+        &'a self,
+        st: &'a AppState,
+        req: Request<'a>,
+    ) -> BoxFuture<'a, Result<(), Status>> {
+        Box::pin(async move {
+            if req.operation != Operation::Create || !req.object.is::<internal::Flunder>() {
+                return Ok(());
+            }
+            let fischers = list_all::<internal::Fischer>(st, None).await?;
+            self.admit(req.operation, req.name, &fischers)
+        })
     }
 }

@@ -1,6 +1,6 @@
 //! The internal (hub) version, `pkg/apis/wardle` (reference §2). Never serialized.
 
-use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta};
+use conneg_apiserver::meta::{ListMeta, ObjectMeta};
 
 use super::ReferenceType;
 
@@ -57,27 +57,5 @@ pub struct FischerList {
     pub items: Vec<Fischer>,
 }
 
-macro_rules! meta_impls {
-    ($obj:ty, $list:ty) => {
-        impl HasObjectMeta for $obj {
-            fn meta(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-            fn meta_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-        impl HasListMeta for $list {
-            fn list_meta(&self) -> &ListMeta {
-                &self.metadata
-            }
-            fn list_meta_mut(&mut self) -> &mut ListMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-pub(crate) use meta_impls;
-
-meta_impls!(Flunder, FlunderList);
-meta_impls!(Fischer, FischerList);
+conneg_apiserver::impl_meta!(Flunder, FlunderList);
+conneg_apiserver::impl_meta!(Fischer, FischerList);

@@ -17,7 +17,6 @@
 //! [`Versioned::from_internal`]: conneg_apiserver::resource::Versioned::from_internal
 
 pub mod admission;
-pub mod core_v1;
 pub mod internal;
 pub mod v1alpha1;
 pub mod v1beta1;
@@ -27,7 +26,7 @@ mod reference_type;
 
 pub use reference_type::ReferenceType;
 
-use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo, VERBS};
+use conneg_apiserver::resource::{GroupVersion, ResourceInfo, VERBS};
 
 /// The API group.
 pub const GROUP: &str = "wardle.example.com";
@@ -36,11 +35,6 @@ pub const GROUP: &str = "wardle.example.com";
 pub const V1ALPHA1: GroupVersion = GroupVersion::new(v1alpha1::API_VERSION);
 /// `wardle.example.com/v1beta1`: Flunder only; the preferred version.
 pub const V1BETA1: GroupVersion = GroupVersion::new(v1beta1::API_VERSION);
-/// Core `v1` (`/api/v1`): Namespace, served when the server runs standalone.
-pub const CORE_V1: GroupVersion = GroupVersion::new(core_v1::API_VERSION);
-
-/// Every version this program knows (which are served depends on `--standalone`).
-pub const ALL_VERSIONS: [GroupVersion; 3] = [V1BETA1, V1ALPHA1, CORE_V1];
 
 /// `flunders` (namespaced; v1alpha1 and v1beta1).
 pub const FLUNDERS: ResourceInfo = ResourceInfo {
@@ -68,21 +62,6 @@ pub const FISCHERS: ResourceInfo = ResourceInfo {
     status_subresource: false,
 };
 
-/// `namespaces` (core v1, cluster-scoped; served when the server runs standalone).
-pub const NAMESPACES: ResourceInfo = ResourceInfo {
-    group: CORE_GROUP,
-    resource: "namespaces",
-    singular: "namespace",
-    kind: "Namespace",
-    list_kind: "NamespaceList",
-    namespaced: false,
-    verbs: &[
-        "create", "delete", "get", "list", "patch", "update", "watch",
-    ],
-    short_names: &["ns"],
-    status_subresource: true,
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +71,5 @@ mod tests {
         assert_eq!(V1BETA1.group(), GROUP);
         assert_eq!(FLUNDERS.group_resource(), "flunders.wardle.example.com");
         assert_eq!(FLUNDERS.group_kind(), "Flunder.wardle.example.com");
-        assert_eq!(NAMESPACES.group_resource(), "namespaces");
     }
 }

@@ -3,13 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{ListMeta, ObjectMeta, null_as_default};
 
-use super::internal::meta_impls;
 use super::{FISCHERS, FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{
-    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
-};
+use conneg_apiserver::resource::{GroupVersion, Versioned, VersionedList};
 
 /// `wardle.example.com/v1alpha1`.
 pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
@@ -146,8 +143,8 @@ pub struct FischerList {
     pub items: Vec<Fischer>,
 }
 
-meta_impls!(Flunder, FlunderList);
-meta_impls!(Fischer, FischerList);
+conneg_apiserver::impl_meta!(Flunder, FlunderList);
+conneg_apiserver::impl_meta!(Fischer, FischerList);
 
 /// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder.
 pub fn set_defaults_flunder_spec(spec: &mut FlunderSpec) {
@@ -299,33 +296,5 @@ impl Versioned for FischerList {
     }
 }
 
-macro_rules! object_list_impls {
-    ($obj:ty, $list:ty, $res:expr) => {
-        impl VersionedObject for $obj {
-            type List = $list;
-            const RESOURCE: &'static ResourceInfo = &$res;
-        }
-        impl VersionedList for $list {
-            type Item = $obj;
-            fn from_items(metadata: ListMeta, items: Vec<$obj>) -> Self {
-                let mut out = Self {
-                    metadata,
-                    items,
-                    ..Default::default()
-                };
-                out.set_type_meta();
-                out
-            }
-            fn items(&self) -> &[$obj] {
-                &self.items
-            }
-            fn into_items(self) -> Vec<$obj> {
-                self.items
-            }
-        }
-    };
-}
-pub(crate) use object_list_impls;
-
-object_list_impls!(Flunder, FlunderList, FLUNDERS);
-object_list_impls!(Fischer, FischerList, FISCHERS);
+conneg_apiserver::impl_versioned_object!(Flunder, FlunderList, FLUNDERS);
+conneg_apiserver::impl_versioned_object!(Fischer, FischerList, FISCHERS);

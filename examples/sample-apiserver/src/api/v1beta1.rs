@@ -3,15 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{ListMeta, ObjectMeta, null_as_default};
 
-use super::internal::meta_impls;
 use super::reference_type::optional_nonempty;
-use super::v1alpha1::object_list_impls;
 use super::{FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{
-    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
-};
+use conneg_apiserver::resource::{GroupVersion, Versioned, VersionedList};
 
 /// `wardle.example.com/v1beta1`.
 pub const API_VERSION: &str = "wardle.example.com/v1beta1";
@@ -102,7 +98,7 @@ pub struct FlunderList {
     pub items: Vec<Flunder>,
 }
 
-meta_impls!(Flunder, FlunderList);
+conneg_apiserver::impl_meta!(Flunder, FlunderList);
 
 impl Versioned for Flunder {
     type Internal = internal::Flunder;
@@ -162,4 +158,4 @@ impl Versioned for FlunderList {
     }
 }
 
-object_list_impls!(Flunder, FlunderList, FLUNDERS);
+conneg_apiserver::impl_versioned_object!(Flunder, FlunderList, FLUNDERS);

@@ -18,7 +18,7 @@ use conneg::Status;
 use serde_json::{Value, json};
 
 use super::handlers::Params;
-use conneg_apiserver::validation::{BadValue, FieldError, invalid};
+use crate::validation::{BadValue, FieldError, invalid};
 
 /// The annotation on the bookmark that ends a watch's initial events.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";

@@ -16,7 +16,7 @@
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
-//!   `as=PartialObjectMetadata`, its metadata only ([`conneg_apiserver::metadata_only`]).
+//!   `as=PartialObjectMetadata`, its metadata only ([`crate::metadata_only`]).
 //!
 //! Watches that start now without selectors, Table or bookmarks (a namespace or object name is
 //! fine: they never change) share one [`WatchHub`] per version and resource: a single task
@@ -46,10 +46,10 @@ use super::handlers::{HResult, Params, Served, Target, decode_kind, list_kinds, 
 use super::kinds::Kind;
 use super::list_options::{self, ListOptions};
 use super::transform;
+use crate::meta::HasObjectMeta;
+use crate::resource::Versioned;
+use crate::selector::Selectors;
 use crate::storage::{Event, EventType, KeyValue, Storage, StorageError};
-use conneg_apiserver::meta::HasObjectMeta;
-use conneg_apiserver::resource::Versioned;
-use conneg_apiserver::selector::Selectors;
 
 /// How long a watch lasts without `timeoutSeconds` (Kubernetes: 30–60 minutes).
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;
@@ -74,7 +74,7 @@ struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, meta: &conneg_apiserver::meta::ObjectMeta) -> bool {
+    fn matches(&self, meta: &crate::meta::ObjectMeta) -> bool {
         self.name.as_ref().is_none_or(|n| *n == meta.name) && self.sel.matches(meta)
     }
 }

@@ -6,9 +6,8 @@ use serde_json::Value;
 
 use super::handlers::{Params, Served};
 use super::table;
-use crate::api::GROUP;
-use conneg_apiserver::meta::{HasObjectMeta, ListMeta};
-use conneg_apiserver::metadata_only;
+use crate::meta::{HasObjectMeta, ListMeta};
+use crate::metadata_only;
 
 /// One object (a get) as `conv`.
 pub fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value, Status> {
@@ -73,9 +72,14 @@ pub fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, Sta
     }
 }
 
-/// What Kubernetes' messages call the internal type (`*wardle.Flunder`, `*wardle.FlunderList`):
-/// Go's `%T`, the package being the group's first label.
+/// What Kubernetes' messages call the internal type (`*wardle.Flunder`, `*wardle.FlunderList`,
+/// `*core.Namespace`): Go's `%T`, the package being the group's first label (`core` for the
+/// core group).
 fn go_type<T: Served>(suffix: &str) -> String {
-    let package = GROUP.split('.').next().unwrap_or(GROUP);
+    let group = T::RESOURCE.group;
+    let package = match group.split('.').next() {
+        Some("") | None => "core",
+        Some(first) => first,
+    };
     format!("*{package}.{}{suffix}", T::KIND)
 }

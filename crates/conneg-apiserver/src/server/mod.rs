@@ -1,25 +1,29 @@
-//! The HTTP server: how a request travels from the socket to storage and back.
+//! The HTTP server of the registered kinds: how a request travels from the socket to storage
+//! and back. A server registers its kinds with a [`ServerBuilder`], builds its [`AppState`]
+//! and serves [`router`].
 //!
 //! ```text
-//! socket ─ conneg_apiserver::serve  connection cap; idle and header-read timeouts (main.rs)
+//! socket ─ crate::serve            connection cap; idle and header-read timeouts (the binary)
 //!   └─ hyper (axum::serve)
-//!   └─ serve::track                marks a request in flight for its connection (main.rs)
-//!   └─ timeouts::layer             request timeout (504), body-read deadline (main.rs)
-//!   └─ auth::layer                 401 (authentication), 403 (authorization) (main.rs)
+//!   └─ serve::track                marks a request in flight for its connection (the binary)
+//!   └─ timeouts::layer             request timeout (504), body-read deadline (the binary)
+//!   └─ auth::layer                 401 (authentication), 403 (authorization) (the binary)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
+//!                   │    ├─ admission.rs  the admission plugins, on create
 //!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
 //!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
 //!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates
 //!                   │    ├─ list_options.rs  ListOptions rules; watch-list (sendInitialEvents)
 //!                   │    ├─ transform.rs  `as=Table` (table.rs), `as=PartialObjectMetadata` (metadata_only.rs)
-//!                   │    └─ storage (memory, embedded redb or etcd), via the api pipeline
+//!                   │    └─ storage (memory, embedded redb or etcd), through each kind's
+//!                   │       conversion to its storage version (kinds.rs)
 //!                   ├─ watch.rs     ?watch=true streams
-//!                   ├─ discovery.rs /api, /apis, /apis/wardle.example.com[/v], /version
-//!                   ├─ openapi.rs   /openapi/v2, /openapi/v3[/apis/wardle.example.com/v]
+//!                   ├─ discovery.rs /api, /apis, /apis/{group}[/{version}], /version
+//!                   ├─ openapi.rs   /openapi/v2, /openapi/v3[/apis/{group}/{version}]
 //!                   └─ health.rs    /healthz, /livez, /readyz; metrics.rs /metrics
 //! ```
 //!
@@ -29,6 +33,7 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
+pub mod admission;
 pub mod auth;
 pub mod discovery;
 pub mod field_manager;
@@ -51,13 +56,13 @@ use axum::routing::get;
 use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
 
 use crate::config::OpenedStorage;
+use crate::core_v1::Namespace;
+use crate::resource::{Catalog, GroupVersion};
 use crate::storage::Store;
+use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
-use conneg_apiserver::resource::{Catalog, GroupVersion};
-
-use crate::api::{core_v1, v1alpha1, v1beta1};
-use conneg_apiserver::storage::codec::StorageCodec;
-use handlers::Endpoint;
+use handlers::{Endpoint, Served};
+use openapi::{Documents, OpenApiInfo, OpenApiSchema};
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
 #[derive(Clone, Debug)]
@@ -77,11 +82,15 @@ pub struct AppState {
     /// Permits for work run on the blocking pool (parsing and applying patches): one per
     /// CPU, so hostile bodies queue instead of taking every thread.
     pub blocking: Arc<tokio::sync::Semaphore>,
-    /// What is served: wardle.example.com, and core `v1` namespaces when
+    /// What is served: the registered kinds, and core `v1` namespaces when
     /// [`ServerOptions::standalone`].
     pub catalog: Arc<Catalog>,
-    /// The endpoint of each served version and resource ([`endpoints`]).
+    /// The endpoint of each served version and resource.
     pub endpoints: Arc<[Endpoint]>,
+    /// The admission chain, in order.
+    pub admission: Arc<[Arc<dyn admission::Plugin>]>,
+    /// The OpenAPI documents, built on first use.
+    pub openapi: Arc<Documents>,
 }
 
 /// Server options beyond storage.
@@ -105,26 +114,67 @@ impl Default for ServerOptions {
     }
 }
 
-/// Every served version and resource, one line each: wardle.example.com (v1beta1 preferred,
-/// then v1alpha1) and, when `standalone`, core `v1` namespaces. A new kind is its types, its
-/// [`Kind`](kinds::Kind) and a line here.
-pub fn endpoints(standalone: bool) -> Vec<Endpoint> {
-    let mut e = vec![
-        Endpoint::of::<v1beta1::Flunder>(),
-        Endpoint::of::<v1alpha1::Fischer>(),
-        Endpoint::of::<v1alpha1::Flunder>(),
-    ];
-    if standalone {
-        e.push(Endpoint::of::<core_v1::Namespace>());
-    }
-    e
+/// What a server serves: its kinds (in the order discovery lists them, the preferred version
+/// of a group first), its admission plugins and how its OpenAPI names it.
+///
+/// ```no_run
+/// # async fn demo(storage: conneg_apiserver::config::OpenedStorage) {
+/// use conneg_apiserver::core_v1::Namespace;
+/// use conneg_apiserver::server::{ServerBuilder, ServerOptions, openapi::OpenApiInfo};
+///
+/// let info = OpenApiInfo { title: "Example", package: "io.example.pkg.apis.example" };
+/// let state = ServerBuilder::new(info)
+///     .serve::<Namespace>() // and each of your own versioned types
+///     .build(storage, ServerOptions { standalone: false, ..Default::default() });
+/// let app = conneg_apiserver::server::router(state);
+/// # drop(app);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ServerBuilder {
+    endpoints: Vec<Endpoint>,
+    admission: Vec<Arc<dyn admission::Plugin>>,
+    openapi: OpenApiInfo,
 }
 
-impl AppState {
-    /// State over an opened storage stack.
-    pub fn new(storage: OpenedStorage, options: ServerOptions) -> Self {
-        let endpoints = endpoints(options.standalone);
+impl ServerBuilder {
+    /// A server serving nothing yet, whose OpenAPI documents are described by `openapi`.
+    pub fn new(openapi: OpenApiInfo) -> Self {
         Self {
+            endpoints: Vec::new(),
+            admission: Vec::new(),
+            openapi,
+        }
+    }
+
+    /// Serves the versioned type `T` (every verb, at its version and resource).
+    #[must_use]
+    pub fn serve<T: Served + OpenApiSchema>(mut self) -> Self {
+        self.endpoints.push(Endpoint::of::<T>());
+        self
+    }
+
+    /// Adds an admission plugin, run after those added before it.
+    #[must_use]
+    pub fn admission(mut self, plugin: impl admission::Plugin) -> Self {
+        self.admission.push(Arc::new(plugin));
+        self
+    }
+
+    /// The endpoints served with `options`: the registered ones, and core `v1` namespaces
+    /// when standalone.
+    pub fn endpoints(&self, options: ServerOptions) -> Vec<Endpoint> {
+        let mut endpoints = self.endpoints.clone();
+        if options.standalone {
+            endpoints.push(Endpoint::of::<Namespace>());
+        }
+        endpoints
+    }
+
+    /// The state of a server over an opened storage stack.
+    pub fn build(self, storage: OpenedStorage, options: ServerOptions) -> AppState {
+        let endpoints = self.endpoints(options);
+        AppState {
             store: storage.store,
             codec: storage.codec,
             keys: storage.keys,
@@ -132,14 +182,18 @@ impl AppState {
             cbor: options.cbor,
             catalog: Arc::new(handlers::catalog_of(&endpoints)),
             endpoints: endpoints.into(),
+            admission: self.admission.into(),
+            openapi: Arc::new(Documents::new(self.openapi)),
             hubs: watch::Hubs::default(),
             blocking: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             )),
         }
     }
+}
 
-    /// Whether `version` is served: wardle.example.com's always, core `v1` when standalone.
+impl AppState {
+    /// Whether `version` is served.
     pub fn serves(&self, version: GroupVersion) -> bool {
         self.catalog.serves(version)
     }
@@ -175,18 +229,16 @@ pub fn router(state: AppState) -> Router {
 
     // Resource routes: objects, lists, watches, patches. Table only in JSON, metadata-only
     // responses in every codec, as Kubernetes.
-    let resources = conneg_apiserver::metadata_only::CONVERSIONS
-        .into_iter()
-        .fold(
-            NegotiateLayer::new()
-                .codecs(codecs.clone())
-                .patch_types(patch_types)
-                .streaming(true)
-                .field_validation(FieldValidation::Warn)
-                .conversion(Conversion::table(), [Codec::Json])
-                .conversion(TABLE_V1BETA1, [Codec::Json]),
-            |layer, conv| layer.conversion(conv, state.codec_list()),
-        );
+    let resources = crate::metadata_only::CONVERSIONS.into_iter().fold(
+        NegotiateLayer::new()
+            .codecs(codecs.clone())
+            .patch_types(patch_types)
+            .streaming(true)
+            .field_validation(FieldValidation::Warn)
+            .conversion(Conversion::table(), [Codec::Json])
+            .conversion(TABLE_V1BETA1, [Codec::Json]),
+        |layer, conv| layer.conversion(conv, state.codec_list()),
+    );
     let resources = handlers::routes()
         .layer(axum::middleware::from_fn(metrics::capture))
         .layer(resources);

@@ -1,20 +1,22 @@
-//! Command-line storage and serving options, shared by the binary and tests.
+//! Command-line options every server shares, named as Kubernetes' generic API server names
+//! them: storage, serving (connections and timeouts), secure serving, authentication and
+//! authorization. A binary flattens them into its own `clap` parser.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::serve::ConnLimits;
+use crate::storage::codec::{StorageCodec, StorageMediaType};
 use crate::storage::etcd::{
     DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
 };
-use crate::storage::keys::{DEFAULT_PREFIX, Keys};
+use crate::storage::keys::Keys;
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
     EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore, Result,
     Store, WatchBuffer,
 };
-use conneg_apiserver::serve::ConnLimits;
-use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
-use conneg_apiserver::timeouts::Timeouts;
+use crate::timeouts::Timeouts;
 
 /// Which backend to use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -32,7 +34,7 @@ pub struct StorageArgs {
     /// Storage backend.
     #[arg(long = "storage", value_enum, default_value_t = StorageKind::Embedded)]
     pub kind: StorageKind,
-    /// Directory of the embedded store (file `wardle.redb` inside).
+    /// Directory of the embedded store (file `wardle.redb` inside, the name it has always had).
     #[arg(long, default_value = "./data")]
     pub data_dir: PathBuf,
     /// Format of stored objects: `cbor` (deterministic, d9d9f7-prefixed) or `json`. Either is
@@ -53,14 +55,15 @@ pub struct StorageArgs {
     /// whichever comes first; the client re-watches).
     #[arg(long, default_value_t = DEFAULT_WATCH_BUFFER_BYTES)]
     pub watch_buffer_bytes: usize,
-    /// Key prefix (as `--etcd-prefix` in Kubernetes).
-    #[arg(long, default_value = DEFAULT_PREFIX)]
-    pub storage_prefix: String,
+    /// Key prefix of the memory and embedded stores (default: `/registry/<group>`, as with
+    /// etcd).
+    #[arg(long)]
+    pub storage_prefix: Option<String>,
     /// etcd client URLs, comma-separated (`http://127.0.0.1:2379`). When given, objects live
     /// in etcd (whatever `--storage` says) and several replicas can share them.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub etcd_servers: Vec<String>,
-    /// Prefix of every etcd key: objects are `<prefix>/wardle.example.com/<resource>/...`.
+    /// Prefix of every etcd key: objects are `<prefix>/<group>/<resource>/...`.
     #[arg(long, default_value = DEFAULT_ETCD_PREFIX)]
     pub etcd_prefix: String,
     /// How often this server compacts etcd to the last `--history` revisions (`5m`, `30s`,
@@ -157,7 +160,7 @@ impl AuthArgs {
         codecs: conneg::Codecs,
         metrics: std::sync::Arc<crate::server::metrics::Metrics>,
     ) -> std::result::Result<crate::server::auth::Auth, String> {
-        use conneg_apiserver::auth::{
+        use crate::auth::{
             AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
             Webhook, X509,
         };
@@ -259,7 +262,7 @@ pub struct SecureServingArgs {
     pub cert_dir: PathBuf,
     /// The lowest TLS version served: `VersionTLS12` or `VersionTLS13`.
     #[arg(long, default_value = "VersionTLS12")]
-    pub tls_min_version: conneg_apiserver::tls::TlsVersion,
+    pub tls_min_version: crate::tls::TlsVersion,
     /// TLS 1.2 cipher suites offered, by IANA name (default: rustls' AEAD ECDHE suites).
     #[arg(long, value_delimiter = ',', requires = "secure_port")]
     pub tls_cipher_suites: Vec<String>,
@@ -282,7 +285,7 @@ impl SecureServingArgs {
         } else {
             vec![bind.to_string()]
         };
-        let opts = conneg_apiserver::tls::TlsOptions {
+        let opts = crate::tls::TlsOptions {
             cert_file: self.tls_cert_file.clone(),
             key_file: self.tls_private_key_file.clone(),
             cert_dir: self.cert_dir.clone(),
@@ -291,7 +294,7 @@ impl SecureServingArgs {
             min_version: self.tls_min_version,
             cipher_suites: self.tls_cipher_suites.clone(),
         };
-        let config = conneg_apiserver::tls::server_config(&opts).map_err(|e| e.to_string())?;
+        let config = crate::tls::server_config(&opts).map_err(|e| e.to_string())?;
         Ok(Some(tokio_rustls::TlsAcceptor::from(config)))
     }
 }
@@ -382,7 +385,7 @@ impl Default for StorageArgs {
             history_bytes: DEFAULT_HISTORY_BYTES,
             watch_buffer: DEFAULT_WATCH_BUFFER,
             watch_buffer_bytes: DEFAULT_WATCH_BUFFER_BYTES,
-            storage_prefix: DEFAULT_PREFIX.to_owned(),
+            storage_prefix: None,
             etcd_servers: Vec::new(),
             etcd_prefix: DEFAULT_ETCD_PREFIX.to_owned(),
             etcd_compaction_interval: DEFAULT_COMPACTION_INTERVAL,
@@ -406,16 +409,15 @@ pub struct OpenedStorage {
 }
 
 impl StorageArgs {
-    /// The key layout: under `--etcd-prefix` with etcd, `--storage-prefix` otherwise.
-    pub fn keys(&self) -> Keys {
-        if self.etcd_servers.is_empty() {
-            Keys::new(&self.storage_prefix)
-        } else {
-            Keys::new(&format!(
-                "{}/{}",
-                self.etcd_prefix.trim_end_matches('/'),
-                crate::api::GROUP
-            ))
+    /// The key layout of a server whose objects are stored under `group` (its API group):
+    /// `<--etcd-prefix>/<group>` with etcd, `--storage-prefix` (or the same default) otherwise.
+    pub fn keys(&self, group: &str) -> Keys {
+        match &self.storage_prefix {
+            Some(prefix) if self.etcd_servers.is_empty() => Keys::new(prefix),
+            _ => Keys::new(&format!(
+                "{}/{group}",
+                self.etcd_prefix.trim_end_matches('/')
+            )),
         }
     }
 
@@ -447,9 +449,9 @@ impl StorageArgs {
         }
     }
 
-    /// Open the configured store.
-    pub async fn open(&self) -> Result<OpenedStorage> {
-        let keys = self.keys();
+    /// Open the configured store, for objects stored under `group` ([`StorageArgs::keys`]).
+    pub async fn open(&self, group: &str) -> Result<OpenedStorage> {
+        let keys = self.keys(group);
         if !self.etcd_servers.is_empty() {
             let mut options = EtcdOptions::new(self.etcd_servers.clone(), keys.prefix());
             options.history = self.history;

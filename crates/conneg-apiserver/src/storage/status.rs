@@ -1,15 +1,9 @@
-//! Storage for the wardle kinds: the generic revisioned store of `conneg_apiserver::storage`
-//! (re-exported here: the `Storage` trait, its memory, embedded and etcd backends, the
-//! object codec), plus where objects live ([`keys`]) and the Kubernetes error for a storage
-//! failure.
-
-pub mod keys;
-
-pub use conneg_apiserver::storage::*;
+//! The Kubernetes error (`Status`) for a storage failure on an object.
 
 use conneg::Status;
 
-use conneg_apiserver::resource::ResourceInfo;
+use super::StorageError;
+use crate::resource::ResourceInfo;
 
 /// The message of Kubernetes' 409 `Conflict` for a stale `resourceVersion`.
 pub const OPTIMISTIC_LOCK_MSG: &str =

@@ -3,14 +3,28 @@
 //! Python client) find one. One version, so the type is its own internal form.
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use conneg_apiserver::meta::{HasListMeta, HasObjectMeta, ListMeta, ObjectMeta, null_as_default};
+use crate::meta::{ListMeta, ObjectMeta, null_as_default};
+use crate::resource::{GroupVersion, ResourceInfo, Versioned};
+use crate::server::openapi::{Definitions, OpenApiSchema, enum_schema};
 
-use super::NAMESPACES;
-use super::internal::meta_impls;
-use super::v1alpha1::object_list_impls;
-use conneg_apiserver::resource::{
-    GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
+/// Core `v1` (`/api/v1`).
+pub const CORE_V1: GroupVersion = GroupVersion::new(API_VERSION);
+
+/// `namespaces` (cluster-scoped, with a status subresource).
+pub const NAMESPACES: ResourceInfo = ResourceInfo {
+    group: crate::resource::CORE_GROUP,
+    resource: "namespaces",
+    singular: "namespace",
+    kind: "Namespace",
+    list_kind: "NamespaceList",
+    namespaced: false,
+    verbs: &[
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ],
+    short_names: &["ns"],
+    status_subresource: true,
 };
 
 /// `v1`.
@@ -69,7 +83,7 @@ pub struct NamespaceCondition {
     pub status: String,
     /// When the status last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<conneg_apiserver::meta::Time>,
+    pub last_transition_time: Option<crate::meta::Time>,
     /// A machine-readable reason.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
@@ -79,8 +93,8 @@ pub struct NamespaceCondition {
 }
 
 /// `ValidateNamespaceStatusUpdate`: the phase follows the deletion mark.
-pub fn validate_status(ns: &Namespace) -> Vec<conneg_apiserver::validation::FieldError> {
-    use conneg_apiserver::validation::FieldError;
+pub fn validate_status(ns: &Namespace) -> Vec<crate::validation::FieldError> {
+    use crate::validation::FieldError;
     let deleting = ns.metadata.deletion_timestamp.is_some();
     let (want, rule) = if deleting {
         (
@@ -155,7 +169,7 @@ pub struct NamespaceList {
     pub items: Vec<Namespace>,
 }
 
-meta_impls!(Namespace, NamespaceList);
+crate::impl_meta!(Namespace, NamespaceList);
 
 impl Namespace {
     /// Whether deletion has begun (phase `Terminating`).
@@ -166,7 +180,7 @@ impl Namespace {
 
 impl Versioned for Namespace {
     type Internal = Namespace;
-    const VERSION: GroupVersion = super::CORE_V1;
+    const VERSION: GroupVersion = CORE_V1;
     const KIND: &'static str = "Namespace";
 
     fn set_type_meta(&mut self) {
@@ -196,7 +210,7 @@ impl Versioned for Namespace {
 
 impl Versioned for NamespaceList {
     type Internal = NamespaceList;
-    const VERSION: GroupVersion = super::CORE_V1;
+    const VERSION: GroupVersion = CORE_V1;
     const KIND: &'static str = "NamespaceList";
 
     fn set_type_meta(&mut self) {
@@ -215,4 +229,37 @@ impl Versioned for NamespaceList {
     }
 }
 
-object_list_impls!(Namespace, NamespaceList, NAMESPACES);
+crate::impl_versioned_object!(Namespace, NamespaceList, NAMESPACES);
+
+impl OpenApiSchema for Namespace {
+    fn definitions(d: &mut Definitions<'_>) {
+        let mut props = serde_json::Map::new();
+        props.insert(
+            "spec".into(),
+            d.property(
+                "NamespaceSpec",
+                json!({"default": {}, "description": "Spec defines the behavior of the Namespace."}),
+            ),
+        );
+        props.insert(
+            "status".into(),
+            d.property(
+                "NamespaceStatus",
+                json!({"default": {}, "description": "Status describes the current status of a Namespace."}),
+            ),
+        );
+        d.object("Namespace", "Namespace provides a scope for Names.", props);
+        d.list("NamespaceList", "Namespace");
+        d.insert(
+            "NamespaceSpec",
+            json!({"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
+                   "properties": {"finalizers": {"type": "array", "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage.",
+                                                 "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"}}}),
+        );
+        d.insert(
+            "NamespaceStatus",
+            json!({"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
+                   "properties": {"phase": enum_schema("Phase is the current lifecycle phase of the namespace.", &[PHASE_ACTIVE, PHASE_TERMINATING])}}),
+        );
+    }
+}

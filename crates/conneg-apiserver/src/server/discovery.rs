@@ -1,5 +1,5 @@
 //! Discovery: `/api`, `/api/{version}`, `/apis`, `/apis/{group}`, `/apis/{group}/{version}`
-//! and `/version`, from the [`Catalog`](conneg_apiserver::resource::Catalog), in the legacy
+//! and `/version`, from the [`Catalog`](crate::resource::Catalog), in the legacy
 //! form and in the aggregated form (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`) that
 //! kubectl asks for with
 //! `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...`.
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::handlers::resource_not_found;
-use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo, STATUS_VERBS};
+use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo, STATUS_VERBS};
 
 /// The discovery routes.
 pub fn routes() -> Router<AppState> {

@@ -2,7 +2,7 @@
 //! handlers: the front proxy's headers, a client certificate, a bearer token or anonymous
 //! (401 otherwise; the proxy's identity headers are then removed), then
 //! impersonation if asked for, then the authorization modes (403 otherwise), with the
-//! generic machinery of `conneg_apiserver::auth`. The user goes into the request extensions
+//! generic machinery of `crate::auth`. The user goes into the request extensions
 //! (`UserInfo`) for whatever records it, and into the access log (target `access`, at debug
 //! level: `RUST_LOG=info,access=debug`).
 //!
@@ -11,18 +11,16 @@
 
 use std::sync::Arc;
 
+use crate::auth::{Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use conneg::{Codec, Negotiator, Status};
-use conneg_apiserver::auth::{
-    Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate,
-};
 
 use super::metrics::Metrics;
-use conneg_apiserver::serve::ConnActivity;
+use crate::serve::ConnActivity;
 
 /// Who may do what on this server.
 #[derive(Clone, Debug)]
@@ -71,7 +69,7 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
     let attributes = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
     if let Decision::Deny(reason) = auth.authorizer.authorize(&user, &attributes).await {
         tracing::info!(user = %user.name, verb = %attributes.verb, path = %attributes.path, "forbidden");
-        let status = conneg_apiserver::auth::forbidden(&user, &attributes, &reason);
+        let status = crate::auth::forbidden(&user, &attributes, &reason);
         return auth.refuse(&req, &status);
     }
     let started = std::time::Instant::now();

@@ -21,13 +21,11 @@ use serde::Deserialize;
 use super::AppState;
 use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
+use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
+use crate::resource::ResourceInfo;
 use crate::storage::{Storage, StorageError};
+use crate::validation::{BadValue, FieldError, invalid};
 use conneg::{Codec, FieldValidation, Status};
-use conneg_apiserver::meta::{
-    FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default,
-};
-use conneg_apiserver::resource::ResourceInfo;
-use conneg_apiserver::validation::{BadValue, FieldError, invalid};
 
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
@@ -399,9 +397,7 @@ pub async fn remove<K: Kind>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::FLUNDERS;
-    use crate::api::core_v1::Namespace;
-    use crate::api::internal::Flunder;
+    use crate::core_v1::{NAMESPACES, Namespace};
 
     fn meta(finalizers: &[&str]) -> ObjectMeta {
         ObjectMeta {
@@ -427,7 +423,7 @@ mod tests {
     #[test]
     fn no_finalizers_deletes_now() {
         let mut m = meta(&[]);
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &NAMESPACES, NOW).unwrap();
         assert_eq!(plan, Deletion::Now);
         assert_eq!(m, meta(&[]));
     }
@@ -435,7 +431,7 @@ mod tests {
     #[test]
     fn finalizers_mark_once() {
         let mut m = meta(&["x/y"]);
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &NAMESPACES, NOW).unwrap();
         assert_eq!(plan, Deletion::Keep);
         assert_eq!(m.deletion_timestamp, Some(NOW));
         assert_eq!(m.deletion_grace_period_seconds, Some(0));
@@ -443,7 +439,7 @@ mod tests {
         // A second DELETE, later, changes nothing.
         let before = m.clone();
         let later = Time { unix_seconds: 200 };
-        let plan = plan_delete(&mut m, &DeleteOptions::default(), &FLUNDERS, later).unwrap();
+        let plan = plan_delete(&mut m, &DeleteOptions::default(), &NAMESPACES, later).unwrap();
         assert_eq!(plan, Deletion::Keep);
         assert_eq!(m, before);
     }
@@ -473,7 +469,7 @@ mod tests {
         ];
         for (policy, orphan, before, after) in cases {
             let mut m = meta(before);
-            let plan = plan_delete(&mut m, &opts(policy, orphan), &FLUNDERS, NOW).unwrap();
+            let plan = plan_delete(&mut m, &opts(policy, orphan), &NAMESPACES, NOW).unwrap();
             assert_eq!(m.finalizers, after, "{policy:?} {orphan:?} {before:?}");
             let want = if after.is_empty() {
                 Deletion::Now
@@ -493,20 +489,20 @@ mod tests {
             }),
             ..Default::default()
         };
-        let e = plan_delete(&mut meta(&[]), &o, &FLUNDERS, NOW).unwrap_err();
+        let e = plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err();
         assert_eq!(e.code, 409);
         assert_eq!(
             e.message,
-            "Operation cannot be fulfilled on Flunder.wardle.example.com \"a\": the UID in the precondition (u2) does not match the UID in record (u1). The object might have been deleted and then recreated"
+            "Operation cannot be fulfilled on Namespace \"a\": the UID in the precondition (u2) does not match the UID in record (u1). The object might have been deleted and then recreated"
         );
         o.preconditions = Some(Preconditions {
             uid: Some("u1".into()),
             resource_version: Some("6".into()),
         });
-        let e = plan_delete(&mut meta(&[]), &o, &FLUNDERS, NOW).unwrap_err();
+        let e = plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err();
         assert_eq!(
             e.message,
-            "Operation cannot be fulfilled on Flunder.wardle.example.com \"a\": the ResourceVersion in the precondition (6) does not match the ResourceVersion in record (7). The object might have been modified"
+            "Operation cannot be fulfilled on Namespace \"a\": the ResourceVersion in the precondition (6) does not match the ResourceVersion in record (7). The object might have been modified"
         );
     }
 
@@ -533,8 +529,10 @@ mod tests {
         );
     }
 
-    fn flunder(metadata: ObjectMeta) -> Flunder {
-        Flunder {
+    /// An object whose kind has no finalization of its own (a namespace without the
+    /// `kubernetes` finalizer).
+    fn plain(metadata: ObjectMeta) -> Namespace {
+        Namespace {
             metadata,
             ..Default::default()
         }
@@ -542,12 +540,18 @@ mod tests {
 
     #[test]
     fn update_deletes_only_a_marked_object_without_finalizers() {
-        let mut old = flunder(meta(&["x/y"]));
-        let bare = flunder(meta(&[]));
+        let mut old = plain(meta(&["x/y"]));
+        let bare = plain(meta(&[]));
         assert!(!deletes_on_update(&bare, &old));
-        plan_delete(&mut old.metadata, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
+        plan_delete(
+            &mut old.metadata,
+            &DeleteOptions::default(),
+            &NAMESPACES,
+            NOW,
+        )
+        .unwrap();
         assert!(deletes_on_update(&bare, &old));
-        assert!(!deletes_on_update(&flunder(meta(&["x/y"])), &old));
+        assert!(!deletes_on_update(&plain(meta(&["x/y"])), &old));
     }
 
     #[test]
@@ -557,7 +561,13 @@ mod tests {
             ..Default::default()
         };
         old.spec.finalizers = vec!["kubernetes".into()];
-        plan_delete(&mut old.metadata, &DeleteOptions::default(), &FLUNDERS, NOW).unwrap();
+        plan_delete(
+            &mut old.metadata,
+            &DeleteOptions::default(),
+            &NAMESPACES,
+            NOW,
+        )
+        .unwrap();
         let mut new = old.clone();
         new.metadata.finalizers.clear();
         assert!(!deletes_on_update(&new, &old));

@@ -1,13 +1,14 @@
-//! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/wardle.example.com/{v}` and, when
-//! standalone, `/openapi/v3/api/v1` (one document per served group-version) and
-//! `/openapi/v2` (the same schemas as Swagger 2.0 definitions).
+//! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/{group}/{version}` and
+//! `/openapi/v3/api/v1` (one document per served group-version) and `/openapi/v2` (the same
+//! schemas as Swagger 2.0 definitions), built from the registered kinds: the paths from each
+//! served resource, the schemas from each versioned type's [`OpenApiSchema`].
 //!
 //! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
-//! before leaving validation to the server, and `explain` renders the schemas. The schemas
-//! publish the `referenceType` enum (enum KEP: `enum` plus "Possible enum values" in the
-//! description) and the Flunder validation rules as `x-kubernetes-validations` (CEL, as the
-//! declarative-validation KEP publishes them; the server enforces them on create).
+//! before leaving validation to the server, and `explain` renders the schemas. A type
+//! publishes its enums (enum KEP: `enum` plus "Possible enum values" in the description,
+//! [`enum_schema`]) and its validation rules as `x-kubernetes-validations` (CEL, as the
+//! declarative-validation KEP publishes them).
 //!
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
 //! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
@@ -25,9 +26,8 @@ use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::AppState;
-use super::handlers::resource_not_found;
-use crate::api::{ALL_VERSIONS, CORE_V1, ReferenceType, V1ALPHA1, V1BETA1};
-use conneg_apiserver::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
+use super::handlers::{Endpoint, resource_not_found};
+use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
@@ -40,21 +40,128 @@ pub fn routes() -> Router<AppState> {
         .route("/openapi/v3/api/{version}", get(v3_doc))
 }
 
+/// How a server's OpenAPI documents name it and its types.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenApiInfo {
+    /// The title of the documents of the server's own groups (`Wardle`); core `v1`'s are
+    /// titled `Kubernetes`.
+    pub title: &'static str,
+    /// The package of the server's types in schema names, which are
+    /// `<package>.<version>.<Kind>` (`io.k8s.sample-apiserver.pkg.apis.wardle`); core `v1`
+    /// types are `io.k8s.api.core.v1.<Kind>`, as in Kubernetes.
+    pub package: &'static str,
+}
+
+/// The OpenAPI definitions a versioned type publishes: its object and list schemas and the
+/// schemas they reference, written with the [`Definitions`] helpers.
+pub trait OpenApiSchema {
+    /// Adds the type's schemas to `defs` (whose [`Definitions::version`] is the type's).
+    fn definitions(defs: &mut Definitions<'_>);
+}
+
+/// The `components/schemas` of one group-version's document, being written.
+#[derive(Debug)]
+pub struct Definitions<'a> {
+    version: GroupVersion,
+    package: &'static str,
+    map: &'a mut Map<String, Value>,
+}
+
+impl Definitions<'_> {
+    /// The version being described.
+    pub fn version(&self) -> GroupVersion {
+        self.version
+    }
+
+    /// The schema name of the type `name` of this version
+    /// (`io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`).
+    pub fn model(&self, name: &str) -> String {
+        model(self.package, self.version, name)
+    }
+
+    /// A property that is the type `name` of this version, with `extra` fields
+    /// (`description`, `default`) beside the reference.
+    pub fn property(&self, name: &str, extra: Value) -> Value {
+        all_of(&self.model(name), extra)
+    }
+
+    /// Adds the schema of the kind `kind`: `apiVersion`, `kind`, `metadata` and `props`,
+    /// with its group-version-kind.
+    pub fn object(&mut self, kind: &str, description: &str, props: Map<String, Value>) {
+        let schema = object_schema(self.version, kind, description, props);
+        self.insert(kind, schema);
+    }
+
+    /// Adds the schema of the list kind `list_kind` of `item_kind` objects.
+    pub fn list(&mut self, list_kind: &str, item_kind: &str) {
+        let schema = list_schema(self.package, self.version, list_kind, item_kind);
+        self.insert(list_kind, schema);
+    }
+
+    /// Adds the schema of the type `name` of this version.
+    pub fn insert(&mut self, name: &str, schema: Value) {
+        let model = self.model(name);
+        self.map.insert(model, schema);
+    }
+}
+
+/// The schema of a string enum (enum KEP): `enum` with the values, sorted, and the
+/// description followed by "Possible enum values", as Kubernetes publishes one.
+pub fn enum_schema(description: &str, values: &[&str]) -> Value {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let list: Vec<String> = sorted.iter().map(|v| format!(" - `\"{v}\"`")).collect();
+    let description = format!(
+        "{description}\n\nPossible enum values:\n{}",
+        list.join("\n")
+    );
+    json!({"type": "string", "description": description, "enum": sorted})
+}
+
 struct Doc {
     bytes: Bytes,
     hash: String,
 }
 
-/// The documents of every version; [`AppState::serves`] says which are published.
-fn docs() -> &'static [(GroupVersion, Doc); 3] {
-    static DOCS: OnceLock<[(GroupVersion, Doc); 3]> = OnceLock::new();
-    DOCS.get_or_init(|| {
-        ALL_VERSIONS.map(|v| {
-            let bytes = Bytes::from(serde_json::to_vec(&document(v)).unwrap_or_default());
-            let hash = hash_hex(&bytes);
-            (v, Doc { bytes, hash })
+/// A server's OpenAPI documents, built on first use from what it serves.
+#[derive(Debug)]
+pub struct Documents {
+    info: OpenApiInfo,
+    v3: OnceLock<Vec<(GroupVersion, Doc)>>,
+    v2: OnceLock<Bytes>,
+}
+
+impl std::fmt::Debug for Doc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Doc")
+            .field("hash", &self.hash)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Documents {
+    /// The documents of a server described by `info`.
+    pub fn new(info: OpenApiInfo) -> Self {
+        Self {
+            info,
+            v3: OnceLock::new(),
+            v2: OnceLock::new(),
+        }
+    }
+
+    fn v3(&self, st: &AppState) -> &[(GroupVersion, Doc)] {
+        self.v3.get_or_init(|| {
+            st.catalog
+                .versions()
+                .map(|v| {
+                    let doc = document(self.info, v, &st.endpoints);
+                    let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+                    let hash = hash_hex(&bytes);
+                    (v, Doc { bytes, hash })
+                })
+                .collect()
         })
-    })
+    }
 }
 
 /// FNV-1a 64 twice (different offsets), upper-case hex: a stable content hash for `?hash=`.
@@ -85,7 +192,7 @@ fn json_response(bytes: Bytes, cache: &'static str, etag: Option<&str>) -> Respo
 
 async fn v3_index(State(st): State<AppState>) -> Response {
     let mut paths = Map::new();
-    for (v, d) in docs().iter().filter(|(v, _)| st.serves(*v)) {
+    for (v, d) in st.openapi.v3(&st) {
         let path = v.path();
         let key = path.trim_start_matches('/');
         paths.insert(
@@ -107,7 +214,9 @@ async fn v3_doc(
         .get("version")
         .and_then(|v| st.catalog.find(group, v))
         .ok_or_else(resource_not_found)?;
-    let d = &docs()
+    let d = &st
+        .openapi
+        .v3(&st)
         .iter()
         .find(|(dv, _)| *dv == v)
         .ok_or_else(resource_not_found)?
@@ -121,18 +230,16 @@ async fn v3_doc(
 }
 
 async fn v2(State(st): State<AppState>) -> Response {
-    // One document without core v1, one with it (`--standalone`).
-    static V2: [OnceLock<Bytes>; 2] = [OnceLock::new(), OnceLock::new()];
-    let b = V2[usize::from(st.serves(CORE_V1))].get_or_init(|| {
+    let b = st.openapi.v2.get_or_init(|| {
         let mut defs = Map::new();
-        for v in ALL_VERSIONS.into_iter().filter(|v| st.serves(*v)) {
-            if let Value::Object(m) = schemas(v) {
+        for v in st.catalog.versions() {
+            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.endpoints) {
                 defs.extend(m);
             }
         }
         let doc = json!({
             "swagger": "2.0",
-            "info": {"title": "Wardle", "version": "0.1"},
+            "info": {"title": st.openapi.info.title, "version": "0.1"},
             "paths": {},
             "definitions": defs,
         });
@@ -160,23 +267,36 @@ fn gvk(v: GroupVersion, kind: &str) -> Value {
     json!([{"group": v.group(), "kind": kind, "version": v.version()}])
 }
 
-/// The schema name of a type: `io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`,
-/// `io.k8s.api.core.v1.Namespace`, as Kubernetes names them.
-fn model(v: GroupVersion, name: &str) -> String {
+/// The schema name of a type: `<package>.<version>.<name>`, or `io.k8s.api.core.v1.<name>`
+/// in the core group, as Kubernetes names them.
+fn model(package: &str, v: GroupVersion, name: &str) -> String {
     let package = match v.group() {
         CORE_GROUP => "io.k8s.api.core",
-        _ => "io.k8s.sample-apiserver.pkg.apis.wardle",
+        _ => package,
     };
     format!("{package}.{}.{name}", v.version())
 }
 
-/// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`)
-/// and in tags (`wardleExample_v1beta1`, `core_v1`).
-fn group_word(v: GroupVersion) -> &'static str {
-    match v.group() {
-        CORE_GROUP => "Core",
-        _ => "WardleExample",
-    }
+/// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`,
+/// `listRbacAuthorizationV1ClusterRole`) and in tags (`wardleExample_v1beta1`, `core_v1`):
+/// the group without `.k8s.io` (or, outside it, without its last label), in CamelCase.
+fn group_word(v: GroupVersion) -> String {
+    let group = match v.group() {
+        CORE_GROUP => "core",
+        g => g
+            .strip_suffix(".k8s.io")
+            .or_else(|| g.rsplit_once('.').map(|(head, _)| head))
+            .unwrap_or(g),
+    };
+    group
+        .split(['.', '-'])
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// A kind's object schema: apiVersion, kind, metadata and `props`.
@@ -196,7 +316,7 @@ fn object_schema(v: GroupVersion, kind: &str, desc: &str, mut props: Map<String,
 }
 
 /// A list kind's schema.
-fn list_schema(v: GroupVersion, kind: &str, item: &str) -> Value {
+fn list_schema(package: &str, v: GroupVersion, kind: &str, item: &str) -> Value {
     json!({
         "type": "object",
         "description": format!("{kind} is a list of {item} objects."),
@@ -205,177 +325,24 @@ fn list_schema(v: GroupVersion, kind: &str, item: &str) -> Value {
             "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
             "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
             "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
-            "items": {"type": "array", "items": all_of(&model(v, item), json!({"default": {}}))},
+            "items": {"type": "array", "items": all_of(&model(package, v, item), json!({"default": {}}))},
         },
         "x-kubernetes-group-version-kind": gvk(v, kind),
     })
 }
 
-/// Core v1 Namespace, NamespaceSpec, NamespaceStatus, NamespaceList.
-fn namespace_schemas(v: GroupVersion, m: &mut Map<String, Value>) {
-    let mut props = Map::new();
-    props.insert(
-        "spec".into(),
-        all_of(
-            &model(v, "NamespaceSpec"),
-            json!({"default": {}, "description": "Spec defines the behavior of the Namespace."}),
-        ),
-    );
-    props.insert(
-        "status".into(),
-        all_of(&model(v, "NamespaceStatus"), json!({"default": {}, "description": "Status describes the current status of a Namespace."})),
-    );
-    m.insert(
-        model(v, "Namespace"),
-        object_schema(
-            v,
-            "Namespace",
-            "Namespace provides a scope for Names.",
-            props,
-        ),
-    );
-    m.insert(
-        model(v, "NamespaceList"),
-        list_schema(v, "NamespaceList", "Namespace"),
-    );
-    m.insert(
-        model(v, "NamespaceSpec"),
-        json!({"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
-               "properties": {"finalizers": {"type": "array", "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage.",
-                                             "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"}}}),
-    );
-    m.insert(
-        model(v, "NamespaceStatus"),
-        json!({"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
-               "properties": {"phase": {"type": "string", "description": enum_description_of("Phase is the current lifecycle phase of the namespace.", &["Active", "Terminating"]),
-                                        "enum": ["Active", "Terminating"]}}}),
-    );
-}
-
-fn enum_description(lead: &str) -> String {
-    let mut vals = ReferenceType::KNOWN.to_vec();
-    vals.sort_unstable();
-    enum_description_of(lead, &vals)
-}
-
-/// An enum's description as Kubernetes writes it: the lead, then "Possible enum values".
-fn enum_description_of(lead: &str, sorted: &[&str]) -> String {
-    let list: Vec<String> = sorted.iter().map(|v| format!(" - `\"{v}\"`")).collect();
-    format!("{lead}\n\nPossible enum values:\n{}", list.join("\n"))
-}
-
-fn reference_type_schema(lead: &str) -> Value {
-    let mut vals = ReferenceType::KNOWN.to_vec();
-    vals.sort_unstable();
-    json!({"type": "string", "description": enum_description(lead), "enum": vals})
-}
-
-/// The component schemas of one version.
-pub fn schemas(v: GroupVersion) -> Value {
+/// The component schemas of one version: metav1's and those of every type served in it.
+pub fn schemas(package: &'static str, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
     let mut s = meta_schemas();
-    let Some(m) = s.as_object_mut() else {
-        return s;
-    };
-    let flunder_spec = match v {
-        CORE_V1 => {
-            namespace_schemas(v, m);
-            return s;
+    if let Some(map) = s.as_object_mut() {
+        let mut defs = Definitions {
+            version: v,
+            package,
+            map,
+        };
+        for e in endpoints.iter().filter(|e| e.version == v) {
+            e.definitions(&mut defs);
         }
-        V1ALPHA1 => json!({
-            "type": "object",
-            "description": "FlunderSpec is the specification of a Flunder.",
-            "properties": {
-                "reference": {"type": "string", "description": "A name of another flunder or fischer, depending on the reference type."},
-                "referenceType": reference_type_schema("The reference type, defaults to \"Flunder\" if reference is set."),
-            },
-            "x-kubernetes-validations": [
-                {"rule": "!has(self.referenceType) || self.referenceType in ['Flunder', 'Fischer']",
-                 "message": "must be Flunder or Fischer", "fieldPath": ".referenceType",
-                 "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.referenceType) || has(self.reference)",
-                 "message": "reference cannot be empty if referenceType is set", "fieldPath": ".reference",
-                 "reason": "FieldValueInvalid"},
-            ],
-        }),
-        V1BETA1 => json!({
-            "type": "object",
-            "description": "FlunderSpec is the specification of a Flunder.",
-            "properties": {
-                "flunderReference": {"type": "string", "description": "A name of another flunder, mutually exclusive to the FischerReference."},
-                "fischerReference": {"type": "string", "description": "A name of a fischer, mutually exclusive to the FlunderReference."},
-                "referenceType": reference_type_schema("The reference type."),
-            },
-            "x-kubernetes-validations": [
-                {"rule": "!(has(self.flunderReference) && has(self.fischerReference))",
-                 "message": "cannot be set with flunderReference at the same time",
-                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.flunderReference) || (has(self.referenceType) && self.referenceType == 'Flunder')",
-                 "message": "cannot be set if referenceType is not Flunder",
-                 "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.fischerReference) || (has(self.referenceType) && self.referenceType == 'Fischer')",
-                 "message": "cannot be set if referenceType is not Fischer",
-                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.referenceType) || self.referenceType != 'Fischer' || has(self.fischerReference)",
-                 "message": "cannot be empty if referenceType is Fischer",
-                 "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.referenceType) || self.referenceType != 'Flunder' || has(self.flunderReference)",
-                 "message": "cannot be empty if referenceType is Flunder",
-                 "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
-                {"rule": "!has(self.referenceType) || self.referenceType in ['Flunder', 'Fischer']",
-                 "message": "must be Flunder or Fischer", "fieldPath": ".referenceType",
-                 "reason": "FieldValueInvalid"},
-            ],
-        }),
-        // Not a version of this program (ALL_VERSIONS): the metav1 schemas alone.
-        _ => return s,
-    };
-    let mut fprops = Map::new();
-    fprops.insert(
-        "spec".into(),
-        all_of(&model(v, "FlunderSpec"), json!({"default": {}})),
-    );
-    fprops.insert(
-        "status".into(),
-        all_of(&model(v, "FlunderStatus"), json!({"default": {}})),
-    );
-    m.insert(
-        model(v, "Flunder"),
-        object_schema(
-            v,
-            "Flunder",
-            "Flunder is an example type with a spec and a status. Validation runs on create.",
-            fprops,
-        ),
-    );
-    m.insert(
-        model(v, "FlunderList"),
-        list_schema(v, "FlunderList", "Flunder"),
-    );
-    m.insert(model(v, "FlunderSpec"), flunder_spec);
-    m.insert(
-        model(v, "FlunderStatus"),
-        json!({"type": "object", "description": "FlunderStatus is empty."}),
-    );
-    if v == V1ALPHA1 {
-        let mut props = Map::new();
-        props.insert(
-            "disallowedFlunders".into(),
-            json!({"type": "array", "description": "DisallowedFlunders holds a list of Flunder.Names that are disallowed.",
-                   "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic"}),
-        );
-        m.insert(
-            model(v, "Fischer"),
-            object_schema(
-                v,
-                "Fischer",
-                "Fischer names flunders that the BanFlunder admission plugin refuses to create.",
-                props,
-            ),
-        );
-        m.insert(
-            model(v, "FischerList"),
-            list_schema(v, "FischerList", "Fischer"),
-        );
     }
     s
 }
@@ -526,7 +493,7 @@ fn op(
     responses: Value,
 ) -> Value {
     let mut o = json!({
-        "tags": [format!("{}_{}", first_lower(group_word(v)), v.version())],
+        "tags": [format!("{}_{}", first_lower(&group_word(v)), v.version())],
         "description": format!("{action} {}", res.kind),
         "operationId": id,
         "parameters": params,
@@ -622,9 +589,14 @@ fn ok(schema: Value) -> Value {
 }
 
 /// The paths of one resource in one version.
-fn resource_paths(v: GroupVersion, res: &ResourceInfo, paths: &mut Map<String, Value>) {
-    let obj = r(&model(v, res.kind));
-    let list = r(&model(v, res.list_kind));
+fn resource_paths(
+    package: &str,
+    v: GroupVersion,
+    res: &ResourceInfo,
+    paths: &mut Map<String, Value>,
+) {
+    let obj = r(&model(package, v, res.kind));
+    let list = r(&model(package, v, res.list_kind));
     let kind = res.kind;
     let ver = {
         let s = v.version();
@@ -762,70 +734,107 @@ fn resource_paths(v: GroupVersion, res: &ResourceInfo, paths: &mut Map<String, V
     }
 }
 
-/// The OpenAPI v3 document of one group-version.
-pub fn document(v: GroupVersion) -> Value {
+/// The OpenAPI v3 document of one group-version: the paths of its resources and the schemas
+/// of its types.
+pub fn document(info: OpenApiInfo, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
     let mut paths = Map::new();
-    for res in super::handlers::catalog_of(&super::endpoints(true)).resources(v) {
-        resource_paths(v, res, &mut paths);
+    for e in endpoints.iter().filter(|e| e.version == v) {
+        resource_paths(info.package, v, e.resource, &mut paths);
     }
+    let title = if v.group() == CORE_GROUP {
+        "Kubernetes"
+    } else {
+        info.title
+    };
     json!({
         "openapi": "3.0.0",
-        "info": {"title": if v.group() == CORE_GROUP { "Kubernetes" } else { "Wardle" }, "version": "0.1"},
+        "info": {"title": title, "version": "0.1"},
         "paths": paths,
-        "components": {"schemas": schemas(v)},
+        "components": {"schemas": schemas(info.package, v, endpoints)},
     })
+}
+
+/// Checks of a server's documents that hold for any server: every `$ref` resolves, every
+/// object schema names its group-version-kind, and every PATCH takes `fieldValidation` (which
+/// kubectl looks for). A server's tests run it over their own endpoints.
+pub fn check_documents(info: OpenApiInfo, endpoints: &[Endpoint]) -> Result<(), String> {
+    let catalog = super::handlers::catalog_of(endpoints);
+    for v in catalog.versions() {
+        let doc = document(info, v, endpoints);
+        let text = doc.to_string();
+        let schemas = doc["components"]["schemas"]
+            .as_object()
+            .ok_or_else(|| format!("{v:?}: no schemas"))?;
+        for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+            let name = part.split('"').next().unwrap_or_default();
+            if !schemas.contains_key(name) {
+                return Err(format!("{v:?}: dangling $ref {name}"));
+            }
+        }
+        for res in catalog.resources(v) {
+            let ns = if res.namespaced {
+                "namespaces/{namespace}/"
+            } else {
+                ""
+            };
+            let p = format!("{}/{ns}{}/{{name}}", v.path(), res.resource);
+            let patch = &doc["paths"][&p]["patch"];
+            if patch["x-kubernetes-group-version-kind"]["kind"] != res.kind {
+                return Err(format!("{p}: PATCH names no kind {}", res.kind));
+            }
+            let takes_field_validation = patch["parameters"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p["name"] == "fieldValidation"));
+            if !takes_field_validation {
+                return Err(format!("{p}: PATCH takes no fieldValidation"));
+            }
+            let object = &schemas[&model(info.package, v, res.kind)];
+            if object["x-kubernetes-group-version-kind"][0]["kind"] != res.kind {
+                return Err(format!("{v:?}: no schema of kind {}", res.kind));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core_v1::Namespace;
 
-    /// Every `$ref` points at a schema in the document.
+    const INFO: OpenApiInfo = OpenApiInfo {
+        title: "Test",
+        package: "io.example.test",
+    };
+
     #[test]
-    fn refs_resolve_and_patch_ops_are_tagged() {
-        for v in ALL_VERSIONS {
-            let doc = document(v);
-            let text = doc.to_string();
-            let schemas = doc["components"]["schemas"].as_object().unwrap();
-            for part in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
-                let name = &part[..part.find('"').unwrap()];
-                assert!(schemas.contains_key(name), "{v:?}: dangling $ref {name}");
-            }
-            for res in
-                crate::server::handlers::catalog_of(&crate::server::endpoints(true)).resources(v)
-            {
-                let ns = if res.namespaced {
-                    "namespaces/{namespace}/"
-                } else {
-                    ""
-                };
-                let p = format!("{}/{ns}{}/{{name}}", v.path(), res.resource);
-                let patch = &doc["paths"][&p]["patch"];
-                assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], res.kind);
-                assert!(
-                    patch["parameters"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .any(|p| p["name"] == "fieldValidation")
-                );
-            }
-            if v == CORE_V1 {
-                let phase = &schemas["io.k8s.api.core.v1.NamespaceStatus"]["properties"]["phase"];
-                assert_eq!(phase["enum"], json!(["Active", "Terminating"]));
-                continue;
-            }
-            let spec = &schemas[&model(v, "FlunderSpec")];
-            assert_eq!(
-                spec["properties"]["referenceType"]["enum"],
-                json!(["Fischer", "Flunder"])
-            );
-            assert!(
-                !spec["x-kubernetes-validations"]
-                    .as_array()
-                    .unwrap()
-                    .is_empty()
-            );
-        }
+    fn core_documents_check_out() {
+        let endpoints = [Endpoint::of::<Namespace>()];
+        check_documents(INFO, &endpoints).unwrap();
+        let doc = document(INFO, crate::core_v1::CORE_V1, &endpoints);
+        let phase = &doc["components"]["schemas"]["io.k8s.api.core.v1.NamespaceStatus"]["properties"]
+            ["phase"];
+        assert_eq!(phase["enum"], json!(["Active", "Terminating"]));
+        assert_eq!(doc["info"]["title"], "Kubernetes");
+        assert!(doc["paths"]["/api/v1/namespaces"]["get"]["operationId"] == "listCoreV1Namespace");
+    }
+
+    #[test]
+    fn group_words_follow_kubernetes() {
+        let word = |av| group_word(GroupVersion::new(av));
+        assert_eq!(word("v1"), "Core");
+        assert_eq!(word("rbac.authorization.k8s.io/v1"), "RbacAuthorization");
+        assert_eq!(word("apps/v1"), "Apps");
+        assert_eq!(word("wardle.example.com/v1beta1"), "WardleExample");
+    }
+
+    #[test]
+    fn enums_are_sorted_and_described() {
+        let s = enum_schema("The kind.", &["b", "a"]);
+        assert_eq!(s["enum"], json!(["a", "b"]));
+        assert_eq!(
+            s["description"],
+            "The kind.\n\nPossible enum values:\n - `\"a\"`\n - `\"b\"`"
+        );
     }
 }

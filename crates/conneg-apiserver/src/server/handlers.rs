@@ -6,9 +6,9 @@
 //! Rust type that serves it. The pipeline is the one Kubernetes' generic registry runs:
 //!
 //! * write: decode the versioned body (conneg, with `fieldValidation`) → defaults → internal →
-//!   (create) BanFlunder admission → generateName → validation → storage version (v1alpha1) →
+//!   (create) admission ([`super::admission`]) → generateName → validation → storage version →
 //!   storage codec → `Storage::create`/`update` (compare-and-swap on the revision);
-//! * read: stored bytes → v1alpha1 (resourceVersion from the revision) → defaults → internal →
+//! * read: stored bytes → storage version (resourceVersion from the revision) → defaults → internal →
 //!   the version in the URL → the negotiated codec (or a Table).
 
 use std::collections::BTreeMap;
@@ -27,20 +27,20 @@ use serde_json::Value;
 
 use super::kinds::Kind;
 use super::lifecycle::{self, DeleteOptions};
-use super::{AppState, field_manager, list_options, namespaces, transform, watch};
-use crate::api::admission::{BanFlunder, Operation};
-use crate::api::{NAMESPACES, core_v1, internal, v1alpha1, v1beta1};
+use super::openapi::{Definitions, OpenApiSchema};
+use super::{AppState, admission, field_manager, list_options, namespaces, transform, watch};
+use crate::core_v1::NAMESPACES;
+use crate::meta::{HasObjectMeta, ListMeta, Time};
+use crate::names;
+use crate::patch;
+use crate::resource::{
+    CORE_GROUP, Catalog, GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
+};
+use crate::selector::Selectors;
 use crate::storage::{
     KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
 };
-use conneg_apiserver::meta::{HasObjectMeta, ListMeta, Time};
-use conneg_apiserver::names;
-use conneg_apiserver::patch;
-use conneg_apiserver::resource::{
-    CORE_GROUP, Catalog, GroupVersion, ResourceInfo, Versioned, VersionedList, VersionedObject,
-};
-use conneg_apiserver::selector::Selectors;
-use conneg_apiserver::validation::{
+use crate::validation::{
     invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
 };
 
@@ -74,7 +74,8 @@ pub fn routes() -> Router<AppState> {
         })
 }
 
-/// A versioned type served over HTTP, with the internal kind behind it.
+/// A versioned type served over HTTP, with the internal kind behind it: every
+/// [`VersionedObject`] whose internal type is a [`Kind`].
 pub trait Served: VersionedObject + Send + Sync + 'static {
     /// The internal type.
     type K: Kind;
@@ -82,30 +83,21 @@ pub trait Served: VersionedObject + Send + Sync + 'static {
     fn into_kind(self) -> Self::K;
     /// From internal (sets apiVersion/kind).
     fn from_kind(k: Self::K) -> Self;
-    /// `(apiVersion, kind)` as sent.
-    fn type_meta(&self) -> (&str, &str);
 }
 
-macro_rules! served {
-    ($t:ty, $k:ty) => {
-        impl Served for $t {
-            type K = $k;
-            fn into_kind(self) -> $k {
-                Versioned::into_internal(self)
-            }
-            fn from_kind(k: $k) -> Self {
-                Versioned::from_internal(k)
-            }
-            fn type_meta(&self) -> (&str, &str) {
-                (&self.api_version, &self.kind)
-            }
-        }
-    };
+impl<T> Served for T
+where
+    T: VersionedObject + Send + Sync + 'static,
+    T::Internal: Kind,
+{
+    type K = T::Internal;
+    fn into_kind(self) -> T::Internal {
+        Versioned::into_internal(self)
+    }
+    fn from_kind(k: T::Internal) -> Self {
+        Versioned::from_internal(k)
+    }
 }
-served!(v1alpha1::Flunder, internal::Flunder);
-served!(v1beta1::Flunder, internal::Flunder);
-served!(v1alpha1::Fischer, internal::Fischer);
-served!(core_v1::Namespace, core_v1::Namespace);
 
 /// One request to an endpoint, as the verbs take it.
 pub struct Call<'a> {
@@ -126,6 +118,7 @@ pub struct Endpoint {
     /// The resource.
     pub resource: &'static ResourceInfo,
     handle: for<'a> fn(Call<'a>) -> BoxFuture<'a, HResult>,
+    definitions: fn(&mut Definitions<'_>),
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -138,13 +131,19 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of `T`: its version and resource, every verb over `T`.
-    pub fn of<T: Served>() -> Self {
+    /// The endpoint of `T`: its version and resource, every verb over `T`, its OpenAPI.
+    pub fn of<T: Served + OpenApiSchema>() -> Self {
         Self {
             version: T::VERSION,
             resource: T::RESOURCE,
             handle: |c| Box::pin(verb::<T>(c)),
+            definitions: T::definitions,
         }
+    }
+
+    /// Adds the OpenAPI schemas of the endpoint's type to `defs`.
+    pub fn definitions(&self, defs: &mut Definitions<'_>) {
+        (self.definitions)(defs);
     }
 }
 
@@ -426,6 +425,18 @@ pub fn decode_kind<K: Kind>(st: &AppState, kv: &KeyValue) -> Result<K, Status> {
     Ok(stored.into_internal())
 }
 
+/// Every object of the kind `K` (in `namespace`, or everywhere), at the current revision:
+/// what an admission plugin or a controller reads where Kubernetes would read an informer.
+pub async fn list_all<K: Kind>(st: &AppState, namespace: Option<&str>) -> Result<Vec<K>, Status> {
+    let prefix = st.keys.collection(K::RESOURCE, namespace);
+    let page = st
+        .store
+        .list(&prefix, ListOptions::default())
+        .await
+        .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+    page.items.iter().map(|kv| decode_kind(st, kv)).collect()
+}
+
 /// Internal → stored bytes.
 fn encode_kind<K: Kind>(st: &AppState, k: K) -> Result<(bytes::Bytes, K::Stored), Status> {
     let mut stored = K::Stored::from_internal(k);
@@ -530,10 +541,17 @@ async fn create_object<T: Served>(
         &k.meta().name,
     )
     .await?;
-    if <T::K as Kind>::ADMITTED {
-        let fischers = list_fischers(st).await?;
-        BanFlunder.admit(Operation::Create, &k.meta().name, &fischers)?;
-    }
+    admission::admit(
+        st,
+        admission::Request {
+            operation: admission::Operation::Create,
+            resource: <T::K as Kind>::RESOURCE,
+            namespace: t.namespace.as_deref().unwrap_or(""),
+            name: &k.meta().name,
+            object: &k,
+        },
+    )
+    .await?;
     let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
     if generated {
         let name = names::generate_name(&k.meta().generate_name);
@@ -594,20 +612,6 @@ async fn create_object<T: Served>(
 /// How many more names are generated when a generated name is taken.
 const GENERATE_NAME_RETRIES: usize = 7;
 
-/// Every Fischer, for BanFlunder.
-async fn list_fischers(st: &AppState) -> Result<Vec<internal::Fischer>, Status> {
-    let prefix = st.keys.collection(&crate::api::FISCHERS, None);
-    let page = st
-        .store
-        .list(&prefix, ListOptions::default())
-        .await
-        .map_err(|e| storage_status(e, &crate::api::FISCHERS, ""))?;
-    page.items
-        .iter()
-        .map(|kv| decode_kind::<internal::Fischer>(st, kv))
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // get / list
 
@@ -632,7 +636,11 @@ async fn get<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -
 /// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
 /// and `resourceVersionMatch` (`None`: the current revision), once validated by
 /// [`list_options::ListOptions::parse`].
-pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Status> {
+pub async fn list_revision(
+    st: &AppState,
+    res: &ResourceInfo,
+    q: &Params,
+) -> Result<Option<i64>, Status> {
     let Some(rv) = q.get("resourceVersion") else {
         return Ok(None);
     };
@@ -654,7 +662,7 @@ pub async fn list_revision(st: &AppState, q: &Params) -> Result<Option<i64>, Sta
         .store
         .current_revision()
         .await
-        .map_err(|e| storage_status(e, &crate::api::FLUNDERS, ""))?;
+        .map_err(|e| storage_status(e, res, ""))?;
     if rv > current {
         return Err(Status::timeout(
             StorageError::FutureRevision {
@@ -705,7 +713,7 @@ pub async fn list_kinds<K: Kind>(
                 .map_err(|e| Status::bad_request(format!("invalid continue token: {e}")))?;
             (Some(key), Some(rv))
         }
-        None => (None, list_revision(st, q).await?),
+        None => (None, list_revision(st, res, q).await?),
     };
     let mut items = Vec::new();
     loop {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::handlers::{Params, Served};
 use super::kinds::Kind;
-use conneg_apiserver::meta::{HasObjectMeta, ListMeta, Time};
+use crate::meta::{HasObjectMeta, ListMeta, Time};
 
 /// Builds a Table of `items`.
 pub fn table<T: Served>(

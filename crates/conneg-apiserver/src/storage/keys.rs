@@ -1,14 +1,11 @@
-//! Storage keys, laid out as Kubernetes does:
-//! `/registry/wardle.example.com/flunders/<namespace>/<name>` and
-//! `/registry/wardle.example.com/fischers/<name>`.
+//! Storage keys, laid out as Kubernetes does: `<prefix>/<resource>/<namespace>/<name>` and
+//! `<prefix>/<resource>/<name>`, the prefix being `/registry/<group>` by default
+//! ([`Keys::for_group`]).
 //!
 //! Names and namespaces never contain `/` (the HTTP layer validates them as Kubernetes path
 //! segment names), so a collection prefix ending in `/` selects exactly its objects.
 
-use conneg_apiserver::resource::ResourceInfo;
-
-/// Kubernetes' default prefix for this server (`--etcd-prefix`).
-pub const DEFAULT_PREFIX: &str = "/registry/wardle.example.com";
+use crate::resource::ResourceInfo;
 
 /// Builds keys under a prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,13 +13,12 @@ pub struct Keys {
     prefix: String,
 }
 
-impl Default for Keys {
-    fn default() -> Self {
-        Self::new(DEFAULT_PREFIX)
-    }
-}
-
 impl Keys {
+    /// Kubernetes' default layout for a server of `group`: under `/registry/<group>`.
+    pub fn for_group(group: &str) -> Self {
+        Self::new(&format!("/registry/{group}"))
+    }
+
     /// Keys under `prefix` (a trailing `/` is removed).
     pub fn new(prefix: &str) -> Self {
         Self {
@@ -75,11 +71,28 @@ impl Keys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{FISCHERS, FLUNDERS};
+    use crate::resource::ResourceInfo;
+
+    const FLUNDERS: ResourceInfo = ResourceInfo::new(
+        "wardle.example.com",
+        "flunders",
+        "flunder",
+        "Flunder",
+        "FlunderList",
+        true,
+    );
+    const FISCHERS: ResourceInfo = ResourceInfo::new(
+        "wardle.example.com",
+        "fischers",
+        "fischer",
+        "Fischer",
+        "FischerList",
+        false,
+    );
 
     #[test]
     fn layout() {
-        let k = Keys::default();
+        let k = Keys::for_group("wardle.example.com");
         assert_eq!(
             k.object(&FLUNDERS, "default", "a"),
             "/registry/wardle.example.com/flunders/default/a"

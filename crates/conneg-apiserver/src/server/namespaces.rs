@@ -1,6 +1,6 @@
 //! Namespaces when the server runs standalone (`--standalone`, the default): what
 //! kube-apiserver's NamespaceLifecycle admission plugin, namespace controller and bootstrap
-//! do for the core `v1` Namespace kind ([`crate::api::core_v1`]).
+//! do for the core `v1` Namespace kind ([`crate::core_v1`]).
 //!
 //! * Creating a namespaced object needs its namespace: 404 `namespaces "x" not found` when it
 //!   does not exist, 403 `... unable to create new content in namespace x because it is being
@@ -17,14 +17,13 @@
 use conneg::Status;
 
 use super::AppState;
-use super::handlers::{ConflictBackoff, decode_kind, storage_status, write_update};
+use super::handlers::{ConflictBackoff, decode_kind, list_all, storage_status, write_update};
 use super::kinds::Kind;
-use crate::api::core_v1::Namespace;
-use crate::api::{CORE_V1, NAMESPACES};
+use crate::core_v1::{CORE_V1, NAMESPACES, Namespace};
+use crate::meta::{HasObjectMeta, Time};
+use crate::names;
+use crate::resource::{ResourceInfo, Versioned};
 use crate::storage::{ListOptions, Storage, StorageError};
-use conneg_apiserver::meta::{HasObjectMeta, Time};
-use conneg_apiserver::names;
-use conneg_apiserver::resource::{ResourceInfo, Versioned};
 
 /// The namespaces Kubernetes creates at start.
 pub const SYSTEM_NAMESPACES: [&str; 4] =
@@ -177,16 +176,7 @@ pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
             Err(e) => return Err(storage_status(e, &NAMESPACES, name)),
         }
     }
-    let all = st
-        .store
-        .list(
-            &st.keys.collection(&NAMESPACES, None),
-            ListOptions::default(),
-        )
-        .await
-        .map_err(|e| storage_status(e, &NAMESPACES, ""))?;
-    for kv in &all.items {
-        let ns: Namespace = decode_kind(st, kv)?;
+    for ns in list_all::<Namespace>(st, None).await? {
         if ns.is_terminating() {
             tracing::info!(namespace = %ns.metadata.name, "finishing the deletion of a namespace");
             finalize(st.clone(), ns.metadata.name).await?;

@@ -1,6 +1,6 @@
 //! `metadata.managedFields` on every write, for any served kind: server-side apply with
 //! ownership and conflicts, and the `Update` entries of creates, updates and other patches
-//! (Kubernetes' field manager, around the kind-agnostic [`conneg_apiserver::apply`]).
+//! (Kubernetes' field manager, around the kind-agnostic [`crate::apply`]).
 
 use std::marker::PhantomData;
 
@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use super::handlers::Served;
 use super::kinds::Kind;
-use conneg_apiserver::apply::managed::{
+use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
-use conneg_apiserver::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
-use conneg_apiserver::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
+use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
+use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
 /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`: 422 for one longer than 128 bytes or
@@ -167,7 +167,7 @@ pub fn apply<T: Served>(
             }
         }
     }
-    conneg_apiserver::patch::check_size(&new)?;
+    crate::patch::check_size(&new)?;
     Ok(new)
 }
 

@@ -3,8 +3,8 @@
 //! update prepare (the strategy's `PrepareForCreate`/`PrepareForUpdate`) and how DELETE
 //! proceeds (at once, or marked and then finished by the kind's controller).
 //!
-//! To add a resource: add its types to `api`, implement [`Kind`] for its internal type here,
-//! and add a line to [`super::endpoints`].
+//! To serve a resource: implement [`Kind`] for its internal type and register each of its
+//! versioned types with [`ServerBuilder::serve`](super::ServerBuilder::serve).
 
 use std::collections::BTreeMap;
 
@@ -13,12 +13,11 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{AppState, namespaces};
-use crate::api::validation::validate_flunder;
-use crate::api::{FISCHERS, FLUNDERS, NAMESPACES, core_v1, internal, v1alpha1, v1beta1};
-use conneg_apiserver::apply::schema::Schema;
-use conneg_apiserver::meta::HasObjectMeta;
-use conneg_apiserver::resource::{ResourceInfo, Versioned, VersionedObject};
-use conneg_apiserver::validation::{FieldError, validate_namespace_name};
+use crate::apply::schema::Schema;
+use crate::core_v1::{self, NAMESPACES};
+use crate::meta::HasObjectMeta;
+use crate::resource::{ResourceInfo, Versioned, VersionedObject};
+use crate::validation::{FieldError, validate_namespace_name};
 
 /// One version a kind is served in, as JSON: what server-side apply converts objects with
 /// to compare them in the version a manager recorded its fields in.
@@ -71,8 +70,6 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn validate_create(&self) -> Vec<FieldError> {
         Vec::new()
     }
-    /// Whether BanFlunder admission applies on create.
-    const ADMITTED: bool = false;
     /// Whether everything but metadata and status is equal: only a change outside them moves
     /// `metadata.generation` on, as Kubernetes' strategies do.
     fn same_spec(&self, other: &Self) -> bool;
@@ -122,79 +119,6 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     const APPLY_SCHEMA: Schema = Schema::OBJECT;
     /// The versions the kind is served in.
     fn versions() -> Vec<ServedVersion<Self>>;
-}
-
-impl Kind for internal::Flunder {
-    type Stored = v1alpha1::Flunder;
-    const RESOURCE: &'static ResourceInfo = &FLUNDERS;
-    const ADMITTED: bool = true;
-
-    fn validate_create(&self) -> Vec<FieldError> {
-        validate_flunder(self)
-    }
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![
-            ServedVersion::of::<v1alpha1::Flunder>(),
-            ServedVersion::of::<v1beta1::Flunder>(),
-        ]
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec
-    }
-    fn columns() -> &'static [Column] {
-        &[
-            Column {
-                name: "Reference Type",
-                ty: "string",
-                format: "",
-                description: "The reference type: Flunder or Fischer.",
-            },
-            Column {
-                name: "Reference",
-                ty: "string",
-                format: "",
-                description: "The name of the referenced flunder or fischer.",
-            },
-        ]
-    }
-    fn cells(&self) -> Vec<Value> {
-        let ty = self
-            .spec
-            .reference_type
-            .as_ref()
-            .map(|t| t.as_str().to_owned())
-            .unwrap_or_default();
-        let reference = if self.spec.fischer_reference.is_empty() {
-            &self.spec.flunder_reference
-        } else {
-            &self.spec.fischer_reference
-        };
-        vec![json!(ty), json!(reference)]
-    }
-}
-
-impl Kind for internal::Fischer {
-    type Stored = v1alpha1::Fischer;
-    const RESOURCE: &'static ResourceInfo = &FISCHERS;
-
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<v1alpha1::Fischer>()]
-    }
-
-    fn same_spec(&self, other: &Self) -> bool {
-        self.disallowed_flunders == other.disallowed_flunders
-    }
-    fn columns() -> &'static [Column] {
-        &[Column {
-            name: "Disallowed Flunders",
-            ty: "string",
-            format: "",
-            description: "Names of flunders that may not be created.",
-        }]
-    }
-    fn cells(&self) -> Vec<Value> {
-        vec![json!(self.disallowed_flunders.join(","))]
-    }
 }
 
 impl Kind for core_v1::Namespace {

@@ -1,0 +1,83 @@
+//! The wardle kinds' registry strategies (upstream `pkg/registry/wardle/*/strategy.go`): their
+//! versions, validation, what counts as a spec change and their Table columns, as
+//! [`Kind`] implementations on the internal types.
+
+use serde_json::{Value, json};
+
+use crate::api::validation::validate_flunder;
+use crate::api::{FISCHERS, FLUNDERS, internal, v1alpha1, v1beta1};
+use conneg_apiserver::resource::ResourceInfo;
+use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
+use conneg_apiserver::validation::FieldError;
+
+impl Kind for internal::Flunder {
+    type Stored = v1alpha1::Flunder;
+    const RESOURCE: &'static ResourceInfo = &FLUNDERS;
+
+    fn validate_create(&self) -> Vec<FieldError> {
+        validate_flunder(self)
+    }
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![
+            ServedVersion::of::<v1alpha1::Flunder>(),
+            ServedVersion::of::<v1beta1::Flunder>(),
+        ]
+    }
+    fn same_spec(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+    fn columns() -> &'static [Column] {
+        &[
+            Column {
+                name: "Reference Type",
+                ty: "string",
+                format: "",
+                description: "The reference type: Flunder or Fischer.",
+            },
+            Column {
+                name: "Reference",
+                ty: "string",
+                format: "",
+                description: "The name of the referenced flunder or fischer.",
+            },
+        ]
+    }
+    fn cells(&self) -> Vec<Value> {
+        let ty = self
+            .spec
+            .reference_type
+            .as_ref()
+            .map(|t| t.as_str().to_owned())
+            .unwrap_or_default();
+        let reference = if self.spec.fischer_reference.is_empty() {
+            &self.spec.flunder_reference
+        } else {
+            &self.spec.fischer_reference
+        };
+        vec![json!(ty), json!(reference)]
+    }
+}
+
+impl Kind for internal::Fischer {
+    type Stored = v1alpha1::Fischer;
+    const RESOURCE: &'static ResourceInfo = &FISCHERS;
+
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<v1alpha1::Fischer>()]
+    }
+
+    fn same_spec(&self, other: &Self) -> bool {
+        self.disallowed_flunders == other.disallowed_flunders
+    }
+    fn columns() -> &'static [Column] {
+        &[Column {
+            name: "Disallowed Flunders",
+            ty: "string",
+            format: "",
+            description: "Names of flunders that may not be created.",
+        }]
+    }
+    fn cells(&self) -> Vec<Value> {
+        vec![json!(self.disallowed_flunders.join(","))]
+    }
+}
