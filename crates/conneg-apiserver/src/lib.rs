@@ -1,7 +1,23 @@
 //! The generic machinery of a Kubernetes-style API server built on conneg, as
 //! `k8s.io/apiserver` is to Kubernetes' own servers: what every resource kind needs, written
-//! once and kind-agnostic.
+//! once and kind-agnostic. A server is its types plus one registration:
 //!
+//! ```text
+//! ServerBuilder::new(openapi_info)
+//!     .serve::<v1::Widget>()        // a versioned type whose internal type is a server::kinds::Kind
+//!     .admission(MyPlugin)          // server::admission::Plugin
+//!     .build(storage, options)      // AppState: serve server::router(state)
+//! ```
+//!
+//! `examples/minimal-apiserver` is that in one file; `examples/sample-apiserver` (Kubernetes'
+//! wardle.example.com) is a fuller one.
+//!
+//! * [`server`]: the registry verbs (create, get, list, watch, update, patch and apply,
+//!   delete, deletecollection), watch-list, metadata-only and Table answers, discovery,
+//!   OpenAPI, admission, metrics and health, for every registered kind; [`core_v1`]
+//!   namespaces for a standalone server.
+//! * [`config`]: the command-line options every server shares (storage, serving, TLS,
+//!   authentication and authorization).
 //! * [`resource`]: group versions, resources, the [`Catalog`](resource::Catalog) of what a
 //!   server serves, and the traits of a served versioned type.
 //! * [`meta`]: the `metav1` types every object carries (ObjectMeta, ListMeta, Time,
@@ -21,8 +37,6 @@
 //! * [`auth`]: who sent a request and whether they may: client certificates, the front
 //!   proxy, tokens (static and TokenReview), anonymous; AlwaysAllow, AlwaysDeny, ABAC,
 //!   SubjectAccessReview; impersonation.
-//!
-//! The example `sample-apiserver` (Kubernetes' wardle.example.com) is built on it.
 #![deny(unsafe_code)]
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).

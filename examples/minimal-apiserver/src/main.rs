@@ -1,0 +1,177 @@
+//! The smallest API server on `conneg_apiserver`: one namespaced kind, `Widget`
+//! (`widgets.example.com/v1`), served with every verb (create, get, list, watch, update,
+//! patch and server-side apply, delete) in JSON and CBOR, with discovery and OpenAPI for
+//! kubectl. Copy it and change the types.
+//!
+//! ```sh
+//! cargo run -p minimal-apiserver -- --storage memory
+//! kubectl --server http://127.0.0.1:8080 get widgets
+//! ```
+
+use clap::Parser;
+use conneg_apiserver::config::{ServeArgs, StorageArgs};
+use conneg_apiserver::meta::{ListMeta, ObjectMeta};
+use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
+use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
+use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
+use conneg_apiserver::server::openapi::{Definitions, OpenApiInfo, OpenApiSchema};
+use conneg_apiserver::server::{ServerBuilder, ServerOptions, namespaces, router};
+use conneg_apiserver::timeouts;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+const GROUP: &str = "widgets.example.com";
+const V1: GroupVersion = GroupVersion::new("widgets.example.com/v1");
+const WIDGETS: ResourceInfo =
+    ResourceInfo::new(GROUP, "widgets", "widget", "Widget", "WidgetList", true);
+
+/// A widget: a size and a color. One version, so the type is its own internal form.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Widget {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: WidgetSpec,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct WidgetSpec {
+    #[serde(default)]
+    size: i64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    color: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WidgetList {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default)]
+    items: Vec<Widget>,
+}
+
+/// `apiVersion`/`kind`, and the conversions (none: one version).
+macro_rules! single_version {
+    ($t:ty, $kind:literal) => {
+        impl Versioned for $t {
+            type Internal = $t;
+            const VERSION: GroupVersion = V1;
+            const KIND: &'static str = $kind;
+            fn set_type_meta(&mut self) {
+                self.api_version = V1.api_version().into();
+                self.kind = $kind.into();
+            }
+            fn into_internal(self) -> $t {
+                self
+            }
+            fn from_internal(mut t: $t) -> Self {
+                t.set_type_meta();
+                t
+            }
+        }
+    };
+}
+single_version!(Widget, "Widget");
+single_version!(WidgetList, "WidgetList");
+conneg_apiserver::impl_meta!(Widget, WidgetList);
+conneg_apiserver::impl_versioned_object!(Widget, WidgetList, WIDGETS);
+
+/// What the generic registry needs to know of widgets.
+impl Kind for Widget {
+    type Stored = Widget;
+    const RESOURCE: &'static ResourceInfo = &WIDGETS;
+
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<Widget>()]
+    }
+    fn same_spec(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+    fn columns() -> &'static [Column] {
+        &[Column {
+            name: "Size",
+            ty: "integer",
+            format: "",
+            description: "How big the widget is.",
+        }]
+    }
+    fn cells(&self) -> Vec<Value> {
+        vec![json!(self.spec.size)]
+    }
+}
+
+/// The schema kubectl reads (`kubectl explain widgets`, client-side field validation).
+impl OpenApiSchema for Widget {
+    fn definitions(d: &mut Definitions<'_>) {
+        let mut props = Map::new();
+        props.insert(
+            "spec".into(),
+            d.property("WidgetSpec", json!({"default": {}})),
+        );
+        d.object("Widget", "A widget.", props);
+        d.list("WidgetList", "Widget");
+        d.insert(
+            "WidgetSpec",
+            json!({"type": "object", "properties": {
+                "size": {"type": "integer", "format": "int64", "description": "How big."},
+                "color": {"type": "string", "description": "Its color."}}}),
+        );
+    }
+}
+
+#[derive(Debug, Parser)]
+struct Cli {
+    /// Loopback address to serve plain HTTP on (port 0: any free port). Anyone who reaches
+    /// it may read and write everything: see sample-apiserver for TLS and authentication.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    #[command(flatten)]
+    storage: StorageArgs,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
+    if !cli.listen.ip().is_loopback() {
+        return Err(format!("refusing to serve plain HTTP on {}", cli.listen).into());
+    }
+    let storage = cli.storage.open(GROUP).await?;
+    let info = OpenApiInfo {
+        title: "Widgets",
+        package: "com.example.widgets",
+    };
+    let state = ServerBuilder::new(info)
+        .serve::<Widget>()
+        .build(storage, ServerOptions::default());
+    // Standalone (the default): core v1 namespaces are served; create `default` and friends.
+    namespaces::bootstrap(&state).await.map_err(|s| s.message)?;
+    // Bounded connections, header and body reads and requests: one slow client cannot stall
+    // the server.
+    let app = router(state)
+        .layer(axum::middleware::from_fn_with_state(
+            cli.serve.timeouts(),
+            timeouts::layer,
+        ))
+        .layer(axum::middleware::from_fn(track));
+    let listener = tokio::net::TcpListener::bind(cli.listen).await?;
+    println!("listening on http://{}", listener.local_addr()?);
+    let listener = LimitedListener::new(listener, cli.serve.conn_limits(), None);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<ConnActivity>(),
+    )
+    .await?;
+    Ok(())
+}
