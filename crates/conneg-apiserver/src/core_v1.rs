@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::meta::{ListMeta, ObjectMeta, null_as_default};
+use crate::meta::{ObjectMeta, null_as_default};
 use crate::resource::{GroupVersion, ResourceInfo, Versioned};
 use crate::server::openapi::{Definitions, OpenApiSchema, enum_schema};
 
@@ -143,33 +143,10 @@ pub struct Namespace {
     pub status: NamespaceStatus,
 }
 
-/// `NamespaceList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespaceList {
-    /// `NamespaceList`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `v1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// List metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ListMeta,
-    /// Items (always written, `[]` when empty).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub items: Vec<Namespace>,
-}
+crate::impl_meta!(Namespace);
 
-crate::impl_meta!(Namespace, NamespaceList);
+/// `NamespaceList`.
+pub type NamespaceList = crate::resource::List<Namespace>;
 
 impl Namespace {
     /// Whether deletion has begun (phase `Terminating`).
@@ -208,28 +185,7 @@ impl Versioned for Namespace {
     }
 }
 
-impl Versioned for NamespaceList {
-    type Internal = NamespaceList;
-    const VERSION: GroupVersion = CORE_V1;
-    const KIND: &'static str = "NamespaceList";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn apply_defaults(&mut self) {
-        self.items.iter_mut().for_each(Versioned::apply_defaults);
-    }
-    fn into_internal(self) -> NamespaceList {
-        self
-    }
-    fn from_internal(mut i: NamespaceList) -> Self {
-        i.set_type_meta();
-        i
-    }
-}
-
-crate::impl_versioned_object!(Namespace, NamespaceList, NAMESPACES);
+crate::impl_versioned_object!(Namespace, NAMESPACES);
 
 impl OpenApiSchema for Namespace {
     fn definitions(d: &mut Definitions<'_>) {

@@ -436,17 +436,15 @@ pub trait HasListMeta {
     fn list_meta_mut(&mut self) -> &mut ListMeta;
 }
 
-/// Implements [`HasObjectMeta`] and [`HasListMeta`] for an object type and its list type
-/// whose metadata live in a `metadata` field, as every Kubernetes type's do.
+/// Implements [`HasObjectMeta`] for an object type whose metadata live in a `metadata` field,
+/// as every Kubernetes type's do.
 ///
 /// ```
-/// use conneg_apiserver::meta::{HasObjectMeta, ListMeta, ObjectMeta};
+/// use conneg_apiserver::meta::{HasObjectMeta, ObjectMeta};
 ///
 /// #[derive(Default)]
 /// struct Widget { metadata: ObjectMeta }
-/// #[derive(Default)]
-/// struct WidgetList { metadata: ListMeta, items: Vec<Widget> }
-/// conneg_apiserver::impl_meta!(Widget, WidgetList);
+/// conneg_apiserver::impl_meta!(Widget);
 ///
 /// let mut w = Widget::default();
 /// w.meta_mut().name = "w1".into();
@@ -454,20 +452,12 @@ pub trait HasListMeta {
 /// ```
 #[macro_export]
 macro_rules! impl_meta {
-    ($obj:ty, $list:ty) => {
+    ($obj:ty) => {
         impl $crate::meta::HasObjectMeta for $obj {
             fn meta(&self) -> &$crate::meta::ObjectMeta {
                 &self.metadata
             }
             fn meta_mut(&mut self) -> &mut $crate::meta::ObjectMeta {
-                &mut self.metadata
-            }
-        }
-        impl $crate::meta::HasListMeta for $list {
-            fn list_meta(&self) -> &$crate::meta::ListMeta {
-                &self.metadata
-            }
-            fn list_meta_mut(&mut self) -> &mut $crate::meta::ListMeta {
                 &mut self.metadata
             }
         }

@@ -254,23 +254,122 @@ pub trait VersionedList: Versioned + HasListMeta {
     fn into_items(self) -> Vec<Self::Item>;
 }
 
-/// Implements [`VersionedObject`] and [`VersionedList`] for an object type of `resource` and
-/// its list type, whose fields are named as Kubernetes names them (`apiVersion`/`kind` in
-/// `api_version`/`kind`, `metadata`, and `items` in the list, which also implements
-/// `Default`). Both must implement [`Versioned`] and have their metadata implemented
-/// ([`impl_meta!`](crate::impl_meta)).
+/// The list kind of every object kind (`FlunderList`, `NamespaceList`): `apiVersion`, `kind`,
+/// list metadata and the items, in one version.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    bound(
+        serialize = "T: serde::Serialize",
+        deserialize = "T: serde::Deserialize<'de>"
+    )
+)]
+pub struct List<T> {
+    /// The list kind (`FlunderList`).
+    #[serde(
+        default,
+        deserialize_with = "crate::meta::null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// The version of the list and its items.
+    #[serde(
+        default,
+        deserialize_with = "crate::meta::null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// List metadata (always written).
+    #[serde(default, deserialize_with = "crate::meta::null_as_default")]
+    pub metadata: ListMeta,
+    /// The items (always written, `[]` when empty).
+    #[serde(
+        default = "Vec::new",
+        deserialize_with = "crate::meta::null_as_default"
+    )]
+    pub items: Vec<T>,
+}
+
+impl<T> Default for List<T> {
+    fn default() -> Self {
+        Self {
+            kind: String::new(),
+            api_version: String::new(),
+            metadata: ListMeta::default(),
+            items: Vec::new(),
+        }
+    }
+}
+
+impl<T> HasListMeta for List<T> {
+    fn list_meta(&self) -> &ListMeta {
+        &self.metadata
+    }
+    fn list_meta_mut(&mut self) -> &mut ListMeta {
+        &mut self.metadata
+    }
+}
+
+impl<T: VersionedObject<List = List<T>>> Versioned for List<T> {
+    type Internal = List<T::Internal>;
+    const VERSION: GroupVersion = T::VERSION;
+    const KIND: &'static str = T::RESOURCE.list_kind;
+
+    fn set_type_meta(&mut self) {
+        T::VERSION.api_version().clone_into(&mut self.api_version);
+        Self::KIND.clone_into(&mut self.kind);
+    }
+    fn apply_defaults(&mut self) {
+        self.items.iter_mut().for_each(Versioned::apply_defaults);
+    }
+    fn into_internal(self) -> List<T::Internal> {
+        List {
+            kind: self.kind,
+            api_version: self.api_version,
+            metadata: self.metadata,
+            items: self.items.into_iter().map(T::into_internal).collect(),
+        }
+    }
+    fn from_internal(internal: List<T::Internal>) -> Self {
+        Self::from_items(
+            internal.metadata,
+            internal.items.into_iter().map(T::from_internal).collect(),
+        )
+    }
+}
+
+impl<T: VersionedObject<List = List<T>>> VersionedList for List<T> {
+    type Item = T;
+    fn from_items(metadata: ListMeta, items: Vec<T>) -> Self {
+        let mut list = Self {
+            metadata,
+            items,
+            ..Self::default()
+        };
+        list.set_type_meta();
+        list
+    }
+    fn items(&self) -> &[T] {
+        &self.items
+    }
+    fn into_items(self) -> Vec<T> {
+        self.items
+    }
+}
+
+/// Implements [`VersionedObject`] for an object type of `resource` whose `apiVersion` and
+/// `kind` are in `api_version` and `kind` fields; its list is [`List`]. The type must also
+/// implement [`Versioned`] and have its metadata implemented ([`impl_meta!`](crate::impl_meta)).
 ///
 /// ```
 /// use conneg_apiserver::meta::{ListMeta, ObjectMeta};
-/// use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned, VersionedList};
+/// use conneg_apiserver::resource::{GroupVersion, List, ResourceInfo, Versioned, VersionedList};
 ///
 /// const WIDGETS: ResourceInfo =
 ///     ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
 ///
 /// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 /// struct Widget { api_version: String, kind: String, metadata: ObjectMeta }
-/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
-/// struct WidgetList { api_version: String, kind: String, metadata: ListMeta, items: Vec<Widget> }
 ///
 /// impl Versioned for Widget {
 ///     type Internal = Widget;
@@ -283,49 +382,20 @@ pub trait VersionedList: Versioned + HasListMeta {
 ///     fn into_internal(self) -> Widget { self }
 ///     fn from_internal(mut w: Widget) -> Self { w.set_type_meta(); w }
 /// }
-/// impl Versioned for WidgetList {
-///     type Internal = WidgetList;
-///     const VERSION: GroupVersion = GroupVersion::new("example.com/v1");
-///     const KIND: &'static str = "WidgetList";
-///     fn set_type_meta(&mut self) {
-///         self.api_version = Self::VERSION.api_version().into();
-///         self.kind = Self::KIND.into();
-///     }
-///     fn into_internal(self) -> WidgetList { self }
-///     fn from_internal(mut l: WidgetList) -> Self { l.set_type_meta(); l }
-/// }
-/// conneg_apiserver::impl_meta!(Widget, WidgetList);
-/// conneg_apiserver::impl_versioned_object!(Widget, WidgetList, WIDGETS);
+/// conneg_apiserver::impl_meta!(Widget);
+/// conneg_apiserver::impl_versioned_object!(Widget, WIDGETS);
 ///
-/// let list = WidgetList::from_items(ListMeta::default(), vec![Widget::default()]);
+/// let list = List::from_items(ListMeta::default(), vec![Widget::default()]);
 /// assert_eq!((list.kind.as_str(), list.items().len()), ("WidgetList", 1));
 /// ```
 #[macro_export]
 macro_rules! impl_versioned_object {
-    ($obj:ty, $list:ty, $resource:expr) => {
+    ($obj:ty, $resource:expr) => {
         impl $crate::resource::VersionedObject for $obj {
-            type List = $list;
+            type List = $crate::resource::List<$obj>;
             const RESOURCE: &'static $crate::resource::ResourceInfo = &$resource;
             fn type_meta(&self) -> (&str, &str) {
                 (&self.api_version, &self.kind)
-            }
-        }
-        impl $crate::resource::VersionedList for $list {
-            type Item = $obj;
-            fn from_items(metadata: $crate::meta::ListMeta, items: ::std::vec::Vec<$obj>) -> Self {
-                let mut out = Self {
-                    metadata,
-                    items,
-                    ..::std::default::Default::default()
-                };
-                $crate::resource::Versioned::set_type_meta(&mut out);
-                out
-            }
-            fn items(&self) -> &[$obj] {
-                &self.items
-            }
-            fn into_items(self) -> ::std::vec::Vec<$obj> {
-                self.items
             }
         }
     };

@@ -10,7 +10,7 @@
 
 use clap::Parser;
 use conneg_apiserver::config::{ServeArgs, StorageArgs};
-use conneg_apiserver::meta::{ListMeta, ObjectMeta};
+use conneg_apiserver::meta::ObjectMeta;
 use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
 use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
 use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
@@ -47,44 +47,26 @@ struct WidgetSpec {
     color: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WidgetList {
-    #[serde(default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: ListMeta,
-    #[serde(default)]
-    items: Vec<Widget>,
+/// Its version and kind, and the conversions to the internal form (none: one version).
+impl Versioned for Widget {
+    type Internal = Widget;
+    const VERSION: GroupVersion = V1;
+    const KIND: &'static str = "Widget";
+    fn set_type_meta(&mut self) {
+        self.api_version = V1.api_version().into();
+        self.kind = Self::KIND.into();
+    }
+    fn into_internal(self) -> Widget {
+        self
+    }
+    fn from_internal(mut w: Widget) -> Self {
+        w.set_type_meta();
+        w
+    }
 }
-
-/// `apiVersion`/`kind`, and the conversions (none: one version).
-macro_rules! single_version {
-    ($t:ty, $kind:literal) => {
-        impl Versioned for $t {
-            type Internal = $t;
-            const VERSION: GroupVersion = V1;
-            const KIND: &'static str = $kind;
-            fn set_type_meta(&mut self) {
-                self.api_version = V1.api_version().into();
-                self.kind = $kind.into();
-            }
-            fn into_internal(self) -> $t {
-                self
-            }
-            fn from_internal(mut t: $t) -> Self {
-                t.set_type_meta();
-                t
-            }
-        }
-    };
-}
-single_version!(Widget, "Widget");
-single_version!(WidgetList, "WidgetList");
-conneg_apiserver::impl_meta!(Widget, WidgetList);
-conneg_apiserver::impl_versioned_object!(Widget, WidgetList, WIDGETS);
+conneg_apiserver::impl_meta!(Widget);
+// Its list is `conneg_apiserver::resource::List<Widget>` (`WidgetList`).
+conneg_apiserver::impl_versioned_object!(Widget, WIDGETS);
 
 /// What the generic registry needs to know of widgets.
 impl Kind for Widget {

@@ -1,6 +1,6 @@
 //! The internal (hub) version, `pkg/apis/wardle` (reference §2). Never serialized.
 
-use conneg_apiserver::meta::{ListMeta, ObjectMeta};
+use conneg_apiserver::meta::ObjectMeta;
 
 use super::ReferenceType;
 
@@ -30,15 +30,6 @@ pub struct Flunder {
     pub status: FlunderStatus,
 }
 
-/// Internal `FlunderList`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FlunderList {
-    /// List metadata.
-    pub metadata: ListMeta,
-    /// Items.
-    pub items: Vec<Flunder>,
-}
-
 /// Internal `Fischer`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fischer {
@@ -48,14 +39,5 @@ pub struct Fischer {
     pub disallowed_flunders: Vec<String>,
 }
 
-/// Internal `FischerList`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FischerList {
-    /// List metadata.
-    pub metadata: ListMeta,
-    /// Items.
-    pub items: Vec<Fischer>,
-}
-
-conneg_apiserver::impl_meta!(Flunder, FlunderList);
-conneg_apiserver::impl_meta!(Fischer, FischerList);
+conneg_apiserver::impl_meta!(Flunder);
+conneg_apiserver::impl_meta!(Fischer);

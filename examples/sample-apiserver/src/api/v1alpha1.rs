@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use conneg_apiserver::meta::{ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{ObjectMeta, null_as_default};
 
 use super::{FISCHERS, FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{GroupVersion, Versioned, VersionedList};
+use conneg_apiserver::resource::{GroupVersion, List, Versioned};
 
 /// `wardle.example.com/v1alpha1`.
 pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
@@ -61,32 +61,6 @@ pub struct Flunder {
     pub status: FlunderStatus,
 }
 
-/// v1alpha1 `FlunderList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FlunderList {
-    /// `FlunderList`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// List metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ListMeta,
-    /// Items (always written, `[]` when empty).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub items: Vec<Flunder>,
-}
-
 /// v1alpha1 `Fischer` (cluster-scoped).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -117,34 +91,13 @@ pub struct Fischer {
     pub disallowed_flunders: Vec<String>,
 }
 
-/// v1alpha1 `FischerList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FischerList {
-    /// `FischerList`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// List metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ListMeta,
-    /// Items (always written, `[]` when empty).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub items: Vec<Fischer>,
-}
+conneg_apiserver::impl_meta!(Flunder);
+conneg_apiserver::impl_meta!(Fischer);
 
-conneg_apiserver::impl_meta!(Flunder, FlunderList);
-conneg_apiserver::impl_meta!(Fischer, FischerList);
+/// v1alpha1 `FlunderList`.
+pub type FlunderList = List<Flunder>;
+/// v1alpha1 `FischerList`.
+pub type FischerList = List<Fischer>;
 
 /// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder.
 pub fn set_defaults_flunder_spec(spec: &mut FlunderSpec) {
@@ -221,32 +174,6 @@ impl Versioned for Flunder {
     }
 }
 
-impl Versioned for FlunderList {
-    type Internal = internal::FlunderList;
-    const VERSION: GroupVersion = super::V1ALPHA1;
-    const KIND: &'static str = "FlunderList";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn apply_defaults(&mut self) {
-        self.items.iter_mut().for_each(Versioned::apply_defaults);
-    }
-    fn into_internal(self) -> internal::FlunderList {
-        internal::FlunderList {
-            metadata: self.metadata,
-            items: self.items.into_iter().map(Flunder::into_internal).collect(),
-        }
-    }
-    fn from_internal(i: internal::FlunderList) -> Self {
-        Self::from_items(
-            i.metadata,
-            i.items.into_iter().map(Flunder::from_internal).collect(),
-        )
-    }
-}
-
 impl Versioned for Fischer {
     type Internal = internal::Fischer;
     const VERSION: GroupVersion = super::V1ALPHA1;
@@ -273,28 +200,5 @@ impl Versioned for Fischer {
     }
 }
 
-impl Versioned for FischerList {
-    type Internal = internal::FischerList;
-    const VERSION: GroupVersion = super::V1ALPHA1;
-    const KIND: &'static str = "FischerList";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn into_internal(self) -> internal::FischerList {
-        internal::FischerList {
-            metadata: self.metadata,
-            items: self.items.into_iter().map(Fischer::into_internal).collect(),
-        }
-    }
-    fn from_internal(i: internal::FischerList) -> Self {
-        Self::from_items(
-            i.metadata,
-            i.items.into_iter().map(Fischer::from_internal).collect(),
-        )
-    }
-}
-
-conneg_apiserver::impl_versioned_object!(Flunder, FlunderList, FLUNDERS);
-conneg_apiserver::impl_versioned_object!(Fischer, FischerList, FISCHERS);
+conneg_apiserver::impl_versioned_object!(Flunder, FLUNDERS);
+conneg_apiserver::impl_versioned_object!(Fischer, FISCHERS);

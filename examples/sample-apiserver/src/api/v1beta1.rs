@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use conneg_apiserver::meta::{ListMeta, ObjectMeta, null_as_default};
+use conneg_apiserver::meta::{ObjectMeta, null_as_default};
 
 use super::reference_type::optional_nonempty;
 use super::{FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{GroupVersion, Versioned, VersionedList};
+use conneg_apiserver::resource::{GroupVersion, List, Versioned};
 
 /// `wardle.example.com/v1beta1`.
 pub const API_VERSION: &str = "wardle.example.com/v1beta1";
@@ -72,33 +72,10 @@ pub struct Flunder {
     pub status: FlunderStatus,
 }
 
-/// v1beta1 `FlunderList`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FlunderList {
-    /// `FlunderList`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1beta1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// List metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ListMeta,
-    /// Items (always written, `[]` when empty).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub items: Vec<Flunder>,
-}
+conneg_apiserver::impl_meta!(Flunder);
 
-conneg_apiserver::impl_meta!(Flunder, FlunderList);
+/// v1beta1 `FlunderList`.
+pub type FlunderList = List<Flunder>;
 
 impl Versioned for Flunder {
     type Internal = internal::Flunder;
@@ -135,27 +112,4 @@ impl Versioned for Flunder {
     }
 }
 
-impl Versioned for FlunderList {
-    type Internal = internal::FlunderList;
-    const VERSION: GroupVersion = super::V1BETA1;
-    const KIND: &'static str = "FlunderList";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn into_internal(self) -> internal::FlunderList {
-        internal::FlunderList {
-            metadata: self.metadata,
-            items: self.items.into_iter().map(Flunder::into_internal).collect(),
-        }
-    }
-    fn from_internal(i: internal::FlunderList) -> Self {
-        Self::from_items(
-            i.metadata,
-            i.items.into_iter().map(Flunder::from_internal).collect(),
-        )
-    }
-}
-
-conneg_apiserver::impl_versioned_object!(Flunder, FlunderList, FLUNDERS);
+conneg_apiserver::impl_versioned_object!(Flunder, FLUNDERS);
