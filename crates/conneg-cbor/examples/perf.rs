@@ -216,6 +216,11 @@ fn main() {
                 buf.clear();
                 fast.encode_into(&mut buf, &list_t).unwrap()
             }),
+            // serde_json encoding the same list, for instruction counts side by side.
+            "enc-json-typed" => Box::new(|| {
+                buf.clear();
+                serde_json::to_writer(&mut buf, &list_t).unwrap()
+            }),
             "dec-typed-pod" => {
                 let one = conneg_cbor::to_vec(&pod_t).unwrap();
                 Box::new(move || {

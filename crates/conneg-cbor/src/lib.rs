@@ -77,6 +77,7 @@ mod frame;
 mod head;
 mod keys;
 mod options;
+mod plan;
 mod raw;
 mod scan;
 mod seq;

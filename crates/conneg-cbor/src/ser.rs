@@ -4,7 +4,8 @@
 //! serializer records where each entry starts in the output; when a map ends it checks whether the
 //! entries are already in order (a derived struct whose fields are declared in order needs no
 //! work) and only otherwise reorders them through a scratch buffer kept for the whole encode.
-//! Equal keys are an error in deterministic mode.
+//! Equal keys are an error in deterministic mode. Structs take their order from a per-type
+//! [`Plan`](crate::plan) instead of comparing keys, as long as their fields follow it.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::head::{
@@ -13,6 +14,7 @@ use crate::head::{
 };
 use crate::keys::display_key;
 use crate::options::{EncodeOptions, StringEncoding};
+use crate::plan::{Planned, Plans};
 use serde::ser::{self, Serialize};
 
 /// One map entry being written: where its key starts and ends in the output.
@@ -50,6 +52,9 @@ pub struct Serializer<'a> {
     /// Entries of every open map, innermost last.
     entries: Vec<Entry>,
     scratch: Vec<u8>,
+    /// Field names of every struct being learned (see [`Order::Learning`]), innermost last.
+    learn: Vec<&'static str>,
+    plans: Plans,
 }
 
 impl<'a> Serializer<'a> {
@@ -61,7 +66,12 @@ impl<'a> Serializer<'a> {
 
     /// A serializer with the given options (`self_described` is ignored here).
     pub fn with_options(out: &'a mut Vec<u8>, opts: EncodeOptions) -> Self {
-        let (entries, scratch) = POOL
+        let Pooled {
+            entries,
+            scratch,
+            learn,
+            plans,
+        } = POOL
             .try_with(|p| p.borrow_mut().take())
             .ok()
             .flatten()
@@ -71,6 +81,8 @@ impl<'a> Serializer<'a> {
             opts,
             entries,
             scratch,
+            learn,
+            plans,
         }
     }
 
@@ -112,7 +124,18 @@ impl<'a> Serializer<'a> {
             declared: len,
             count: 0,
             entries_base: self.entries.len(),
+            order: Order::Keys,
         }
+    }
+
+    /// Starts a struct (or struct variant) called `name`.
+    #[inline]
+    fn begin_struct(&mut self, name: &'static str, len: usize) -> Container {
+        let mut c = self.begin(MAJOR_MAP, Some(len));
+        if self.opts.sort {
+            c.order = Order::Struct(name);
+        }
+        c
     }
 
     /// Ends a container: sorts map entries (deterministic mode) and fixes the head if the count
@@ -124,11 +147,20 @@ impl<'a> Serializer<'a> {
                 if let Some(last) = self.entries.last_mut() {
                     last.end = end;
                 }
-                let r = self.sort_entries(c.entries_base, c.head_pos + c.head_size);
+                let data_start = c.head_pos + c.head_size;
+                let r = match c.order {
+                    Order::Planned(p) => {
+                        self.place(p, c.entries_base, data_start);
+                        Ok(())
+                    }
+                    _ => self.sort_entries(c.entries_base, data_start),
+                };
                 self.entries.truncate(c.entries_base);
+                self.end_learning(c, r.is_ok());
                 r?;
             } else {
                 self.entries.truncate(c.entries_base);
+                self.end_learning(c, true);
             }
         }
         if c.declared != Some(c.count as usize) {
@@ -185,14 +217,128 @@ impl<'a> Serializer<'a> {
             self.entries = es;
             return Err(self.dup(&d));
         }
-        self.scratch.clear();
-        for e in &es[base..] {
-            self.scratch
-                .extend_from_slice(&self.out[e.key_start..e.end]);
-        }
-        self.out[data_start..].copy_from_slice(&self.scratch);
+        reorder(self.out, &mut self.scratch, data_start, &es[base..]);
         self.entries = es;
         Ok(())
+    }
+
+    /// Puts the entries from `base` of a struct that followed its plan in the order of their
+    /// ranks (each entry's `prefix`).
+    fn place(&mut self, p: Planned, base: usize, data_start: usize) {
+        if !p.unsorted {
+            return;
+        }
+        let es = &mut self.entries[base..];
+        set_ends(es, self.out.len());
+        let mut at = [0u8; crate::plan::MAX_FIELDS];
+        for (i, e) in es.iter().enumerate() {
+            at[e.prefix as usize] = i as u8;
+        }
+        let mut ranks = p.ranks;
+        let sorted = std::iter::from_fn(|| {
+            let r = ranks.trailing_zeros() as usize;
+            ranks &= ranks.wrapping_sub(1);
+            es.get(*at.get(r)? as usize)
+        });
+        reorder(self.out, &mut self.scratch, data_start, sorted);
+    }
+
+    /// Writes the key of a struct field, following the struct's plan while it can. Entries of a
+    /// planned struct get their rank as `prefix` and no `key_end` or `end` (see [`set_ends`]).
+    #[inline(always)]
+    fn struct_key(&mut self, c: &mut Container, key: &'static str) {
+        if let Order::Planned(p) = &mut c.order {
+            if let Some(rank) = p.next(self.plans.get(p.plan), key) {
+                return self.ranked_key(c, rank, key);
+            }
+        }
+        self.struct_key_slow(c, key);
+    }
+
+    #[inline(always)]
+    fn ranked_key(&mut self, c: &mut Container, rank: u64, key: &str) {
+        let pos = self.out.len();
+        self.entries.push(Entry {
+            prefix: rank,
+            key_start: pos,
+            key_end: pos,
+            end: pos,
+        });
+        c.count += 1;
+        self.write_str(key);
+    }
+
+    /// [`struct_key`](Self::struct_key) for a struct's first field, a field the plan did not
+    /// expect next, and structs without a plan.
+    #[inline(never)]
+    fn struct_key_slow(&mut self, c: &mut Container, key: &'static str) {
+        if let Order::Struct(name) = c.order {
+            c.order = self.plan_for(name, key);
+        }
+        if let Order::Planned(p) = &mut c.order {
+            let plan = self.plans.get(p.plan);
+            if let Some(rank) = p.next(plan, key).or_else(|| p.seek(plan, key)) {
+                return self.ranked_key(c, rank, key);
+            }
+            self.leave_plan(c);
+        }
+        if let Order::Learning { .. } = c.order {
+            self.learn.push(key);
+        }
+        self.start_entry(c);
+        self.write_str(key);
+        self.end_key();
+    }
+
+    /// Notes a struct field that the value skips (`skip_serializing_if`).
+    #[inline]
+    fn skip_key(&mut self, c: &mut Container, key: &'static str) {
+        if let Order::Struct(name) = c.order {
+            c.order = self.plan_for(name, key);
+        }
+        match &mut c.order {
+            Order::Planned(p) => p.skip(self.plans.get(p.plan), key),
+            Order::Learning { .. } => self.learn.push(key),
+            _ => {}
+        }
+    }
+
+    /// How a struct called `name` whose first field is `first` is ordered.
+    fn plan_for(&self, name: &'static str, first: &'static str) -> Order {
+        match self.plans.find(name, first) {
+            Some(plan) => Order::Planned(Planned::new(plan)),
+            None if self.plans.has_room() => Order::Learning {
+                name,
+                base: self.learn.len(),
+            },
+            None => Order::Keys,
+        }
+    }
+
+    /// A struct left its plan: gives its entries so far what key comparisons need.
+    #[cold]
+    fn leave_plan(&mut self, c: &mut Container) {
+        if let Order::Planned(p) = c.order {
+            let plan = self.plans.get(p.plan);
+            let es = &mut self.entries[c.entries_base..];
+            set_ends(es, self.out.len());
+            for e in es {
+                let n = plan.name_of_rank(e.prefix).len();
+                e.key_end = e.key_start + head_len(n as u64) + n;
+                e.prefix = prefix_of(&self.out[e.key_start..e.key_end]);
+            }
+        }
+        c.order = Order::Keys;
+    }
+
+    /// Ends the learning of a struct's plan: keeps it if the struct was encoded (`ok`).
+    fn end_learning(&mut self, c: &Container, ok: bool) {
+        if let Order::Learning { name, base } = c.order {
+            if ok {
+                self.plans.learn(name, &self.learn[base..]);
+            }
+            self.learn.truncate(base);
+        }
     }
 
     #[cold]
@@ -240,33 +386,75 @@ impl<'a> Serializer<'a> {
     }
 }
 
+/// Sets the `end` of entries recorded without one: each ends where the next starts, the last at
+/// `end`.
+fn set_ends(es: &mut [Entry], end: usize) {
+    let mut next = end;
+    for e in es.iter_mut().rev() {
+        e.end = next;
+        next = e.key_start;
+    }
+}
+
+/// Copies the entries of a map, in the order given, over the map's data from `data_start`.
+fn reorder<'e>(
+    out: &mut [u8],
+    scratch: &mut Vec<u8>,
+    data_start: usize,
+    entries: impl IntoIterator<Item = &'e Entry>,
+) {
+    scratch.clear();
+    for e in entries {
+        scratch.extend_from_slice(&out[e.key_start..e.end]);
+    }
+    out[data_start..].copy_from_slice(scratch);
+}
+
 /// Largest sorting scratch buffer kept for the next encode on this thread (Kubernetes' encoder
 /// pool likewise drops buffers over 3 MiB rather than keep them forever).
 const POOL_MAX_SCRATCH: usize = 1 << 20;
 
-type Buffers = (Vec<Entry>, Vec<u8>);
+/// What a serializer keeps for the next one on its thread.
+#[derive(Default)]
+struct Pooled {
+    entries: Vec<Entry>,
+    scratch: Vec<u8>,
+    learn: Vec<&'static str>,
+    plans: Plans,
+}
 
 thread_local! {
-    /// Bookkeeping buffers of the last serializer on this thread, so encodes in steady state do
-    /// not allocate them again.
-    static POOL: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
+    /// Bookkeeping buffers and struct plans of the last serializer on this thread, so encodes in
+    /// steady state do not allocate them again or learn the types again.
+    static POOL: std::cell::RefCell<Option<Pooled>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Serializer<'_> {
     /// Gives the bookkeeping buffers back for the next encode on this thread. (Not a `Drop`
     /// impl: that would make the borrow of the output last until the serializer goes out of
     /// scope, which serde_json's serializer does not do either.)
-    pub(crate) fn recycle(mut self) {
-        if self.scratch.capacity() > POOL_MAX_SCRATCH {
-            return;
+    pub(crate) fn recycle(self) {
+        let Serializer {
+            mut entries,
+            mut scratch,
+            mut learn,
+            plans,
+            ..
+        } = self;
+        if scratch.capacity() > POOL_MAX_SCRATCH {
+            scratch = Vec::new();
         }
-        let mut entries = std::mem::take(&mut self.entries);
-        let mut scratch = std::mem::take(&mut self.scratch);
         entries.clear();
         scratch.clear();
+        learn.clear();
         let _ = POOL.try_with(|p| {
             if let Ok(mut p) = p.try_borrow_mut() {
-                *p = Some((entries, scratch));
+                *p = Some(Pooled {
+                    entries,
+                    scratch,
+                    learn,
+                    plans,
+                });
             }
         });
     }
@@ -280,6 +468,21 @@ struct Container {
     declared: Option<usize>,
     count: u64,
     entries_base: usize,
+    order: Order,
+}
+
+/// How a map's entries are put in order in deterministic mode.
+#[derive(Clone, Copy)]
+enum Order {
+    /// By comparing their encoded keys (maps, and structs that left their plan).
+    Keys,
+    /// A struct before its first field, which picks its plan.
+    Struct(&'static str),
+    /// A struct of a type with no plan yet: by comparing keys, while its field names (skipped
+    /// ones included) go to `learn[base..]` for the type's plan.
+    Learning { name: &'static str, base: usize },
+    /// A struct whose fields so far follow its plan.
+    Planned(Planned),
 }
 
 fn float_err(v: f64) -> Error {
@@ -465,8 +668,9 @@ impl<'s, 'a> ser::Serializer for &'s mut Serializer<'a> {
         let c = self.begin(MAJOR_MAP, len);
         Ok(Compound { ser: self, c })
     }
-    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
-        self.serialize_map(Some(len))
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
+        let c = self.begin_struct(name, len);
+        Ok(Compound { ser: self, c })
     }
     fn serialize_struct_variant(
         self,
@@ -477,7 +681,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Serializer<'a> {
     ) -> Result<Compound<'s, 'a>> {
         self.out.push(0xa1);
         self.write_str(variant);
-        let c = self.begin(MAJOR_MAP, Some(len));
+        let c = self.begin_struct(variant, len);
         Ok(Compound { ser: self, c })
     }
 
@@ -500,11 +704,14 @@ impl Compound<'_, '_> {
         value.serialize(&mut *self.ser)
     }
 
-    #[inline]
+    #[inline(always)]
     fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
-        self.ser.start_entry(&mut self.c);
-        self.ser.write_str(key);
-        self.ser.end_key();
+        if self.ser.opts.sort {
+            self.ser.struct_key(&mut self.c, key);
+        } else {
+            self.c.count += 1;
+            self.ser.write_str(key);
+        }
         value.serialize(&mut *self.ser)
     }
 
@@ -579,13 +786,17 @@ impl ser::SerializeMap for Compound<'_, '_> {
 impl ser::SerializeStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = Error;
-    #[inline]
+    #[inline(always)]
     fn serialize_field<T: ?Sized + Serialize>(
         &mut self,
         key: &'static str,
         value: &T,
     ) -> Result<()> {
         self.field(key, value)
+    }
+    fn skip_field(&mut self, key: &'static str) -> Result<()> {
+        self.ser.skip_key(&mut self.c, key);
+        Ok(())
     }
     fn end(self) -> Result<()> {
         self.end_container()
@@ -601,6 +812,10 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
         value: &T,
     ) -> Result<()> {
         self.field(key, value)
+    }
+    fn skip_field(&mut self, key: &'static str) -> Result<()> {
+        self.ser.skip_key(&mut self.c, key);
+        Ok(())
     }
     fn end(self) -> Result<()> {
         self.end_container()

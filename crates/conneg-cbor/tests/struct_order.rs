@@ -353,3 +353,231 @@ proptest! {
         prop_assert_eq!(det(&v).unwrap(), as_map(&v));
     }
 }
+
+// Per-type plans (src/plan.rs): a type's first value teaches the serializer its fields, later
+// values follow the plan. The tests below encode each value several times, so that both the
+// learning and the planned path run, and compare with the same data as sorted maps.
+
+/// Field names whose encoded order is not their declaration order: length first ("b" before
+/// "aa"), then bytes ("a" before "b"), and heads of one and two bytes (23 and 24 bytes).
+#[derive(Serialize, Debug, Clone, Default)]
+struct Awkward {
+    #[serde(rename = "b", skip_serializing_if = "Option::is_none")]
+    b: Option<u8>,
+    #[serde(rename = "aa", skip_serializing_if = "Option::is_none")]
+    aa: Option<u8>,
+    #[serde(rename = "a", skip_serializing_if = "Option::is_none")]
+    a: Option<u8>,
+    #[serde(
+        rename = "twenty-four-bytes-long!!",
+        skip_serializing_if = "Option::is_none"
+    )]
+    long24: Option<u8>,
+    #[serde(
+        rename = "twenty-three-bytes-long",
+        skip_serializing_if = "Option::is_none"
+    )]
+    long23: Option<u8>,
+    #[serde(rename = "ab", skip_serializing_if = "Option::is_none")]
+    ab: Option<Box<Awkward>>,
+    #[serde(rename = "", skip_serializing_if = "Option::is_none")]
+    empty: Option<u8>,
+    #[serde(rename = "B", skip_serializing_if = "Option::is_none")]
+    upper: Option<u8>,
+}
+
+fn awkward() -> impl Strategy<Value = Awkward> {
+    let leaf = (
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+        proptest::option::of(any::<u8>()),
+    )
+        .prop_map(|(b, aa, a, long24, long23, empty, upper)| Awkward {
+            b,
+            aa,
+            a,
+            long24,
+            long23,
+            ab: None,
+            empty,
+            upper,
+        });
+    leaf.prop_recursive(3, 6, 1, |inner| {
+        (inner.clone(), proptest::option::of(inner)).prop_map(|(mut outer, nested)| {
+            outer.ab = nested.map(Box::new);
+            outer
+        })
+    })
+}
+
+proptest! {
+    #[test]
+    fn any_subset_of_fields_encodes_like_a_map(vs in proptest::collection::vec(awkward(), 1..8)) {
+        for v in &vs {
+            prop_assert_eq!(det(v).unwrap(), as_map(v));
+        }
+        prop_assert_eq!(det(&vs).unwrap(), as_map(&vs));
+    }
+}
+
+#[test]
+fn a_type_first_seen_with_one_field_then_with_all() {
+    // The first value skips all but one field (through `skip_field`), later ones have them all,
+    // then none, then alternate.
+    let one = Awkward {
+        aa: Some(1),
+        ..Awkward::default()
+    };
+    let all = Awkward {
+        b: Some(1),
+        aa: Some(2),
+        a: Some(3),
+        long24: Some(4),
+        long23: Some(5),
+        ab: Some(Box::new(one.clone())),
+        empty: Some(6),
+        upper: Some(7),
+    };
+    for v in [&one, &all, &Awkward::default(), &all, &one] {
+        assert_eq!(det(v).unwrap(), as_map(v));
+    }
+}
+
+/// A `Serialize` that skips fields without telling (no `skip_field` call), so that the plan
+/// learned from its first value misses fields that later values have.
+struct Quiet(&'static str, Vec<(&'static str, u32)>);
+
+impl Serialize for Quiet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct(self.0, self.1.len())?;
+        for (k, v) in &self.1 {
+            st.serialize_field(k, v)?;
+        }
+        st.end()
+    }
+}
+
+#[test]
+fn fields_a_plan_does_not_expect() {
+    let values = [
+        // Learned: zz, kind, a.
+        ("Quiet", vec![("zz", 1), ("kind", 2), ("a", 3)]),
+        // The plan, with a field skipped silently (found further on).
+        ("Quiet", vec![("zz", 1), ("a", 3)]),
+        // A field the plan does not know, after two it does: the struct leaves the plan.
+        ("Quiet", vec![("zz", 1), ("kind", 2), ("b", 4), ("a", 3)]),
+        // Known fields out of the plan's order.
+        ("Quiet", vec![("zz", 1), ("a", 3), ("kind", 2)]),
+        // An unknown first field: another plan.
+        ("Quiet", vec![("b", 1), ("zz", 2)]),
+        // A known field twice.
+        ("Quiet", vec![("zz", 1), ("zz", 2)]),
+        // Learned: zz, kind, spec. Then the two swapped: same lengths, other order.
+        ("Quiet2", vec![("zz", 1), ("kind", 2), ("spec", 3)]),
+        ("Quiet2", vec![("zz", 1), ("spec", 3), ("kind", 2)]),
+        // An unknown field of the length of the one expected.
+        ("Quiet2", vec![("zz", 1), ("aaaa", 2), ("kind", 3)]),
+    ];
+    for _ in 0..2 {
+        for (name, fields) in &values {
+            let want: BTreeMap<_, _> = fields.iter().copied().collect();
+            let got = det(&Quiet(name, fields.clone()));
+            if want.len() < fields.len() {
+                assert_eq!(got.unwrap_err().kind(), ErrorKind::DuplicateKey);
+            } else {
+                assert_eq!(got.unwrap(), det(&want).unwrap(), "{fields:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn structs_with_more_fields_than_a_plan_covers() {
+    let names: Vec<&'static str> = (0..70)
+        .map(|i| &*Box::leak(format!("f{}", 69 - i).into_boxed_str()))
+        .collect();
+    for n in [63, 64, 65, 70] {
+        let v = Dyn::Struct(
+            "Wide",
+            names[..n].iter().map(|&k| (k, Dyn::Leaf(1))).collect(),
+        );
+        for _ in 0..2 {
+            assert_eq!(det(&v).unwrap(), as_map(&v), "{n}");
+        }
+    }
+}
+
+#[test]
+fn more_types_than_the_plan_cache_holds() {
+    // Distinct leaked type names, more than the cache keeps: the later ones compare keys.
+    let mut all = Vec::new();
+    for i in 0..1500 {
+        let name: &'static str = Box::leak(format!("Many{i}").into_boxed_str());
+        let v = Dyn::Struct(
+            name,
+            vec![
+                ("kind", Dyn::Leaf(i)),
+                ("a", Dyn::Leaf(2)),
+                ("zz", Dyn::Leaf(3)),
+            ],
+        );
+        assert_eq!(det(&v).unwrap(), as_map(&v));
+        all.push(v);
+    }
+    assert_eq!(det(&all).unwrap(), as_map(&all));
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+enum Variant {
+    Spec {
+        replicas: u8,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        b: Option<u8>,
+        api_version: u8,
+    },
+    Other {
+        b: u8,
+    },
+}
+
+#[derive(Serialize, Debug, Clone)]
+struct Flat {
+    zz: u8,
+    #[serde(flatten)]
+    inner: Awkward,
+    kind: Variant,
+    c: u8,
+}
+
+#[test]
+fn struct_variants_and_flattened_structs() {
+    let inner = Awkward {
+        b: Some(1),
+        a: Some(2),
+        long24: Some(3),
+        ..Awkward::default()
+    };
+    for b in [None, Some(9), None] {
+        for kind in [
+            Variant::Spec {
+                replicas: 1,
+                b,
+                api_version: 2,
+            },
+            Variant::Other { b: 5 },
+        ] {
+            let v = Flat {
+                zz: 1,
+                inner: inner.clone(),
+                kind,
+                c: 3,
+            };
+            assert_eq!(det(&v).unwrap(), as_map(&v));
+        }
+    }
+}
