@@ -1,11 +1,13 @@
-//! Admission: plugins that may refuse a create before it is validated and stored, run in the
-//! order they were registered ([`ServerBuilder::admission`](super::ServerBuilder::admission)),
-//! as Kubernetes' admission chain runs its validating plugins. The first refusal answers the
-//! request.
+//! Admission: plugins that may refuse a write before it is stored, run in the order they were
+//! registered ([`ServerBuilder::admission`](super::ServerBuilder::admission)), as Kubernetes'
+//! admission chain runs its validating plugins: on create (after defaulting, before
+//! validation and `generateName`), on update and patch (after the update's checks, on every
+//! attempt of a retried patch) and on delete (each object of a deletecollection too). The first
+//! refusal answers the request.
 //!
-//! A plugin sees the internal object ([`Request::object`]) and downcasts it to the kinds it
-//! cares about; it may read storage through the server's state (as upstream plugins read
-//! informers).
+//! A plugin sees the internal objects ([`Request::object`], [`Request::old_object`]) and
+//! downcasts them to the kinds it cares about; it may read storage through the server's state
+//! (as upstream plugins read informers).
 //!
 //! ```
 //! use conneg::Status;
@@ -23,7 +25,7 @@
 //!     }
 //!     fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
 //!         Box::pin(async move {
-//!             if req.operation == Operation::Create && req.name == "forbidden" {
+//!             if req.operation != Operation::Delete && req.name == "forbidden" {
 //!                 let r = req.resource;
 //!                 return Err(Status::forbidden(r.group, r.resource, req.name, "not this name"));
 //!             }
@@ -40,6 +42,7 @@ use conneg::Status;
 use futures_util::future::BoxFuture;
 
 use super::AppState;
+use super::kinds::Kind;
 use crate::resource::ResourceInfo;
 
 /// The operation being admitted.
@@ -67,8 +70,49 @@ pub struct Request<'a> {
     /// The object's name as requested: on create, `""` when it is to be generated
     /// (`generateName` is expanded after admission, as in Kubernetes).
     pub name: &'a str,
-    /// The object, as its internal type ([`Kind`](super::kinds::Kind)).
-    pub object: &'a (dyn Any + Send + Sync),
+    /// The object to be written, as its internal type ([`Kind`]); `None`
+    /// on delete.
+    pub object: Option<&'a (dyn Any + Send + Sync)>,
+    /// The object as stored, on update and delete.
+    pub old_object: Option<&'a (dyn Any + Send + Sync)>,
+}
+
+impl<'a> Request<'a> {
+    /// A create of `object` (named `name`, `""` when generated).
+    pub fn create<K: Kind>(namespace: &'a str, name: &'a str, object: &'a K) -> Self {
+        Self {
+            operation: Operation::Create,
+            resource: K::RESOURCE,
+            namespace,
+            name,
+            object: Some(object),
+            old_object: None,
+        }
+    }
+
+    /// An update (PUT or PATCH) of `old` to `new`.
+    pub fn update<K: Kind>(namespace: &'a str, new: &'a K, old: &'a K) -> Self {
+        Self {
+            operation: Operation::Update,
+            resource: K::RESOURCE,
+            namespace,
+            name: &old.meta().name,
+            object: Some(new),
+            old_object: Some(old),
+        }
+    }
+
+    /// The deletion of `old`.
+    pub fn delete<K: Kind>(old: &'a K) -> Self {
+        Self {
+            operation: Operation::Delete,
+            resource: K::RESOURCE,
+            namespace: &old.meta().namespace,
+            name: &old.meta().name,
+            object: None,
+            old_object: Some(old),
+        }
+    }
 }
 
 impl Debug for Request<'_> {

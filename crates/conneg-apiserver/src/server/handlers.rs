@@ -541,15 +541,10 @@ async fn create_object<T: Served>(
         &k.meta().name,
     )
     .await?;
+    let namespace = t.namespace.as_deref().unwrap_or("");
     admission::admit(
         st,
-        admission::Request {
-            operation: admission::Operation::Create,
-            resource: <T::K as Kind>::RESOURCE,
-            namespace: t.namespace.as_deref().unwrap_or(""),
-            name: &k.meta().name,
-            object: &k,
-        },
+        admission::Request::create(namespace, &k.meta().name, &k),
     )
     .await?;
     let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
@@ -910,6 +905,8 @@ async fn update<T: Served>(
     t.reset_fields(&mut new, &old)?;
     field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
     prepare_update(&mut new, &old)?;
+    let namespace = t.namespace.as_deref().unwrap_or("");
+    admission::admit(st, admission::Request::update(namespace, &new, &old)).await?;
     match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
         Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
         None => Err(conflict(t.resource, t.name())),
@@ -1079,6 +1076,8 @@ async fn patch_object<T: Served>(
             field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
         }
         prepare_update(&mut new, &old)?;
+        let namespace = t.namespace.as_deref().unwrap_or("");
+        admission::admit(st, admission::Request::update(namespace, &new, &old)).await?;
         if let Some(k) =
             write_update(st, &key, t.name(), new, &old, kv.mod_revision, dry_run).await?
         {

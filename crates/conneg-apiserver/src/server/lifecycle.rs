@@ -18,9 +18,9 @@
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::AppState;
 use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
 use super::kinds::Kind;
+use super::{AppState, admission};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
 use crate::storage::{Storage, StorageError};
@@ -322,6 +322,7 @@ pub async fn delete_object<K: Kind>(
             return Ok(None);
         };
         let old: K = decode_kind(st, &kv)?;
+        admission::admit(st, admission::Request::delete(&old)).await?;
         let mut kept = old.clone();
         let now = Time::now();
         let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;

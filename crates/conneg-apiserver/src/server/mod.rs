@@ -13,7 +13,7 @@
 //!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
 //!               └─ axum Router     path → handler
 //!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
-//!                   │    ├─ admission.rs  the admission plugins, on create
+//!                   │    ├─ admission.rs  the admission plugins, on every write
 //!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
 //!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
 //!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates

@@ -71,7 +71,8 @@ impl Plugin for BanFlunder {
         req: Request<'a>,
     ) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
-            if req.operation != Operation::Create || !req.object.is::<internal::Flunder>() {
+            let is_flunder = req.object.is_some_and(|o| o.is::<internal::Flunder>());
+            if req.operation != Operation::Create || !is_flunder {
                 return Ok(());
             }
             let fischers = list_all::<internal::Fischer>(st, None).await?;
