@@ -54,8 +54,6 @@ pub enum Operation {
     Update,
     /// DELETE.
     Delete,
-    /// A connect subresource.
-    Connect,
 }
 
 /// What a plugin is asked to admit.
