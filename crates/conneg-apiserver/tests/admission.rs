@@ -33,6 +33,15 @@ fn phase(o: Option<&(dyn std::any::Any + Send + Sync)>) -> Option<String> {
         .map(|ns| ns.status.phase.clone())
 }
 
+fn record(seen: &Seen, req: &Request<'_>) {
+    seen.lock().unwrap().push((
+        req.operation,
+        req.name.to_owned(),
+        phase(req.object),
+        phase(req.old_object),
+    ));
+}
+
 fn locked(o: Option<&(dyn std::any::Any + Send + Sync)>) -> bool {
     o.and_then(|o| o.downcast_ref::<Namespace>())
         .is_some_and(|ns| {
@@ -49,12 +58,7 @@ impl Plugin for Locks {
     }
     fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
-            self.seen.lock().unwrap().push((
-                req.operation,
-                req.name.to_owned(),
-                phase(req.object),
-                phase(req.old_object),
-            ));
+            record(&self.seen, &req);
             if locked(req.object) || locked(req.old_object) {
                 let r = req.resource;
                 return Err(Status::forbidden(r.group, r.resource, req.name, "locked"));
@@ -64,7 +68,7 @@ impl Plugin for Locks {
     }
 }
 
-/// Refuses everything; registered after `Locks`, so it must never see what `Locks` refused.
+/// Lets everything through; registered after `Locks`, so it sees exactly what `Locks` let through.
 #[derive(Debug)]
 struct Last {
     seen: Seen,
@@ -76,12 +80,7 @@ impl Plugin for Last {
     }
     fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
-            self.seen.lock().unwrap().push((
-                req.operation,
-                req.name.to_owned(),
-                phase(req.object),
-                phase(req.old_object),
-            ));
+            record(&self.seen, &req);
             Ok(())
         })
     }

@@ -465,6 +465,14 @@ fn check_type_meta<T: Served>(obj: &T) -> Result<(), Status> {
     Ok(())
 }
 
+/// A decoded body as the internal kind: its `apiVersion`/`kind` checked against the URL's,
+/// then the version's defaults, then the conversion.
+fn defaulted_kind<T: Served>(mut obj: T) -> Result<T::K, Status> {
+    check_type_meta(&obj)?;
+    obj.apply_defaults();
+    Ok(obj.into_kind())
+}
+
 /// The namespace in the body must match the URL's; a missing one is filled in.
 fn check_namespace<K: Kind>(k: &mut K, t: &Target) -> Result<(), Status> {
     let meta = k.meta_mut();
@@ -498,11 +506,8 @@ async fn create<T: Served>(
     body: Body,
     ua: Option<&str>,
 ) -> HResult {
-    let mut obj: T = n.decode_body(body).await?.value;
     // The type is checked before the manager is recorded, which rewrites it.
-    check_type_meta(&obj)?;
-    obj.apply_defaults();
-    let mut k = obj.into_kind();
+    let mut k = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
     field_manager::record_update::<T>(None, &mut k, &manager, "")?;
     let (code, out) = create_object(st, t, q, T::from_kind(k)).await?;
@@ -514,12 +519,10 @@ async fn create_object<T: Served>(
     st: &AppState,
     t: &Target,
     q: &Params,
-    mut obj: T,
+    obj: T,
 ) -> Result<(StatusCode, T), Status> {
-    check_type_meta(&obj)?;
+    let mut k = defaulted_kind(obj)?;
     let dry_run = q.dry_run()?;
-    obj.apply_defaults();
-    let mut k = obj.into_kind();
     check_namespace(&mut k, t)?;
     {
         // Server-managed metadata (rest.BeforeCreate).
@@ -869,11 +872,8 @@ async fn update<T: Served>(
     body: Body,
     ua: Option<&str>,
 ) -> HResult {
-    let mut obj: T = n.decode_body(body).await?.value;
-    check_type_meta(&obj)?;
+    let mut new = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let dry_run = q.dry_run()?;
-    obj.apply_defaults();
-    let mut new = obj.into_kind();
     check_namespace(&mut new, t)?;
     check_name(&new, t)?;
     let rv = new.meta().resource_version.clone();
@@ -1039,7 +1039,7 @@ async fn patch_object<T: Served>(
             return Ok(resp);
         };
         let old: T::K = decode_kind(st, &kv)?;
-        let (mut obj, warnings) = {
+        let (obj, warnings) = {
             let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
             let subresource = t.subresource();
             off_worker(st, move || {
@@ -1056,9 +1056,7 @@ async fn patch_object<T: Served>(
             })
             .await?
         };
-        check_type_meta(&obj)?;
-        obj.apply_defaults();
-        let mut new = obj.into_kind();
+        let mut new = defaulted_kind(obj)?;
         check_namespace(&mut new, t)?;
         check_name(&new, t)?;
         // A resourceVersion in the patch is the client's precondition: a mismatch is 409.
