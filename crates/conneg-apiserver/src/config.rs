@@ -34,7 +34,8 @@ pub struct StorageArgs {
     /// Storage backend.
     #[arg(long = "storage", value_enum, default_value_t = StorageKind::Embedded)]
     pub kind: StorageKind,
-    /// Directory of the embedded store (file `wardle.redb` inside, the name it has always had).
+    /// Directory of the embedded store: the file `<group's first label>.redb` inside
+    /// (`wardle.redb` for `wardle.example.com`).
     #[arg(long, default_value = "./data")]
     pub data_dir: PathBuf,
     /// Format of stored objects: `cbor` (deterministic, d9d9f7-prefixed) or `json`. Either is
@@ -477,7 +478,8 @@ impl StorageArgs {
             )),
             StorageKind::Embedded => Store::Embedded(
                 EmbeddedStore::open_async(
-                    self.data_dir.join(crate::storage::embedded::DB_FILE_NAME),
+                    self.data_dir
+                        .join(crate::storage::embedded::file_name(group)),
                     EmbeddedOptions {
                         history: self.history_limits(),
                         watch_buffer: self.watch_limits(),

@@ -67,6 +67,7 @@ impl Backend {
                 let dir = tempfile::tempdir().unwrap();
                 let store = EmbeddedStore::open_dir(
                     dir.path(),
+                    "example.com",
                     EmbeddedOptions {
                         history: revisions(history),
                         watch_buffer: events(buffer),
@@ -651,7 +652,7 @@ async fn embedded_history_is_bounded_by_bytes() {
         history: small_history(),
         watch_buffer: WatchBuffer::default(),
     };
-    let s = EmbeddedStore::open_dir(dir.path(), options).unwrap();
+    let s = EmbeddedStore::open_dir(dir.path(), "example.com", options).unwrap();
     history_is_bounded_by_bytes(Store::Embedded(s)).await;
 }
 
@@ -663,7 +664,7 @@ async fn embedded_survives_restart() {
         watch_buffer: events(16),
     };
     {
-        let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();
+        let s = EmbeddedStore::open_dir(dir.path(), "example.com", opts).unwrap();
         let kv = s.create(&key("ns", "a"), b("a1")).await.unwrap();
         s.update(&key("ns", "a"), b("a2"), kv.mod_revision)
             .await
@@ -671,7 +672,7 @@ async fn embedded_survives_restart() {
         s.create(&key("ns", "b"), b("b1")).await.unwrap();
         s.delete(&key("ns", "b"), None).await.unwrap();
     }
-    let s = EmbeddedStore::open_dir(dir.path(), opts).unwrap();
+    let s = EmbeddedStore::open_dir(dir.path(), "example.com", opts).unwrap();
     assert_eq!(s.current_revision().await.unwrap(), 5);
     let a = s.get(&key("ns", "a")).await.unwrap().unwrap();
     assert_eq!(
@@ -704,7 +705,7 @@ async fn embedded_survives_restart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writers_get_distinct_revisions() {
     let dir = tempfile::tempdir().unwrap();
-    let s = EmbeddedStore::open_dir(dir.path(), EmbeddedOptions::default()).unwrap();
+    let s = EmbeddedStore::open_dir(dir.path(), "example.com", EmbeddedOptions::default()).unwrap();
     let mut w = s.watch(P, 1).await.unwrap();
     let mut tasks = Vec::new();
     for i in 0..20 {

@@ -177,7 +177,12 @@ async fn mixed_json_and_cbor_on_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mixed_json_and_cbor_on_embedded() {
     let dir = tempfile::tempdir().unwrap();
-    let s = EmbeddedStore::open_dir(dir.path(), EmbeddedOptions::default()).unwrap();
+    let s = EmbeddedStore::open_dir(
+        dir.path(),
+        sample_apiserver::api::GROUP,
+        EmbeddedOptions::default(),
+    )
+    .unwrap();
     mixed_storage(Store::Embedded(s)).await;
 }
 

@@ -31,7 +31,12 @@ fn child_writer() {
         .build()
         .unwrap();
     rt.block_on(async move {
-        let s = EmbeddedStore::open_dir(&dir, EmbeddedOptions::default()).unwrap();
+        let s = EmbeddedStore::open_dir(
+            &dir,
+            sample_apiserver::api::GROUP,
+            EmbeddedOptions::default(),
+        )
+        .unwrap();
         let mut counter = s.create(COUNTER, Bytes::from_static(b"0")).await.unwrap();
         println!("ACK counter 0 {}", counter.mod_revision);
         for i in 1u64.. {
@@ -89,7 +94,12 @@ async fn acknowledged_writes_survive_sigkill() {
         creates.len()
     );
 
-    let s = EmbeddedStore::open_dir(dir.path(), EmbeddedOptions::default()).unwrap();
+    let s = EmbeddedStore::open_dir(
+        dir.path(),
+        sample_apiserver::api::GROUP,
+        EmbeddedOptions::default(),
+    )
+    .unwrap();
     for (n, rev) in &creates {
         let kv = s
             .get(&key(*n))

@@ -41,8 +41,16 @@ const META_REVISION: &str = "revision";
 const META_COMPACTED: &str = "compacted";
 const META_LOG_BYTES: &str = "log_bytes";
 
-/// The file name used inside a data directory.
-pub const DB_FILE_NAME: &str = "wardle.redb";
+/// The file of a server's store inside its data directory: the first label of its API group,
+/// `.redb` (`wardle.redb` for `wardle.example.com`).
+pub fn file_name(group: &str) -> String {
+    let label = group
+        .split('.')
+        .next()
+        .filter(|l| !l.is_empty())
+        .unwrap_or("core");
+    format!("{label}.redb")
+}
 
 /// Options of the embedded store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -310,9 +318,13 @@ impl EmbeddedStore {
         })
     }
 
-    /// Open `<data_dir>/wardle.redb`.
-    pub fn open_dir(data_dir: impl AsRef<Path>, options: EmbeddedOptions) -> Result<Self> {
-        Self::open(data_dir.as_ref().join(DB_FILE_NAME), options)
+    /// Open the store of the server of `group` in `data_dir` ([`file_name`]).
+    pub fn open_dir(
+        data_dir: impl AsRef<Path>,
+        group: &str,
+        options: EmbeddedOptions,
+    ) -> Result<Self> {
+        Self::open(data_dir.as_ref().join(file_name(group)), options)
     }
 
     /// [`EmbeddedStore::open`] on the blocking pool.
@@ -725,6 +737,14 @@ impl Storage for EmbeddedStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_names_follow_the_group() {
+        assert_eq!(file_name("wardle.example.com"), "wardle.redb");
+        assert_eq!(file_name("widgets.example.com"), "widgets.redb");
+        assert_eq!(file_name("apps"), "apps.redb");
+        assert_eq!(file_name(""), "core.redb");
+    }
 
     #[test]
     fn event_encoding_round_trips() {
