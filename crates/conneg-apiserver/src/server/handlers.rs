@@ -6,8 +6,10 @@
 //! Rust type that serves it. The pipeline is the one Kubernetes' generic registry runs:
 //!
 //! * write: decode the versioned body (conneg, with `fieldValidation`) → defaults → internal →
-//!   (create) admission ([`super::admission`]) → generateName → validation → storage version →
-//!   storage codec → `Storage::create`/`update` (compare-and-swap on the revision);
+//!   (create) admission ([`super::admission`]) → generateName → validation, or (update, patch)
+//!   the update's checks → admission → storage version → storage codec →
+//!   `Storage::create`/`update` (compare-and-swap on the revision); delete admits the stored
+//!   object first ([`super::lifecycle`]);
 //! * read: stored bytes → storage version (resourceVersion from the revision) → defaults → internal →
 //!   the version in the URL → the negotiated codec (or a Table).
 
