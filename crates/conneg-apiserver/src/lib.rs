@@ -24,7 +24,8 @@
 //!   managedFields), [`names`] for names and `generateName`, [`selector`] for label and field
 //!   selectors.
 //! * [`validation`]: field errors as apimachinery writes them and the registry's checks of
-//!   object metadata.
+//!   object metadata; [`declarative`]: rules declared once on the versioned types, published
+//!   in OpenAPI and enforced (value validations, CEL under cost limits, ratcheting).
 //! * [`patch`]: PATCH documents of every patch type, bounded; [`apply`]: server-side apply
 //!   with field ownership (`managedFields`).
 //! * [`metadata_only`]: `as=PartialObjectMetadata[List]` answers.
@@ -46,6 +47,7 @@ pub mod apply;
 pub mod auth;
 pub mod config;
 pub mod core_v1;
+pub mod declarative;
 pub mod meta;
 pub mod metadata_only;
 pub mod names;

@@ -293,6 +293,18 @@ pub struct ManagedFieldsEntry {
     pub subresource: String,
 }
 
+/// Names `metav1.ObjectMeta` in a declared type's schema ([`crate::declarative`]): what is
+/// published for `metadata` is Kubernetes' own ObjectMeta schema, whatever this one says, and
+/// metadata is validated by [`crate::validation::validate_object_meta`].
+impl schemars::JsonSchema for ObjectMeta {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ObjectMeta".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+}
+
 /// `metav1.ObjectMeta`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

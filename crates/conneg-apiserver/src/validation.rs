@@ -26,6 +26,10 @@ pub enum FieldErrorType {
     Forbidden,
     /// `FieldValueTooLong` / "Too long".
     TooLong,
+    /// `FieldValueTooMany` / "Too many".
+    TooMany,
+    /// `FieldValueTypeInvalid` / "Invalid value": a value of the wrong type.
+    TypeInvalid,
     /// `InternalError` / "Internal error".
     Internal,
 }
@@ -41,6 +45,8 @@ impl FieldErrorType {
             FieldErrorType::NotSupported => "FieldValueNotSupported",
             FieldErrorType::Forbidden => "FieldValueForbidden",
             FieldErrorType::TooLong => "FieldValueTooLong",
+            FieldErrorType::TooMany => "FieldValueTooMany",
+            FieldErrorType::TypeInvalid => "FieldValueTypeInvalid",
             FieldErrorType::Internal => "InternalError",
         }
     }
@@ -55,6 +61,8 @@ impl FieldErrorType {
             FieldErrorType::NotSupported => "Unsupported value",
             FieldErrorType::Forbidden => "Forbidden",
             FieldErrorType::TooLong => "Too long",
+            FieldErrorType::TooMany => "Too many",
+            FieldErrorType::TypeInvalid => "Invalid value",
             FieldErrorType::Internal => "Internal error",
         }
     }
@@ -164,11 +172,46 @@ impl FieldError {
 
     /// `field.TooLong(path, "", max)` for byte sizes.
     pub fn too_long_bytes(field: &str, max: usize) -> Self {
+        Self::too_long(field, BadValue::String(String::new()), max as u64)
+    }
+
+    /// `field.TooLong(path, value, max)` (the value is not printed).
+    pub fn too_long(field: &str, value: BadValue, max: u64) -> Self {
         Self {
             field: field.to_owned(),
             error_type: FieldErrorType::TooLong,
-            bad_value: BadValue::String(String::new()),
-            detail: format!("may not be more than {max} bytes"),
+            bad_value: value,
+            detail: format!("may not be more than {max} {}", plural(max, "byte")),
+        }
+    }
+
+    /// `field.TooMany(path, actual, max)`: `Too many: 5: must have at most 3 items`.
+    pub fn too_many(field: &str, actual: u64, max: u64) -> Self {
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::TooMany,
+            bad_value: BadValue::Int(i64::try_from(actual).unwrap_or(i64::MAX)),
+            detail: format!("must have at most {max} {}", plural(max, "item")),
+        }
+    }
+
+    /// `field.Duplicate(path, value)`.
+    pub fn duplicate(field: &str, value: BadValue) -> Self {
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::Duplicate,
+            bad_value: value,
+            detail: String::new(),
+        }
+    }
+
+    /// `field.TypeInvalid(path, value, detail)`.
+    pub fn type_invalid(field: &str, value: BadValue, detail: &str) -> Self {
+        Self {
+            field: field.to_owned(),
+            error_type: FieldErrorType::TypeInvalid,
+            bad_value: value,
+            detail: detail.to_owned(),
         }
     }
 
@@ -194,6 +237,15 @@ impl FieldError {
     /// The Status cause: reason, body, field.
     pub fn cause(&self) -> StatusCause {
         StatusCause::new(self.error_type.as_reason(), self.body(), self.field.clone())
+    }
+}
+
+/// `word`, with an `s` unless `n` is 1.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
     }
 }
 

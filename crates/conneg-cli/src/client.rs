@@ -192,15 +192,14 @@ fn run(common: Common, action: Action) -> ExitCode {
         cache::load(p, &memory);
     }
     let result = runtime.block_on(execute(&common, action, memory.clone()));
-    if let Some(p) = &cache_path {
-        if let Err(e) = cache::save(p, &memory) {
-            if common.verbose {
-                eprintln!(
-                    "conneg: cannot write the fallback cache {}: {e}",
-                    p.display()
-                );
-            }
-        }
+    if let Some(p) = &cache_path
+        && let Err(e) = cache::save(p, &memory)
+        && common.verbose
+    {
+        eprintln!(
+            "conneg: cannot write the fallback cache {}: {e}",
+            p.display()
+        );
     }
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -211,10 +211,12 @@ fn decode_error(e: &conneg_cbor::Error, item: Option<usize>) -> String {
         e.kind(),
         conneg_cbor::ErrorKind::Syntax | conneg_cbor::ErrorKind::Eof
     );
-    if positional && !s.contains("offset") && e.message() != "empty input" {
-        if let Some(off) = e.offset() {
-            s.push_str(&format!(" (byte offset {off})"));
-        }
+    if positional
+        && !s.contains("offset")
+        && e.message() != "empty input"
+        && let Some(off) = e.offset()
+    {
+        s.push_str(&format!(" (byte offset {off})"));
     }
     s
 }

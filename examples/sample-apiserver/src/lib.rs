@@ -2,9 +2,10 @@
 //! and their rules, registered with the generic server of [`conneg_apiserver`] (registry,
 //! discovery, OpenAPI, watch, storage, serving).
 //!
-//! - [`api`]: wardle types per version, defaulting, conversion, validation, admission.
+//! - [`api`]: wardle types per version with their declared rules, defaulting, conversion,
+//!   admission.
 //! - [`strategy`]: what the generic registry needs to know of each kind (its [`Kind`]).
-//! - [`openapi`]: the published schemas of the wardle types.
+//! - [`openapi`]: how the published documents name the wardle types.
 //! - [`server`]: the one registration: which versions are served, in which order.
 //!
 //! [`Kind`]: conneg_apiserver::server::kinds::Kind

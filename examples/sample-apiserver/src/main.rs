@@ -99,11 +99,11 @@ async fn main() -> std::process::ExitCode {
         Some(port) => (SocketAddr::new(cli.secure.bind_address, port), "https"),
         None => (cli.listen, "http"),
     };
-    if tls.is_none() {
-        if let Some(why) = refuse_plain_http(want) {
-            tracing::error!("{why}");
-            return std::process::ExitCode::FAILURE;
-        }
+    if tls.is_none()
+        && let Some(why) = refuse_plain_http(want)
+    {
+        tracing::error!("{why}");
+        return std::process::ExitCode::FAILURE;
     }
     let opened = match cli.storage.open(GROUP).await {
         Ok(o) => o,

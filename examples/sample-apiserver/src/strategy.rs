@@ -1,22 +1,18 @@
 //! The wardle kinds' registry strategies (upstream `pkg/registry/wardle/*/strategy.go`): their
-//! versions, validation, what counts as a spec change and their Table columns, as
-//! [`Kind`] implementations on the internal types.
+//! versions, what counts as a spec change and their Table columns, as [`Kind`]
+//! implementations on the internal types. Their validation is declared on the versioned types
+//! ([`crate::api::v1beta1::FlunderSpec`]).
 
 use serde_json::{Value, json};
 
-use crate::api::validation::validate_flunder;
 use crate::api::{FISCHERS, FLUNDERS, internal, v1alpha1, v1beta1};
 use conneg_apiserver::resource::ResourceInfo;
 use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
-use conneg_apiserver::validation::FieldError;
 
 impl Kind for internal::Flunder {
     type Stored = v1alpha1::Flunder;
     const RESOURCE: &'static ResourceInfo = &FLUNDERS;
 
-    fn validate_create(&self) -> Vec<FieldError> {
-        validate_flunder(self)
-    }
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![
             ServedVersion::of::<v1alpha1::Flunder>(),

@@ -43,7 +43,8 @@ use crate::storage::{
     KeyValue, ListOptions, OPTIMISTIC_LOCK_MSG, Storage, StorageError, ToStatus, continue_token,
 };
 use crate::validation::{
-    invalid, resource_version_required, validate_object_meta, validate_object_meta_update,
+    FieldError, invalid, resource_version_required, validate_object_meta,
+    validate_object_meta_update,
 };
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
@@ -250,14 +251,14 @@ impl Target {
         // Kubernetes, it is the subresource of a namespace.
         let mut p = p.clone();
         if let (Some(ns), Some(sub), None) = (p.get("namespace"), p.get("resource"), p.get("name"))
+            && find(sub).is_none()
+            && find(NAMESPACES.resource).is_some()
         {
-            if find(sub).is_none() && find(NAMESPACES.resource).is_some() {
-                let (ns, sub) = (ns.clone(), sub.clone());
-                p.remove("namespace");
-                p.insert("resource".into(), NAMESPACES.resource.into());
-                p.insert("name".into(), ns);
-                p.insert("subresource".into(), sub);
-            }
+            let (ns, sub) = (ns.clone(), sub.clone());
+            p.remove("namespace");
+            p.insert("resource".into(), NAMESPACES.resource.into());
+            p.insert("name".into(), ns);
+            p.insert("subresource".into(), sub);
         }
         let resource = p
             .get("resource")
@@ -293,14 +294,13 @@ impl Target {
         }
         // No object can have a name or namespace longer than the rules allow, so such a
         // request is answered without asking storage for it.
-        if let Some(n) = &name {
-            if n.len() > names::DNS1123_SUBDOMAIN_MAX
+        if let Some(n) = &name
+            && (n.len() > names::DNS1123_SUBDOMAIN_MAX
                 || namespace
                     .as_ref()
-                    .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX)
-            {
-                return Err(Status::not_found(resource.group, resource.resource, n));
-            }
+                    .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX))
+        {
+            return Err(Status::not_found(resource.group, resource.resource, n));
         }
         Ok(Self {
             version,
@@ -468,11 +468,54 @@ fn check_type_meta<T: Served>(obj: &T) -> Result<(), Status> {
 }
 
 /// A decoded body as the internal kind: its `apiVersion`/`kind` checked against the URL's,
-/// then the version's defaults, then the conversion.
-fn defaulted_kind<T: Served>(mut obj: T) -> Result<T::K, Status> {
+/// then the version's defaults, then the conversion. Also the defaulted object as JSON, what
+/// declarative validation checks: the object in the request's version, before a lossy
+/// conversion can drop a value its schema rejects.
+fn defaulted_kind<T: Served>(mut obj: T) -> Result<(T::K, Value), Status> {
     check_type_meta(&obj)?;
     obj.apply_defaults();
-    Ok(obj.into_kind())
+    let versioned = to_json(&obj)?;
+    Ok((obj.into_kind(), versioned))
+}
+
+fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Status> {
+    serde_json::to_value(v).map_err(|e| Status::internal_error(format!("encoding object: {e}")))
+}
+
+/// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
+/// version, against `old` on update (for transition rules and ratcheting).
+fn declared_errors<T: Served>(
+    st: &AppState,
+    versioned: &Value,
+    old: Option<&T::K>,
+) -> Result<Vec<FieldError>, Status> {
+    let Some(validator) = st.validators.get(T::VERSION, T::RESOURCE) else {
+        return Ok(Vec::new());
+    };
+    let old = old.map(|o| to_json(&T::from_kind(o.clone()))).transpose()?;
+    Ok(validator.validate(versioned, old.as_ref()))
+}
+
+/// [`declared_errors`] for an update of `old` to `new`, as a 422. A write to `/status` is
+/// checked as it will be stored (its spec is `old`'s), any other write as it was sent.
+fn check_declared_update<T: Served>(
+    st: &AppState,
+    t: &Target,
+    versioned: Value,
+    new: &T::K,
+    old: &T::K,
+) -> Result<(), Status> {
+    let versioned = if t.status {
+        to_json(&T::from_kind(new.clone()))?
+    } else {
+        versioned
+    };
+    let errs = declared_errors::<T>(st, &versioned, Some(old))?;
+    if errs.is_empty() {
+        return Ok(());
+    }
+    let r = <T::K as Kind>::RESOURCE;
+    Err(invalid(r.group, r.kind, &new.meta().name, &errs))
 }
 
 /// The namespace in the body must match the URL's; a missing one is filled in.
@@ -509,10 +552,10 @@ async fn create<T: Served>(
     ua: Option<&str>,
 ) -> HResult {
     // The type is checked before the manager is recorded, which rewrites it.
-    let mut k = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
     field_manager::record_update::<T>(None, &mut k, &manager, "")?;
-    let (code, out) = create_object(st, t, q, T::from_kind(k)).await?;
+    let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
     Ok(respond(n, code, &out))
 }
 
@@ -521,9 +564,9 @@ async fn create_object<T: Served>(
     st: &AppState,
     t: &Target,
     q: &Params,
-    obj: T,
+    mut k: T::K,
+    versioned: Value,
 ) -> Result<(StatusCode, T), Status> {
-    let mut k = defaulted_kind(obj)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut k, t)?;
     {
@@ -558,6 +601,7 @@ async fn create_object<T: Served>(
         k.meta_mut().name = name;
     }
     let mut errs = k.validate_create();
+    errs.extend(declared_errors::<T>(st, &versioned, None)?);
     errs.extend(validate_object_meta(
         k.meta(),
         <T::K as Kind>::RESOURCE.namespaced,
@@ -874,7 +918,7 @@ async fn update<T: Served>(
     body: Body,
     ua: Option<&str>,
 ) -> HResult {
-    let mut new = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let (mut new, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut new, t)?;
     check_name(&new, t)?;
@@ -907,6 +951,7 @@ async fn update<T: Served>(
     t.reset_fields(&mut new, &old)?;
     field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
     prepare_update(&mut new, &old)?;
+    check_declared_update::<T>(st, t, versioned, &new, &old)?;
     let namespace = t.namespace.as_deref().unwrap_or("");
     admission::admit(st, admission::Request::update(namespace, &new, &old)).await?;
     match write_update(st, &key, t.name(), new, &old, expected, dry_run).await? {
@@ -1029,13 +1074,12 @@ async fn patch_object<T: Served>(
                 })
                 .await?
             };
-            let mut k = decoded.into_kind();
+            let (mut k, versioned) = defaulted_kind(decoded)?;
             if k.meta().name.is_empty() {
                 k.meta_mut().name = t.name().to_owned();
             }
             check_name(&k, t)?;
-            let obj = T::from_kind(k);
-            let (code, out) = create_object(st, t, q, obj).await?;
+            let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
             let mut resp = respond(n, code, &out);
             conneg::append_warnings(resp.headers_mut(), &warnings);
             return Ok(resp);
@@ -1058,7 +1102,7 @@ async fn patch_object<T: Served>(
             })
             .await?
         };
-        let mut new = defaulted_kind(obj)?;
+        let (mut new, versioned) = defaulted_kind(obj)?;
         check_namespace(&mut new, t)?;
         check_name(&new, t)?;
         // A resourceVersion in the patch is the client's precondition: a mismatch is 409.
@@ -1076,6 +1120,7 @@ async fn patch_object<T: Served>(
             field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
         }
         prepare_update(&mut new, &old)?;
+        check_declared_update::<T>(st, t, versioned, &new, &old)?;
         let namespace = t.namespace.as_deref().unwrap_or("");
         admission::admit(st, admission::Request::update(namespace, &new, &old)).await?;
         if let Some(k) =

@@ -252,10 +252,10 @@ pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Resp
         None => req_ct,
     };
     let mut response_content_type = essence(resp.headers().get(CONTENT_TYPE));
-    if response_content_type.is_empty() {
-        if let Some(n) = negotiated {
-            response_content_type = n.response_codec().media_type().to_owned();
-        }
+    if response_content_type.is_empty()
+        && let Some(n) = negotiated
+    {
+        response_content_type = n.response_codec().media_type().to_owned();
     }
     st.metrics.record(
         Labels {

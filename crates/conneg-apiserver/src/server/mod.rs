@@ -62,7 +62,7 @@ use crate::storage::Store;
 use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
 use handlers::{Endpoint, Served};
-use openapi::{Documents, OpenApiInfo, OpenApiSchema};
+use openapi::{Documents, OpenApiInfo, OpenApiSchema, Validators};
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
 #[derive(Clone, Debug)]
@@ -91,6 +91,8 @@ pub struct AppState {
     pub admission: Arc<[Arc<dyn admission::Plugin>]>,
     /// The OpenAPI documents, built on first use.
     pub openapi: Arc<Documents>,
+    /// The declarative validation of each served kind, compiled from those documents' schemas.
+    pub validators: Arc<Validators>,
 }
 
 /// Server options beyond storage.
@@ -172,9 +174,18 @@ impl ServerBuilder {
     }
 
     /// The state of a server over an opened storage stack.
+    ///
+    /// # Panics
+    ///
+    /// When a served type's declaration does not compile (a CEL rule that does not parse or
+    /// could cost more than Kubernetes allows, a bad pattern): a mistake in the server's own
+    /// code, reported before it serves anything. [`openapi::check_documents`] finds it in a test.
     pub fn build(self, storage: OpenedStorage, options: ServerOptions) -> AppState {
         let endpoints = self.endpoints(options);
+        let validators = Validators::compile(self.openapi, &endpoints)
+            .unwrap_or_else(|e| panic!("invalid declaration: {e}"));
         AppState {
+            validators: Arc::new(validators),
             store: storage.store,
             codec: storage.codec,
             keys: storage.keys,

@@ -13,6 +13,7 @@
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
 //! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use axum::Router;
@@ -27,7 +28,8 @@ use serde_json::{Map, Value, json};
 
 use super::AppState;
 use super::handlers::{Endpoint, resource_not_found};
-use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
+use crate::declarative::{DeclarationError, JsonSchema, Validator, describe_enum, published};
+use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo, VersionedObject};
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 
@@ -53,10 +55,20 @@ pub struct OpenApiInfo {
 }
 
 /// The OpenAPI definitions a versioned type publishes: its object and list schemas and the
-/// schemas they reference, written with the [`Definitions`] helpers.
+/// schemas they reference.
+///
+/// A type that derives [`JsonSchema`] has it: its declaration ([`crate::declarative`]) is
+/// what it publishes. Types whose schemas Kubernetes publishes by hand (core `v1`'s) write
+/// theirs with the [`Definitions`] helpers.
 pub trait OpenApiSchema {
     /// Adds the type's schemas to `defs` (whose [`Definitions::version`] is the type's).
     fn definitions(defs: &mut Definitions<'_>);
+}
+
+impl<T: JsonSchema + VersionedObject> OpenApiSchema for T {
+    fn definitions(defs: &mut Definitions<'_>) {
+        defs.declared::<T>();
+    }
 }
 
 /// The `components/schemas` of one group-version's document, being written.
@@ -103,19 +115,46 @@ impl Definitions<'_> {
         let model = self.model(name);
         self.map.insert(model, schema);
     }
+
+    /// Adds the schemas of the declared kind `T` ([`crate::declarative::published`]), its
+    /// list's and those of the types it uses. `T`'s `apiVersion`, `kind` and `metadata` are
+    /// published as Kubernetes publishes them, whatever `T` declares for them.
+    pub fn declared<T: JsonSchema + VersionedObject>(&mut self) {
+        let (package, version) = (self.package, self.version);
+        let kind = T::KIND;
+        let mut schemas = published::<T>(|name| model(package, version, name));
+        let mut root = schemas
+            .remove(&self.model(&T::schema_name()))
+            .unwrap_or_default();
+        let mut props = match root.get_mut("properties").map(Value::take) {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        for standard in ["apiVersion", "kind", "metadata"] {
+            props.remove(standard);
+        }
+        schemas.remove(&self.model("ObjectMeta"));
+        let description = root["description"].as_str().unwrap_or_default().to_owned();
+        let mut object = object_schema(version, kind, &description, props);
+        for extra in ["x-kubernetes-validations", "required"] {
+            if let Some(v) = root.get_mut(extra).map(Value::take) {
+                object[extra] = v;
+            }
+        }
+        self.map.extend(schemas);
+        self.insert(kind, object);
+        self.list(T::RESOURCE.list_kind, kind);
+    }
 }
 
 /// The schema of a string enum (enum KEP): `enum` with the values, sorted, and the
 /// description followed by "Possible enum values", as Kubernetes publishes one.
 pub fn enum_schema(description: &str, values: &[&str]) -> Value {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    let list: Vec<String> = sorted.iter().map(|v| format!(" - `\"{v}\"`")).collect();
-    let description = format!(
-        "{description}\n\nPossible enum values:\n{}",
-        list.join("\n")
-    );
-    json!({"type": "string", "description": description, "enum": sorted})
+    let mut schema = json!({"type": "string", "description": description, "enum": values});
+    if let Value::Object(m) = &mut schema {
+        describe_enum(m);
+    }
+    schema
 }
 
 struct Doc {
@@ -754,10 +793,41 @@ pub fn document(info: OpenApiInfo, v: GroupVersion, endpoints: &[Endpoint]) -> V
     })
 }
 
-/// Checks of a server's documents that hold for any server: every `$ref` resolves, every
+/// The declarative validation of each served version and resource, compiled from the
+/// schemas its documents publish (so what is published is what is enforced).
+#[derive(Debug, Default)]
+pub struct Validators(HashMap<(GroupVersion, &'static str), Validator>);
+
+impl Validators {
+    /// Compiles the schema of every kind `endpoints` serve.
+    pub fn compile(info: OpenApiInfo, endpoints: &[Endpoint]) -> Result<Self, DeclarationError> {
+        let mut out = HashMap::new();
+        let catalog = super::handlers::catalog_of(endpoints);
+        for v in catalog.versions() {
+            let schemas = schemas(info.package, v, endpoints);
+            let Value::Object(schemas) = schemas else {
+                continue;
+            };
+            for res in catalog.resources(v) {
+                let validator = Validator::compile(&schemas, &model(info.package, v, res.kind))?;
+                out.insert((v, res.resource), validator);
+            }
+        }
+        Ok(Validators(out))
+    }
+
+    /// The validation of `resource` in `version`.
+    pub fn get(&self, version: GroupVersion, resource: &ResourceInfo) -> Option<&Validator> {
+        self.0.get(&(version, resource.resource))
+    }
+}
+
+/// Checks of a server's documents that hold for any server: every declaration compiles, every
+/// `$ref` resolves, every
 /// object schema names its group-version-kind, and every PATCH takes `fieldValidation` (which
 /// kubectl looks for). A server's tests run it over their own endpoints.
 pub fn check_documents(info: OpenApiInfo, endpoints: &[Endpoint]) -> Result<(), String> {
+    Validators::compile(info, endpoints).map_err(|e| format!("declaration: {e}"))?;
     let catalog = super::handlers::catalog_of(endpoints);
     for v in catalog.versions() {
         let doc = document(info, v, endpoints);

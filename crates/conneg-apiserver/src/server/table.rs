@@ -38,10 +38,10 @@ pub fn table<T: Served>(
         "columnDefinitions": if q.flag("noHeaders") { Value::Null } else { columns::<T::K>() },
         "rows": rows,
     });
-    if q.flag("noHeaders") {
-        if let Some(m) = t.as_object_mut() {
-            m.remove("columnDefinitions");
-        }
+    if q.flag("noHeaders")
+        && let Some(m) = t.as_object_mut()
+    {
+        m.remove("columnDefinitions");
     }
     Ok(t)
 }

@@ -273,10 +273,9 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         && filter.sel.is_empty()
         && !bookmarks
         && n.conversion().is_none()
+        && let Some(resp) = watch_shared::<T>(st, t, n, &initial, from, timeout).await?
     {
-        if let Some(resp) = watch_shared::<T>(st, t, n, &initial, from, timeout).await? {
-            return Ok(resp);
-        }
+        return Ok(resp);
     }
     let events = st
         .store

@@ -864,13 +864,13 @@ impl Storage for EtcdStore {
         if resp.succeeded() {
             let revision = header_revision(resp.header())?;
             for op in resp.op_responses() {
-                if let TxnOpResponse::Delete(mut d) = op {
-                    if let Some(prev) = d.take_prev_kvs().into_iter().next() {
-                        return Ok(DeleteResult {
-                            prev: to_kv(prev)?,
-                            revision,
-                        });
-                    }
+                if let TxnOpResponse::Delete(mut d) = op
+                    && let Some(prev) = d.take_prev_kvs().into_iter().next()
+                {
+                    return Ok(DeleteResult {
+                        prev: to_kv(prev)?,
+                        revision,
+                    });
                 }
             }
             return Err(StorageError::NotFound { key: key.into() });

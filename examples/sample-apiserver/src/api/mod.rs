@@ -1,12 +1,14 @@
-//! The wardle.example.com API: internal and versioned types, defaulting, conversion,
-//! validation and the BanFlunder admission plugin (reference write-up §2–§6).
+//! The wardle.example.com API: internal and versioned types, defaulting, conversion, the
+//! declared validation rules and the BanFlunder admission plugin (reference write-up §2–§6).
 //!
-//! The request pipeline the HTTP layer is expected to run, as Kubernetes does:
+//! The request pipeline the generic server runs, as Kubernetes does:
 //!
 //! 1. decode the body into the versioned type named by the URL ([`v1alpha1`], [`v1beta1`]);
 //! 2. [`Versioned::apply_defaults`] (a no-op except v1alpha1 `Flunder`);
 //! 3. [`Versioned::into_internal`];
-//! 4. on create only: [`admission::BanFlunder`] then [`validation::validate_flunder`];
+//! 4. [`admission::BanFlunder`] (create), then validation: the rules declared on the
+//!    versioned type of the request ([`v1beta1::FlunderSpec`], [`v1alpha1::FlunderSpec`]),
+//!    checked by [`conneg_apiserver::declarative`] on create and, with ratcheting, on update;
 //! 5. convert to the storage version v1alpha1 ([`Versioned::from_internal`]) and encode with
 //!    [`conneg_apiserver::storage::codec`];
 //! 6. on read, decode the stored v1alpha1 object, default it, and convert through internal to
@@ -20,7 +22,6 @@ pub mod admission;
 pub mod internal;
 pub mod v1alpha1;
 pub mod v1beta1;
-pub mod validation;
 
 mod reference_type;
 

@@ -1,6 +1,9 @@
 //! `ReferenceType`: a string enum whose unknown values survive decoding and encoding.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -68,6 +71,20 @@ impl From<String> for ReferenceType {
 impl fmt::Display for ReferenceType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A string enum (enum KEP): its schema lists the known values, so any other is refused with
+/// `Unsupported value` and published as "Possible enum values".
+impl JsonSchema for ReferenceType {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        "ReferenceType".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "enum": ReferenceType::KNOWN})
     }
 }
 

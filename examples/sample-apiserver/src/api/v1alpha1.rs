@@ -1,6 +1,7 @@
 //! `wardle.example.com/v1alpha1`: Flunder, FlunderList, Fischer, FischerList. The storage
 //! version. Defaulting (§3) and the hand-written Flunder conversion (§4) live here.
 
+use conneg_apiserver::declarative::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use conneg_apiserver::meta::{ObjectMeta, null_as_default};
@@ -11,8 +12,19 @@ use conneg_apiserver::resource::{GroupVersion, List, Versioned};
 /// `wardle.example.com/v1alpha1`.
 pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
 
-/// v1alpha1 `FlunderSpec`: one reference plus its type.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// FlunderSpec is the specification of a Flunder.
+///
+/// One reference plus its type. Its rules are declared here, once: the server enforces them
+/// and publishes them in its OpenAPI.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.referenceType) || self.referenceType != 'Flunder' || has(self.reference)",
+     "message": "cannot be empty if referenceType is Flunder",
+     "fieldPath": ".reference", "reason": "FieldValueInvalid"},
+    {"rule": "!has(self.referenceType) || self.referenceType != 'Fischer' || has(self.reference)",
+     "message": "cannot be empty if referenceType is Fischer",
+     "fieldPath": ".reference", "reason": "FieldValueInvalid"},
+]))]
 #[serde(rename_all = "camelCase")]
 pub struct FlunderSpec {
     /// A name of another flunder or fischer, depending on the reference type.
@@ -22,18 +34,20 @@ pub struct FlunderSpec {
         skip_serializing_if = "String::is_empty"
     )]
     pub reference: String,
-    /// The reference type, defaults to "Flunder" if reference is set. A Go pointer: `""` is
-    /// kept distinct from absent.
+    /// The reference type, defaults to "Flunder" if reference is set.
+    // A Go pointer: `""` decodes distinct from absent (defaulting clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_type: Option<ReferenceType>,
 }
 
-/// v1alpha1 `FlunderStatus` (empty, always written as `{}`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// FlunderStatus is empty.
+// Always written, as `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FlunderStatus {}
 
-/// v1alpha1 `Flunder`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Flunder is an example type with a spec and a status.
+// v1alpha1 `Flunder`, the storage version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
     /// `Flunder`.
@@ -53,16 +67,17 @@ pub struct Flunder {
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
-    /// Spec (always written).
+    /// The desired state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: FlunderSpec,
-    /// Status (always written).
+    /// The observed state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub status: FlunderStatus,
 }
 
-/// v1alpha1 `Fischer` (cluster-scoped).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Fischer names flunders that the BanFlunder admission plugin refuses to create.
+// v1alpha1 `Fischer` (cluster-scoped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fischer {
     /// `Fischer`.
@@ -82,7 +97,8 @@ pub struct Fischer {
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
-    /// Names of Flunders that are disallowed (`+listType=atomic`).
+    /// DisallowedFlunders holds a list of Flunder.Names that are disallowed.
+    #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     #[serde(
         default,
         deserialize_with = "null_as_default",
@@ -99,14 +115,15 @@ pub type FlunderList = List<Flunder>;
 /// v1alpha1 `FischerList`.
 pub type FischerList = List<Fischer>;
 
-/// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder.
+/// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder. An
+/// empty type is no type (conversion drops it anyway), so it is not refused by the enum.
 pub fn set_defaults_flunder_spec(spec: &mut FlunderSpec) {
     let unset = spec
         .reference_type
         .as_ref()
         .is_none_or(ReferenceType::is_empty);
-    if unset && !spec.reference.is_empty() {
-        spec.reference_type = Some(ReferenceType::Flunder);
+    if unset {
+        spec.reference_type = (!spec.reference.is_empty()).then_some(ReferenceType::Flunder);
     }
 }
 

@@ -1,6 +1,7 @@
 //! `wardle.example.com/v1beta1`: Flunder and FlunderList (the preferred version). Conversion
 //! to internal is field for field; there is no defaulting.
 
+use conneg_apiserver::declarative::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use conneg_apiserver::meta::{ObjectMeta, null_as_default};
@@ -12,9 +13,31 @@ use conneg_apiserver::resource::{GroupVersion, List, Versioned};
 /// `wardle.example.com/v1beta1`.
 pub const API_VERSION: &str = "wardle.example.com/v1beta1";
 
-/// v1beta1 `FlunderSpec`: the same shape as internal.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// FlunderSpec is the specification of a Flunder.
+///
+/// Its rules are declared here, once: the server enforces them and publishes them in its
+/// OpenAPI (`x-kubernetes-validations`, the `referenceType` enum).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The rules are exclusive, as the hand-written checks were (the first that applied was the
+// only one reported): each holds unless its own case is the one at hand.
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.flunderReference) && has(self.fischerReference))",
+     "message": "cannot be set with flunderReference at the same time",
+     "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+    {"rule": "!has(self.flunderReference) || has(self.fischerReference) || (has(self.referenceType) && self.referenceType == 'Flunder')",
+     "message": "cannot be set if referenceType is not Flunder",
+     "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
+    {"rule": "!has(self.fischerReference) || has(self.flunderReference) || (has(self.referenceType) && self.referenceType == 'Fischer')",
+     "message": "cannot be set if referenceType is not Fischer",
+     "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+    {"rule": "!has(self.referenceType) || self.referenceType != 'Fischer' || has(self.fischerReference) || has(self.flunderReference)",
+     "message": "cannot be empty if referenceType is Fischer",
+     "fieldPath": ".fischerReference", "reason": "FieldValueInvalid"},
+    {"rule": "!has(self.referenceType) || self.referenceType != 'Flunder' || has(self.flunderReference) || has(self.fischerReference)",
+     "message": "cannot be empty if referenceType is Flunder",
+     "fieldPath": ".flunderReference", "reason": "FieldValueInvalid"},
+]))]
 pub struct FlunderSpec {
     /// A name of another flunder, mutually exclusive to the FischerReference.
     #[serde(
@@ -30,7 +53,8 @@ pub struct FlunderSpec {
         skip_serializing_if = "String::is_empty"
     )]
     pub fischer_reference: String,
-    /// The reference type (`""` decodes as `None`; unknown strings are kept).
+    /// The reference type.
+    // `""` decodes as `None`; unknown strings are kept (and refused by the enum).
     #[serde(
         default,
         deserialize_with = "optional_nonempty::deserialize",
@@ -39,12 +63,14 @@ pub struct FlunderSpec {
     pub reference_type: Option<ReferenceType>,
 }
 
-/// v1beta1 `FlunderStatus` (empty, always written as `{}`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// FlunderStatus is empty.
+// Always written, as `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FlunderStatus {}
 
-/// v1beta1 `Flunder`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Flunder is an example type with a spec and a status.
+// v1beta1 `Flunder`, the preferred version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
     /// `Flunder`.
@@ -64,10 +90,10 @@ pub struct Flunder {
     /// Metadata (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
-    /// Spec (always written).
+    /// The desired state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: FlunderSpec,
-    /// Status (always written).
+    /// The observed state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub status: FlunderStatus,
 }

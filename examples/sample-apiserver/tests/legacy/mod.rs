@@ -1,20 +1,17 @@
-//! Validation of Flunders (reference §5), with field errors in apimachinery's format
-//! ([`conneg_apiserver::validation`]).
-//!
-//! Runs on create only (the strategy's `ValidateUpdate` is empty); Fischers are not validated.
+//! The hand-written validation of Flunders (reference §5) the server ran before its rules were
+//! declared on the versioned types, kept here as the oracle of the equivalence test: it ran on
+//! the internal object after conversion, on create only.
 
-use conneg::Status;
-use conneg_apiserver::validation::{FieldError, invalid};
-
-use super::{FLUNDERS, ReferenceType, internal};
+use conneg_apiserver::validation::FieldError;
+use sample_apiserver::api::{ReferenceType, internal};
 
 /// `ValidateFlunder`: the spec rules of reference §5 (first match of 1–5, then 6).
-pub fn validate_flunder(flunder: &internal::Flunder) -> Vec<FieldError> {
+pub(crate) fn validate_flunder(flunder: &internal::Flunder) -> Vec<FieldError> {
     validate_flunder_spec(&flunder.spec, "spec")
 }
 
 /// `ValidateFlunderSpec` at `path`.
-pub fn validate_flunder_spec(spec: &internal::FlunderSpec, path: &str) -> Vec<FieldError> {
+fn validate_flunder_spec(spec: &internal::FlunderSpec, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let flunder_path = format!("{path}.flunderReference");
     let fischer_path = format!("{path}.fischerReference");
@@ -63,19 +60,4 @@ pub fn validate_flunder_spec(spec: &internal::FlunderSpec, path: &str) -> Vec<Fi
         ));
     }
     errs
-}
-
-/// Validate a Flunder for create and turn any errors into the 422 `Invalid` error.
-pub fn validate_flunder_create(flunder: &internal::Flunder) -> Result<(), Status> {
-    let errs = validate_flunder(flunder);
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(invalid(
-            FLUNDERS.group,
-            FLUNDERS.kind,
-            &flunder.metadata.name,
-            &errs,
-        ))
-    }
 }
