@@ -10,23 +10,27 @@
 
 use clap::Parser;
 use conneg_apiserver::config::{ServeArgs, StorageArgs};
+use conneg_apiserver::declarative::JsonSchema;
 use conneg_apiserver::meta::ObjectMeta;
 use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
 use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
 use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
-use conneg_apiserver::server::openapi::{Definitions, OpenApiInfo, OpenApiSchema};
+use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, namespaces, router};
 use conneg_apiserver::timeouts;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const GROUP: &str = "widgets.example.com";
 const V1: GroupVersion = GroupVersion::new("widgets.example.com/v1");
 const WIDGETS: ResourceInfo =
     ResourceInfo::new(GROUP, "widgets", "widget", "Widget", "WidgetList", true);
 
-/// A widget: a size and a color. One version, so the type is its own internal form.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// A widget: a size and a color.
+// One version, so the type is its own internal form. The schema and the rules are derived
+// (`JsonSchema`, doc comments are descriptions): the server publishes them in its OpenAPI
+// documents and enforces them on every write (`conneg_apiserver::declarative`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Widget {
     #[serde(default)]
@@ -39,11 +43,19 @@ struct Widget {
     spec: WidgetSpec,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What a widget should be.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.color) || self.color != 'black' || self.size <= 10",
+     "message": "black widgets are at most 10 big", "fieldPath": ".size"}]))]
 struct WidgetSpec {
+    /// How big.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 100))]
     size: i64,
+    /// Its color.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 32))]
     color: String,
 }
 
@@ -89,25 +101,6 @@ impl Kind for Widget {
     }
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.spec.size)]
-    }
-}
-
-/// The schema kubectl reads (`kubectl explain widgets`, client-side field validation).
-impl OpenApiSchema for Widget {
-    fn definitions(d: &mut Definitions<'_>) {
-        let mut props = Map::new();
-        props.insert(
-            "spec".into(),
-            d.property("WidgetSpec", json!({"default": {}})),
-        );
-        d.object("Widget", "A widget.", props);
-        d.list("WidgetList", "Widget");
-        d.insert(
-            "WidgetSpec",
-            json!({"type": "object", "properties": {
-                "size": {"type": "integer", "format": "int64", "description": "How big."},
-                "color": {"type": "string", "description": "Its color."}}}),
-        );
     }
 }
 

@@ -146,8 +146,12 @@ fn scenario(cbor: bool) {
         "{watched}"
     );
 
+    // The derived schema: field descriptions are the doc comments.
     let explained = k(&["explain", "widgets.spec"], None);
-    assert!(explained.contains("size"), "{explained}");
+    assert!(
+        explained.contains("size") && explained.contains("How big."),
+        "{explained}"
+    );
 
     if cbor {
         let raw = Command::new("kubectl")

@@ -158,15 +158,12 @@ fn a_field_no_longer_applied_is_removed_unless_someone_else_owns_it() {
         .code,
         200
     );
-    // Alice stops applying flunderReference and both labels.
-    let r = apply(
-        &s,
-        "fieldManager=alice",
-        &config(json!({}), json!({"referenceType": "Flunder"})),
-    );
+    // Alice stops applying the whole spec and both labels (a spec with a type and no
+    // reference would be invalid: updates are validated too).
+    let r = apply(&s, "fieldManager=alice", &config(json!({}), json!({})));
     assert_eq!(r.code, 200, "{}", r.text());
     let obj = r.json();
-    assert_eq!(obj["spec"], json!({"referenceType": "Flunder"}));
+    assert_eq!(obj["spec"], json!({}));
     assert_eq!(obj["metadata"]["labels"], json!({"b": "1"}));
 }
 
