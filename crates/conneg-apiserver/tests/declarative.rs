@@ -269,7 +269,10 @@ fn ratcheting_lets_unchanged_invalid_values_through() {
 fn list_types_are_known_for_server_side_apply() {
     let v = validator();
     assert_eq!(v.list_type(&["tags"]), ListType::Set);
-    assert_eq!(v.list_type(&["ports"]), ListType::Map(vec!["name".into()]));
+    assert_eq!(
+        v.list_type(&["ports"]),
+        ListType::Map(vec!["name".into()].into())
+    );
     assert_eq!(v.list_type(&["labels"]), ListType::Atomic);
 }
 
@@ -367,4 +370,42 @@ fn hostile_objects_hit_the_runtime_limits_instead_of_stalling() {
         "{errs:?}"
     );
     assert!(!errs.iter().any(|e| e.contains("call cost")), "{errs:?}");
+}
+
+#[test]
+fn server_side_apply_merges_lists_as_declared() {
+    use conneg_apiserver::apply::schema::Schema;
+    use conneg_apiserver::apply::typed::to_field_set;
+    use std::sync::Arc;
+
+    let declared = Schema {
+        declared: Some(Arc::new(validator())),
+        ..Schema::OBJECT
+    };
+    let obj = with(json!({"tags": ["a", "b"], "ports": [{"name": "h", "port": 1}]}));
+    let keys = |schema: &Schema| -> Vec<String> {
+        to_field_set(schema, &obj)
+            .paths()
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|e| e.to_fields_v1_key())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .collect()
+    };
+    let owned = keys(&declared);
+    assert!(owned.contains(&r#"f:tags/v:"a""#.to_owned()), "{owned:?}");
+    assert!(
+        owned.contains(&r#"f:ports/k:{"name":"h"}/f:port"#.to_owned()),
+        "{owned:?}"
+    );
+    // Without the declaration both lists are atomic: owned as one value each.
+    let atomic = keys(&Schema::OBJECT);
+    assert!(atomic.contains(&"f:tags".to_owned()), "{atomic:?}");
+    assert!(
+        !atomic.iter().any(|k| k.starts_with("f:tags/")),
+        "{atomic:?}"
+    );
 }

@@ -419,6 +419,7 @@ impl Updater<'_> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use std::borrow::Cow;
 
     use super::*;
     use crate::apply::schema::ListType;
@@ -427,9 +428,15 @@ mod tests {
     /// `+listMapKey=containerPort`, `+listMapKey=protocol`) and a set (`+listType=set`), beside
     /// the metadata lists every object has: `finalizers` (a set) and `ownerReferences` (a map
     /// keyed by `uid` whose items are atomic, `+structType=atomic`).
-    const SCHEMA: Schema = Schema {
+    static SCHEMA: Schema = Schema {
         lists: &[
-            ("spec.ports", ListType::Map(&["containerPort", "protocol"])),
+            (
+                "spec.ports",
+                ListType::Map(Cow::Borrowed(&[
+                    Cow::Borrowed("containerPort"),
+                    Cow::Borrowed("protocol"),
+                ])),
+            ),
             ("spec.tags", ListType::Set),
         ],
         ..Schema::OBJECT

@@ -2,21 +2,27 @@
 //! (everything else is atomic, Kubernetes' default for a list without a marker), which maps
 //! are atomic, which hold data rather than fields, and which fields are never tracked.
 //!
-//! A kind describes itself with a small table ([`Schema`]); the metadata rules every object
-//! shares are built in. The tables are what declarative validation can later generate from
-//! `+listType`/`+listMapKey` markers.
+//! The list types come from the kind's declaration (`x-kubernetes-list-type` and
+//! `x-kubernetes-list-map-keys`, [`crate::declarative`]) when it has one, and from a small
+//! table ([`Schema::lists`]) otherwise; the metadata rules every object shares are built in.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::fieldpath::{Path, PathElement, Set};
+use crate::declarative::Validator;
 
-/// How the items of a list are merged and owned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the items of a list are merged and owned (and, in a declaration, which items are
+/// duplicates).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ListType {
     /// The list is one value (`+listType=atomic`, the default).
+    #[default]
     Atomic,
     /// Items are scalars, owned one by one (`+listType=set`).
     Set,
     /// Items are maps, told apart by these fields (`+listType=map`, `+listMapKey=...`).
-    Map(&'static [&'static str]),
+    Map(Cow<'static, [Cow<'static, str>]>),
 }
 
 /// A field path in a schema table: field names joined by `.`, list items left out
@@ -24,10 +30,13 @@ pub enum ListType {
 pub type FieldPath = &'static str;
 
 /// A kind's apply schema.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Schema {
-    /// The kind's non-atomic lists (beyond the metadata ones every object has).
+    /// The kind's non-atomic lists (beyond the metadata ones every object has) when it has
+    /// no declaration.
     pub lists: &'static [(FieldPath, ListType)],
+    /// The kind's declaration, whose list types come first.
+    pub declared: Option<Arc<Validator>>,
     /// Whether writes go through the `status` subresource, where everything but `status` is
     /// reset (and so never owned) instead of `status`.
     pub status_only: bool,
@@ -39,7 +48,10 @@ pub struct Schema {
 /// Lists of `metav1.ObjectMeta`.
 const META_LISTS: &[(FieldPath, ListType)] = &[
     ("metadata.finalizers", ListType::Set),
-    ("metadata.ownerReferences", ListType::Map(&["uid"])),
+    (
+        "metadata.ownerReferences",
+        ListType::Map(Cow::Borrowed(&[Cow::Borrowed("uid")])),
+    ),
 ];
 
 /// Atomic maps of `metav1.ObjectMeta`: an `OwnerReference` is `+structType=atomic`.
@@ -72,25 +84,45 @@ impl Schema {
     /// A kind whose only non-atomic lists are the metadata ones.
     pub const OBJECT: Schema = Schema {
         lists: &[],
+        declared: None,
         status_only: false,
         atomic_maps: &[],
     };
 
     /// The same schema for writes through the `status` subresource.
-    pub const fn for_status(self) -> Schema {
+    pub fn for_status(self) -> Schema {
         Schema {
             status_only: true,
             ..self
         }
     }
 
-    /// The list type at `path` (atomic unless a table says otherwise).
+    /// The list type at `path`: the declaration's, else the table's, else atomic.
     pub fn list_type(&self, path: &[PathElement]) -> ListType {
+        if let Some(t) = self.declared_list_type(path) {
+            return t;
+        }
         self.lists
             .iter()
             .chain(META_LISTS)
             .find(|(p, _)| names_match(path, p))
-            .map_or(ListType::Atomic, |(_, t)| *t)
+            .map_or(ListType::Atomic, |(_, t)| t.clone())
+    }
+
+    /// The declaration's list type at `path`, outside metadata (whose rules are built in).
+    fn declared_list_type(&self, path: &[PathElement]) -> Option<ListType> {
+        let declared = self.declared.as_ref()?;
+        let names: Vec<&str> = path
+            .iter()
+            .filter_map(|e| match e {
+                PathElement::Field(n) => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        if names.first() == Some(&"metadata") {
+            return None;
+        }
+        Some(declared.list_type(&names)).filter(|t| *t != ListType::Atomic)
     }
 
     /// Whether the map at `path` is one value rather than a map of fields.

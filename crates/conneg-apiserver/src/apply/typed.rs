@@ -44,16 +44,16 @@ impl Comparison {
 /// The path element of a list item: its value for a set, its key fields for a map-list.
 /// An item that has no key (or a list whose type does not fit its items) falls back to its
 /// position.
-fn item_element(list_type: ListType, item: &Value, index: usize) -> PathElement {
+fn item_element(list_type: &ListType, item: &Value, index: usize) -> PathElement {
     let by_index = || PathElement::Index(i64::try_from(index).unwrap_or(i64::MAX));
     match (list_type, item) {
         (ListType::Set, Value::Array(_) | Value::Object(_)) | (ListType::Atomic, _) => by_index(),
         (ListType::Set, v) => PathElement::Value(v.clone()),
         (ListType::Map(keys), Value::Object(m)) => {
             let mut fields: Vec<(String, Value)> = Vec::with_capacity(keys.len());
-            for k in keys {
-                match m.get(*k) {
-                    Some(v) => fields.push(((*k).to_owned(), v.clone())),
+            for k in keys.iter() {
+                match m.get(k.as_ref()) {
+                    Some(v) => fields.push((k.to_string(), v.clone())),
                     None => return by_index(),
                 }
             }
@@ -74,7 +74,7 @@ struct Items<'v> {
     duplicates: BTreeSet<PathElement>,
 }
 
-fn index_items(list_type: ListType, items: &[Value]) -> Items<'_> {
+fn index_items<'v>(list_type: &ListType, items: &'v [Value]) -> Items<'v> {
     let mut out = Items {
         order: Vec::with_capacity(items.len()),
         by_pe: BTreeMap::new(),
@@ -131,7 +131,7 @@ fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) {
                 out.insert(path);
                 return;
             };
-            let items = index_items(t, items);
+            let items = index_items(&t, items);
             for (pe, item) in items.order {
                 let duplicated = items.duplicates.contains(&pe);
                 path.push(pe);
@@ -195,8 +195,8 @@ fn compare_inner(
     } else if all(&|v| non_atomic_list(schema, path, v).is_some()) {
         let t = schema.list_type(path);
         let (l, r) = (
-            index_items(t, list_items(old)),
-            index_items(t, list_items(new)),
+            index_items(&t, list_items(old)),
+            index_items(&t, list_items(new)),
         );
         let pes: BTreeSet<&PathElement> = l.by_pe.keys().chain(r.by_pe.keys()).collect();
         for pe in pes {
@@ -243,7 +243,7 @@ fn merge_inner(schema: &Schema, live: Option<&Value>, config: &Value, path: &mut
             ) else {
                 return config.clone();
             };
-            let (l, c) = (index_items(t, litems), index_items(t, citems));
+            let (l, c) = (index_items(&t, litems), index_items(&t, citems));
             let mut out = Vec::with_capacity(l.order.len() + c.order.len());
             let mut emitted = BTreeSet::new();
             let mut next = c.order.iter();
@@ -311,7 +311,7 @@ fn remove_inner(schema: &Schema, v: &Value, set: &Set, path: &mut Path) -> Value
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let pe = item_element(t, item, i);
+                let pe = item_element(&t, item, i);
                 if set.has_member(&pe) {
                     continue;
                 }

@@ -60,7 +60,8 @@ mod rule;
 mod schema;
 mod validator;
 
+pub use crate::apply::schema::ListType;
 pub(crate) use schema::describe_enum;
 pub use schema::published;
 pub use schemars::JsonSchema;
-pub use validator::{DeclarationError, ListType, Validator};
+pub use validator::{DeclarationError, Validator};

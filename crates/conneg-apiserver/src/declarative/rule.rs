@@ -94,16 +94,11 @@ impl Rule {
         cost::estimate(self.program.expression(), node, cap).saturating_add(message)
     }
 
-    /// Evaluates the rule on `value` (and `old`, for a transition rule).
-    pub(crate) fn evaluate(&self, value: &Value, old: Option<&Value>) -> Outcome {
-        let mut ctx = BASE.new_inner_scope();
-        ctx.add_variable_from_value("self", to_cel(value));
-        if let Some(old) = old {
-            ctx.add_variable_from_value("oldSelf", to_cel(old));
-        }
-        match self.program.execute(&ctx) {
+    /// Evaluates the rule in `ctx` ([`Bindings::context`]).
+    pub(crate) fn evaluate(&self, ctx: &Context<'_>) -> Outcome {
+        match self.program.execute(ctx) {
             Ok(Cel::Bool(true)) => Outcome::Pass,
-            Ok(Cel::Bool(false)) => Outcome::Fail(self.message(&ctx)),
+            Ok(Cel::Bool(false)) => Outcome::Fail(self.message(ctx)),
             Ok(other) => Outcome::Fail(format!(
                 "{}: rule evaluated to {:?}, not a bool",
                 self.source,
@@ -130,6 +125,32 @@ impl Rule {
         from_expression
             .or_else(|| self.message.clone())
             .unwrap_or_else(|| format!("failed rule: {}", self.source))
+    }
+}
+
+/// `self` and `oldSelf` as CEL values, converted once for all the rules of a node.
+pub(crate) struct Bindings {
+    value: Cel,
+    old: Option<Cel>,
+}
+
+impl Bindings {
+    /// The bindings of a node's value and, on update, its old value.
+    pub(crate) fn new(value: &Value, old: Option<&Value>) -> Self {
+        Bindings {
+            value: to_cel(value),
+            old: old.map(to_cel),
+        }
+    }
+
+    /// A context with `self` (and `oldSelf`) over Kubernetes' CEL environment.
+    pub(crate) fn context(&self) -> Context<'static> {
+        let mut ctx = BASE.new_inner_scope();
+        ctx.add_variable_from_value("self", self.value.clone());
+        if let Some(old) = &self.old {
+            ctx.add_variable_from_value("oldSelf", old.clone());
+        }
+        ctx
     }
 }
 
@@ -187,6 +208,10 @@ mod tests {
         Rule::compile(&v).unwrap()
     }
 
+    fn eval(r: &Rule, value: Value, old: Option<Value>) -> Outcome {
+        r.evaluate(&Bindings::new(&value, old.as_ref()).context())
+    }
+
     #[test]
     fn field_paths_parse() {
         assert_eq!(parse_field_path(".a.b"), Some(vec!["a".into(), "b".into()]));
@@ -204,21 +229,21 @@ mod tests {
         let r = rule(
             json!({"rule": "self.n > 1", "messageExpression": "'n is ' + string(self.n)", "message": "m"}),
         );
-        assert!(matches!(r.evaluate(&json!({"n": 1}), None), Outcome::Fail(m) if m == "n is 1"));
-        assert!(matches!(r.evaluate(&json!({"n": 2}), None), Outcome::Pass));
+        assert!(matches!(eval(&r, json!({"n": 1}), None), Outcome::Fail(m) if m == "n is 1"));
+        assert!(matches!(eval(&r, json!({"n": 2}), None), Outcome::Pass));
         let r = rule(json!({"rule": "self.n > 1", "messageExpression": "''", "message": "m"}));
-        assert!(matches!(r.evaluate(&json!({"n": 1}), None), Outcome::Fail(m) if m == "m"));
+        assert!(matches!(eval(&r, json!({"n": 1}), None), Outcome::Fail(m) if m == "m"));
         let r = rule(json!({"rule": "self.n > 1"}));
         assert!(
-            matches!(r.evaluate(&json!({"n": 1}), None), Outcome::Fail(m) if m == "failed rule: self.n > 1")
+            matches!(eval(&r, json!({"n": 1}), None), Outcome::Fail(m) if m == "failed rule: self.n > 1")
         );
         let r = rule(json!({"rule": "self.n"}));
         assert!(
-            matches!(r.evaluate(&json!({"n": 1}), None), Outcome::Fail(m) if m.contains("not a bool"))
+            matches!(eval(&r, json!({"n": 1}), None), Outcome::Fail(m) if m.contains("not a bool"))
         );
         let r = rule(json!({"rule": "self.missing == 1"}));
         assert!(
-            matches!(r.evaluate(&json!({}), None), Outcome::Fail(m) if m.starts_with("self.missing == 1: "))
+            matches!(eval(&r, json!({}), None), Outcome::Fail(m) if m.starts_with("self.missing == 1: "))
         );
     }
 
@@ -227,11 +252,11 @@ mod tests {
         let r = rule(json!({"rule": "self.n >= oldSelf.n", "message": "may not decrease"}));
         assert!(r.transition);
         assert!(matches!(
-            r.evaluate(&json!({"n": 1}), Some(&json!({"n": 2}))),
+            eval(&r, json!({"n": 1}), Some(json!({"n": 2}))),
             Outcome::Fail(_)
         ));
         assert!(matches!(
-            r.evaluate(&json!({"n": 3}), Some(&json!({"n": 2}))),
+            eval(&r, json!({"n": 3}), Some(json!({"n": 2}))),
             Outcome::Pass
         ));
     }

@@ -3,6 +3,7 @@
 //! of those already rejects the object's shape, the CEL rules under a cost budget; on update,
 //! ratcheting: a value unchanged from the old object is not checked again.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -11,7 +12,8 @@ use serde_json::{Map, Value};
 
 use super::cost::{MAX_OBJECT_BYTES, PER_CALL_LIMIT, RUNTIME_BUDGET, STATIC_RULE_LIMIT};
 use super::formats::Format;
-use super::rule::{Outcome, Rule};
+use super::rule::{Bindings, Outcome, Rule};
+use crate::apply::schema::ListType;
 use crate::validation::{BadValue, FieldError, FieldErrorType};
 
 /// How deep `$ref`s may nest while a schema is compiled (a cycle stops here).
@@ -34,18 +36,6 @@ impl fmt::Display for DeclarationError {
 }
 
 impl std::error::Error for DeclarationError {}
-
-/// `x-kubernetes-list-type`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ListType {
-    /// The list is one value (the default).
-    #[default]
-    Atomic,
-    /// Scalars, each at most once.
-    Set,
-    /// Objects identified by the values of these keys, each identity at most once.
-    Map(Vec<String>),
-}
 
 /// One compiled schema node.
 #[derive(Debug, Default)]
@@ -291,10 +281,11 @@ impl Compiler<'_> {
                     .map(|k| {
                         k.iter()
                             .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
+                            .map(|k| Cow::Owned(k.to_owned()))
+                            .collect::<Vec<_>>()
                     })
-                    .filter(|k: &Vec<String>| !k.is_empty())
+                    .filter(|k| !k.is_empty())
+                    .map(Cow::Owned)
                     .ok_or_else(|| err("listType map without x-kubernetes-list-map-keys".into()))?,
             ),
             Some(other) => return Err(err(format!("unknown x-kubernetes-list-type {other:?}"))),
@@ -437,9 +428,10 @@ fn correlate<'a>(n: &Node, item: &Value, old: Option<&'a Value>) -> Option<&'a V
     match &n.list_type {
         ListType::Atomic => None,
         ListType::Set => old_items.iter().find(|o| *o == item),
-        ListType::Map(keys) => old_items
-            .iter()
-            .find(|o| keys.iter().all(|k| o.get(k) == item.get(k))),
+        ListType::Map(keys) => old_items.iter().find(|o| {
+            keys.iter()
+                .all(|k| o.get(k.as_ref()) == item.get(k.as_ref()))
+        }),
     }
 }
 
@@ -566,12 +558,18 @@ fn values(
                     ListType::Set => items[..i].contains(item).then(|| bad_value(item)),
                     ListType::Map(keys) => items[..i]
                         .iter()
-                        .any(|o| keys.iter().all(|k| o.get(k) == item.get(k)))
+                        .any(|o| {
+                            keys.iter()
+                                .all(|k| o.get(k.as_ref()) == item.get(k.as_ref()))
+                        })
                         .then(|| {
                             BadValue::Other(Value::Object(
                                 keys.iter()
                                     .map(|k| {
-                                        (k.clone(), item.get(k).cloned().unwrap_or(Value::Null))
+                                        (
+                                            k.to_string(),
+                                            item.get(k.as_ref()).cloned().unwrap_or(Value::Null),
+                                        )
                                     })
                                     .collect(),
                             ))
@@ -661,6 +659,9 @@ fn rules(
     if !n.rules.is_empty() {
         let size = json_size(v).max(old.map_or(0, json_size));
         let ty = n.ty.as_deref().unwrap_or("object");
+        // Converted once for all the node's rules (linear in the value, like reading it).
+        let bindings = Bindings::new(v, old);
+        let ctx = bindings.context();
         for rule in &n.rules {
             if rule.transition && old.is_none() {
                 continue;
@@ -685,7 +686,7 @@ fn rules(
                 return Err(());
             }
             *budget -= cost;
-            if let Outcome::Fail(detail) = rule.evaluate(v, old) {
+            if let Outcome::Fail(detail) = rule.evaluate(&ctx) {
                 errs.push(match rule.reason {
                     FieldErrorType::Forbidden => FieldError::forbidden(&at, &detail),
                     FieldErrorType::Required => FieldError::required(&at, &detail),

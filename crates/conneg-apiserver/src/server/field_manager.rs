@@ -3,6 +3,7 @@
 //! (Kubernetes' field manager, around the kind-agnostic [`crate::apply`]).
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use conneg::{Status, StatusReason};
 use http::StatusCode;
@@ -13,6 +14,7 @@ use super::kinds::Kind;
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
+use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
@@ -84,12 +86,17 @@ fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
     Some(managers.encode()).filter(|e| !e.is_empty())
 }
 
-fn run<T: Served, R>(subresource: &str, f: impl FnOnce(&Updater<'_>) -> R) -> R {
+fn run<T: Served, R>(
+    subresource: &str,
+    declared: Option<&Arc<Validator>>,
+    f: impl FnOnce(&Updater<'_>) -> R,
+) -> R {
     let converter = KindConverter::<T::K>(PhantomData);
-    let schema = match subresource {
+    let mut schema = match subresource {
         "status" => <T::K as Kind>::APPLY_SCHEMA.for_status(),
         _ => <T::K as Kind>::APPLY_SCHEMA,
     };
+    schema.declared = declared.cloned();
     f(&Updater {
         schema: &schema,
         converter: &converter,
@@ -100,7 +107,7 @@ fn run<T: Served, R>(subresource: &str, f: impl FnOnce(&Updater<'_>) -> R) -> R 
 
 /// Records in `new` that `manager` wrote it (through `subresource`, `""` for the object
 /// itself) over `live` (`None` for a create), both compared
-/// in `T`'s version: it now owns every field it changed. The `managedFields` a client sends
+/// in `T`'s version (whose list types `declared` gives): it now owns every field it changed. The `managedFields` a client sends
 /// are kept when they can be read (an empty list, or one empty entry, clears them);
 /// otherwise the stored ones are.
 pub fn record_update<T: Served>(
@@ -108,6 +115,7 @@ pub fn record_update<T: Served>(
     new: &mut T::K,
     manager: &str,
     subresource: &str,
+    declared: Option<&Arc<Validator>>,
 ) -> Result<(), Status> {
     let requested = new.meta_mut().managed_fields.take();
     let mut managers = if is_reset(requested.as_deref()) {
@@ -122,7 +130,7 @@ pub fn record_update<T: Served>(
     let (live_json, new_json) = (object_json::<T>(live)?, object_json::<T>(Some(&*new))?);
     let mut me = ManagerId::new(manager, Operation::Update, T::VERSION.api_version());
     subresource.clone_into(&mut me.subresource);
-    run::<T, _>(subresource, |u| {
+    run::<T, _>(subresource, declared, |u| {
         u.update(&live_json, &new_json, &mut managers, &me)
     });
     new.meta_mut().managed_fields = encoded(&managers);
@@ -130,13 +138,13 @@ pub fn record_update<T: Served>(
 }
 
 /// Server-side apply of `config` by `manager` (through `subresource`, `""` for the object
-/// itself) over `live` (`None` when the apply creates):
+/// itself) over `live` (`None` when the apply creates), merging lists as `declared` says:
 /// the object to write, as JSON in the request's version, with its `managedFields`.
 pub fn apply<T: Served>(
     live: Option<&T::K>,
     config: &Value,
     manager: &str,
-    subresource: &str,
+    (subresource, declared): (&str, Option<&Arc<Validator>>),
     force: bool,
 ) -> Result<Value, Status> {
     if config
@@ -150,7 +158,7 @@ pub fn apply<T: Served>(
     let live_json = object_json::<T>(live)?;
     let mut me = ManagerId::new(manager, Operation::Apply, T::VERSION.api_version());
     subresource.clone_into(&mut me.subresource);
-    let mut new = run::<T, _>(subresource, |u| {
+    let mut new = run::<T, _>(subresource, declared, |u| {
         u.apply(&live_json, config, &mut managers, &me, force)
     })
     .map_err(|c| conflict_status(&c))?;

@@ -554,7 +554,8 @@ async fn create<T: Served>(
     // The type is checked before the manager is recorded, which rewrites it.
     let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
-    field_manager::record_update::<T>(None, &mut k, &manager, "")?;
+    let declared = st.validators.get(T::VERSION, T::RESOURCE);
+    field_manager::record_update::<T>(None, &mut k, &manager, "", declared)?;
     let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
     Ok(respond(n, code, &out))
 }
@@ -949,7 +950,8 @@ async fn update<T: Served>(
     let old: T::K = decode_kind(st, &kv)?;
     let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
     t.reset_fields(&mut new, &old)?;
-    field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
+    let declared = st.validators.get(T::VERSION, T::RESOURCE);
+    field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource(), declared)?;
     prepare_update(&mut new, &old)?;
     check_declared_update::<T>(st, t, versioned, &new, &old)?;
     let namespace = t.namespace.as_deref().unwrap_or("");
@@ -1068,8 +1070,15 @@ async fn patch_object<T: Served>(
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
+                let declared = st.validators.get(T::VERSION, T::RESOURCE).cloned();
                 off_worker(st, move || {
-                    let applied = field_manager::apply::<T>(None, &doc, &manager, "", force)?;
+                    let applied = field_manager::apply::<T>(
+                        None,
+                        &doc,
+                        &manager,
+                        ("", declared.as_ref()),
+                        force,
+                    )?;
                     decode_json::<T>(&applied, &n)
                 })
                 .await?
@@ -1087,10 +1096,17 @@ async fn patch_object<T: Served>(
         let old: T::K = decode_kind(st, &kv)?;
         let (obj, warnings) = {
             let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
+            let declared = st.validators.get(T::VERSION, T::RESOURCE).cloned();
             let subresource = t.subresource();
             off_worker(st, move || {
                 let patched = if kind.is_apply() {
-                    field_manager::apply::<T>(Some(&current), &doc, &manager, subresource, force)?
+                    field_manager::apply::<T>(
+                        Some(&current),
+                        &doc,
+                        &manager,
+                        (subresource, declared.as_ref()),
+                        force,
+                    )?
                 } else {
                     let current_json =
                         serde_json::to_value(T::from_kind(current)).map_err(|e| {
@@ -1117,7 +1133,14 @@ async fn patch_object<T: Served>(
         new.meta_mut().resource_version = current_rv;
         t.reset_fields(&mut new, &old)?;
         if !kind.is_apply() {
-            field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource())?;
+            let declared = st.validators.get(T::VERSION, T::RESOURCE);
+            field_manager::record_update::<T>(
+                Some(&old),
+                &mut new,
+                &manager,
+                t.subresource(),
+                declared,
+            )?;
         }
         prepare_update(&mut new, &old)?;
         check_declared_update::<T>(st, t, versioned, &new, &old)?;

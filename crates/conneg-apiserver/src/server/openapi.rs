@@ -14,7 +14,7 @@
 //! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -796,7 +796,7 @@ pub fn document(info: OpenApiInfo, v: GroupVersion, endpoints: &[Endpoint]) -> V
 /// The declarative validation of each served version and resource, compiled from the
 /// schemas its documents publish (so what is published is what is enforced).
 #[derive(Debug, Default)]
-pub struct Validators(HashMap<(GroupVersion, &'static str), Validator>);
+pub struct Validators(HashMap<(GroupVersion, &'static str), Arc<Validator>>);
 
 impl Validators {
     /// Compiles the schema of every kind `endpoints` serve.
@@ -810,14 +810,14 @@ impl Validators {
             };
             for res in catalog.resources(v) {
                 let validator = Validator::compile(&schemas, &model(info.package, v, res.kind))?;
-                out.insert((v, res.resource), validator);
+                out.insert((v, res.resource), Arc::new(validator));
             }
         }
         Ok(Validators(out))
     }
 
     /// The validation of `resource` in `version`.
-    pub fn get(&self, version: GroupVersion, resource: &ResourceInfo) -> Option<&Validator> {
+    pub fn get(&self, version: GroupVersion, resource: &ResourceInfo) -> Option<&Arc<Validator>> {
         self.0.get(&(version, resource.resource))
     }
 }
