@@ -313,8 +313,6 @@ fn decode_yaml(bytes: &[u8]) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     let mut n = 0;
     for chunk in split_yaml(bytes)? {
-        n += 1;
-        let which = format!("document {n}");
         let blank = chunk.split(|&b| b == b'\n').all(|line| {
             let t = line.trim_ascii();
             t.is_empty() || t.starts_with(b"#") || t == b"..."
@@ -322,6 +320,9 @@ fn decode_yaml(bytes: &[u8]) -> Result<Vec<Value>, String> {
         if blank {
             continue;
         }
+        // Documents are numbered as they are reported later: empty ones do not count.
+        n += 1;
+        let which = format!("document {n}");
         let v = match conneg_apiserver::patch::parse(conneg::PatchType::ApplyYaml, chunk) {
             Ok(v) => v,
             Err(s) if s.message == "the body of the patch must be a JSON or CBOR object" => {
@@ -760,6 +761,10 @@ mod tests {
             "the document is not an object (a number)"
         );
         assert!(decode(b"a: b\n--- x\n").unwrap_err().contains("line 2"));
+        assert_eq!(
+            decode(b"---\n# empty\n---\na: b\n---\n[]\n").unwrap_err(),
+            "document 2 is not an object"
+        );
         assert!(decode(b"a: 1\na: 2\n").unwrap_err().contains("duplicate"));
         assert!(decode(b"{\"a\":").unwrap_err().starts_with("invalid JSON"));
         assert!(
