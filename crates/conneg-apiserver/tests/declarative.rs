@@ -409,3 +409,30 @@ fn server_side_apply_merges_lists_as_declared() {
         "{atomic:?}"
     );
 }
+
+#[test]
+fn the_name_format_is_a_rule_on_metadata_name() {
+    // CRD-style: a root rule may read metadata.name (and generateName), with Kubernetes'
+    // named formats (`format.dns1123Label()`), reported at metadata.name.
+    let v = compile(json!({"type": "object", "properties": {"metadata": {"type": "object"}},
+        "x-kubernetes-validations": [{
+            "rule": "!format.dns1123Label().validate(self.metadata.name).hasValue()",
+            "messageExpression": "format.dns1123Label().validate(self.metadata.name).value().join(', ')",
+            "fieldPath": ".metadata.name"}]}))
+    .unwrap();
+    assert!(
+        v.validate(&json!({"metadata": {"name": "web-1"}}), None)
+            .is_empty()
+    );
+    let errs: Vec<String> = v
+        .validate(&json!({"metadata": {"name": "Web_1"}}), None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with(r#"metadata.name: Invalid value: "object": "#)
+            && errs[0].contains("lower case alphanumeric"),
+        "{errs:?}"
+    );
+}

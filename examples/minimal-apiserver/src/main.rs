@@ -32,6 +32,11 @@ const WIDGETS: ResourceInfo =
 // documents and enforces them on every write (`conneg_apiserver::declarative`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// Widget names are DNS-1123 labels (the name-format rule), declared as a CEL rule on the object.
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!format.dns1123Label().validate(self.metadata.name).hasValue()",
+     "messageExpression": "format.dns1123Label().validate(self.metadata.name).value().join(', ')",
+     "fieldPath": ".metadata.name"}]))]
 struct Widget {
     #[serde(default)]
     api_version: String,

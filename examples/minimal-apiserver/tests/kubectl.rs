@@ -119,6 +119,17 @@ fn scenario(cbor: bool) {
     );
     let table = k(&["get", "widgets"], None);
     assert!(table.contains("SIZE") && table.contains("w1"), "{table}");
+    // A generated name is what the name-format rule checks (not the empty requested one).
+    let generated = k(
+        &["create", "-f", "-"],
+        Some(
+            "apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata:\n  generateName: gen-\nspec:\n  size: 1\n",
+        ),
+    );
+    assert!(
+        generated.contains("widget.widgets.example.com/gen-"),
+        "{generated}"
+    );
     let applied = k(&["apply", "--server-side", "-f", "-"], Some(APPLIED));
     assert!(applied.contains("serverside-applied"), "{applied}");
     let w2 = k(
@@ -171,7 +182,7 @@ fn scenario(cbor: bool) {
         "{metrics}"
     );
 
-    assert!(k(&["delete", "widget", "w1", "w2"], None).contains("deleted"));
+    assert!(k(&["delete", "widgets", "--all"], None).contains("deleted"));
     assert!(!k(&["get", "widgets"], None).contains("w1"));
 }
 

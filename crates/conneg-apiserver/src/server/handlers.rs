@@ -566,7 +566,7 @@ async fn create_object<T: Served>(
     t: &Target,
     q: &Params,
     mut k: T::K,
-    versioned: Value,
+    mut versioned: Value,
 ) -> Result<(StatusCode, T), Status> {
     let dry_run = q.dry_run()?;
     check_namespace(&mut k, t)?;
@@ -599,6 +599,10 @@ async fn create_object<T: Served>(
     let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
     if generated {
         let name = names::generate_name(&k.meta().generate_name);
+        // Rules on `metadata.name` see the name the object gets.
+        if let Some(Value::Object(m)) = versioned.get_mut("metadata") {
+            m.insert("name".into(), Value::String(name.clone()));
+        }
         k.meta_mut().name = name;
     }
     let mut errs = k.validate_create();
