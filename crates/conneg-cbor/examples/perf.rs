@@ -253,6 +253,25 @@ fn main() {
                     black_box(cbor4ii::serde::from_slice::<Value>(&text).unwrap());
                 })
             }
+            // The typed list decoded by serde_json and by the peers, likewise.
+            "dec-typed-json" => {
+                let js = serde_json::to_vec(&list_t).unwrap();
+                Box::new(move || {
+                    black_box(serde_json::from_slice::<Vec<Pod>>(&js).unwrap());
+                })
+            }
+            "dec-typed-minicbor" => {
+                let text = text_cbor(&list_v["items"]);
+                Box::new(move || {
+                    black_box(minicbor_serde::from_slice::<Vec<Pod>>(&text).unwrap());
+                })
+            }
+            "dec-typed-cbor4ii" => {
+                let text = text_cbor(&list_v["items"]);
+                Box::new(move || {
+                    black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
+                })
+            }
             _ => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());
             }),
