@@ -939,56 +939,68 @@ impl<'de> MapAccess<'_, 'de> {
         self.count += 1;
     }
 
-    fn next_key_inner<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+    /// The hot path of `next_key_seed`: the next key of a definite-length map is a definite
+    /// string shorter than 256 bytes (no tag in front) that is a field of the struct not seen yet,
+    /// or, in a plain map, valid UTF-8 and new. It is consumed and recorded; `None` means "take
+    /// the general path", which reads the same key again (and produces any error).
+    #[inline(always)]
+    fn short_key(&mut self) -> Option<&'de str> {
+        if !matches!(self.left, Some(l) if l > 0) {
+            return None;
+        }
+        let input: &'de [u8] = self.de.input;
+        let kstart = self.de.pos;
+        let (s, n) = match *input.get(kstart)? {
+            b @ (0x40..=0x57 | 0x60..=0x77) => (kstart + 1, (b & 0x1f) as usize),
+            0x58 | 0x78 => (kstart + 2, *input.get(kstart + 1)? as usize),
+            _ => return None,
+        };
+        if n > input.len() - s {
+            return None;
+        }
+        let key = KeyRef {
+            start: s,
+            end: s + n,
+            arena: false,
+        };
+        let k = match self.fields {
+            Some(fields) => {
+                // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
+                let i = find_field(fields, &input[s..s + n]).filter(|&i| i < 64)?;
+                let bit = 1u64 << i;
+                if self.seen & bit != 0 {
+                    return None;
+                }
+                self.seen |= bit;
+                fields[i]
+            }
+            None => {
+                let k = self.de.text(s, s + n)?;
+                if !self.de.keys.insert(&mut self.keys, input, key) {
+                    return None;
+                }
+                k
+            }
+        };
+        self.de.pos = s + n;
+        self.key = Some(key);
+        Some(k)
+    }
+
+    /// `next_key_seed` for every key `short_key` leaves: indefinite-length maps, tagged or long or
+    /// chunked keys, unknown fields, fields past the 64th, duplicates, byte-string keys that are
+    /// not UTF-8.
+    #[inline(never)]
+    fn next_key_slow<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         loop {
             if !self.has_next()? {
                 return Ok(None);
             }
             let kstart = self.de.pos;
             let input: &'de [u8] = self.de.input;
-            let mut key_str: Option<&'de str> = None;
-            let mut known: Option<usize> = None;
-            let mut searched = false;
-            // Fast path: a definite-length byte or text string key shorter than 256 bytes.
-            let short = match input.get(kstart) {
-                Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => Some((kstart + 1, (b & 0x1f) as usize)),
-                Some(&(0x58 | 0x78)) => input.get(kstart + 1).map(|&n| (kstart + 2, n as usize)),
-                _ => None,
-            };
-            let key = match short {
-                Some((s, n)) if n <= input.len() - s => {
-                    let e = s + n;
-                    let kb = &input[s..e];
-                    if let Some(fields) = self.fields {
-                        searched = true;
-                        known = find_field(fields, kb);
-                        // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
-                        key_str = known.map(|i| fields[i]);
-                    }
-                    let checked = match key_str {
-                        Some(k) => Some(k),
-                        None => self.de.text(s, e),
-                    };
-                    match checked {
-                        Some(k) => {
-                            key_str = Some(k);
-                            self.de.pos = e;
-                            KeyRef {
-                                start: s,
-                                end: e,
-                                arena: false,
-                            }
-                        }
-                        // Text that is not UTF-8 fails in the general path; bytes are fine.
-                        None => self.de.read_key()?,
-                    }
-                }
-                _ => self.de.read_key()?,
-            };
-            if let (Some(fields), false) = (self.fields, searched) {
-                let kb = self.de.keys.resolve(input, key);
-                known = find_field(fields, kb);
-            }
+            let key = self.de.read_key()?;
+            let kb = self.de.keys.resolve(input, key);
+            let known = self.fields.and_then(|f| find_field(f, kb));
             let fresh = match known {
                 // Known fields of small structs: a bit per field.
                 Some(i) if i < 64 => {
@@ -1004,35 +1016,31 @@ impl<'de> MapAccess<'_, 'de> {
             }
             if self.fields.is_some() && known.is_none() {
                 let kb = self.de.keys.resolve(input, key);
-                {
-                    let err = Error::at(
-                        ErrorKind::UnknownField,
-                        kstart,
-                        format!("unknown field {}", display_key(kb)),
-                    );
-                    // The warning's path is this map's: levels above prepend theirs.
-                    if let Some(w) = &mut self.de.warnings {
-                        w.push(err);
-                        self.de.warned = w.len();
-                    } else if self.de.opts.unknown_fields == UnknownFields::Deny {
-                        return Err(err);
-                    }
-                    if let Err(mut e) = self.de.skip_value() {
-                        self.de.leave(&mut e, Seg::Key(key), kstart);
-                        return Err(e);
-                    }
-                    self.pair_done();
-                    continue;
+                let err = Error::at(
+                    ErrorKind::UnknownField,
+                    kstart,
+                    format!("unknown field {}", display_key(kb)),
+                );
+                // The warning's path is this map's: levels above prepend theirs.
+                if let Some(w) = &mut self.de.warnings {
+                    w.push(err);
+                    self.de.warned = w.len();
+                } else if self.de.opts.unknown_fields == UnknownFields::Deny {
+                    return Err(err);
                 }
-            }
-            if let Some(k) = key_str {
-                self.key = Some(key);
-                return seed
-                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k))
-                    .map(Some);
+                if let Err(mut e) = self.de.skip_value() {
+                    self.de.leave(&mut e, Seg::Key(key), kstart);
+                    return Err(e);
+                }
+                self.pair_done();
+                continue;
             }
             self.key = Some(key);
-            let input: &'de [u8] = self.de.input;
+            if let (Some(fields), Some(i)) = (self.fields, known) {
+                return seed
+                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(fields[i]))
+                    .map(Some);
+            }
             return if key.arena {
                 let kb = &self.de.keys.arena[key.start..key.end];
                 seed.deserialize(KeyDeserializer::<'_, 'de> {
@@ -1054,9 +1062,16 @@ impl<'de> MapAccess<'_, 'de> {
 impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
     type Error = Error;
 
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         let start = self.de.pos;
-        self.next_key_inner(seed).map_err(|mut e| {
+        let r = match self.short_key() {
+            Some(k) => seed
+                .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k))
+                .map(Some),
+            None => self.next_key_slow(seed),
+        };
+        r.map_err(|mut e| {
             e.set_offset_if_none(start);
             e
         })
