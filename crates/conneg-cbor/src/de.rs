@@ -238,8 +238,28 @@ impl<'de> Deserializer<'de> {
     /// Reads heads up to the first one that is not a tag, applying tags on the way: 55799 and
     /// unknown tags are dropped, bignums rejected, 21-23 set the byte string text form, 0 and 1
     /// mark date/time content. Tags count as nesting levels (the caller restores `depth`/`enc`).
-    #[inline]
+    #[inline(always)]
     fn next_head(&mut self) -> Result<(Head, usize, Tagged)> {
+        // Most heads are one byte (argument below 24) with no tag in front: nothing to check.
+        let start = self.pos;
+        match self.input.get(start) {
+            Some(&b) if b & 0x1f < 24 && b >> 5 != MAJOR_TAG => {
+                self.pos = start + 1;
+                let info = b & 0x1f;
+                let h = Head {
+                    major: b >> 5,
+                    info,
+                    arg: info as u64,
+                };
+                Ok((h, start, Tagged::None))
+            }
+            _ => self.next_head_tagged(),
+        }
+    }
+
+    /// `next_head` for heads with a longer argument, tags, and errors.
+    #[inline(never)]
+    fn next_head_tagged(&mut self) -> Result<(Head, usize, Tagged)> {
         let mut tagged = Tagged::None;
         loop {
             let start = self.pos;
@@ -665,6 +685,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         })
     }
 
+    #[inline]
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_str(visitor)
     }
@@ -945,9 +966,7 @@ impl<'de> MapAccess<'_, 'de> {
     /// the general path", which reads the same key again (and produces any error).
     #[inline(always)]
     fn short_key(&mut self) -> Option<&'de str> {
-        if !matches!(self.left, Some(l) if l > 0) {
-            return None;
-        }
+        self.left?;
         let input: &'de [u8] = self.de.input;
         let kstart = self.de.pos;
         let (s, n) = match *input.get(kstart)? {
@@ -1064,6 +1083,9 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
 
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if self.left == Some(0) {
+            return Ok(None);
+        }
         let start = self.de.pos;
         let r = match self.short_key() {
             Some(k) => seed
@@ -1077,6 +1099,7 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
         })
     }
 
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
         let key = self
             .key
