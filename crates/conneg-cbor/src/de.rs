@@ -295,18 +295,10 @@ impl<'de> Deserializer<'de> {
     #[inline(always)]
     fn short_str(&mut self) -> Result<Option<&'de str>> {
         let input: &'de [u8] = self.input;
-        let (s, n) = match input.get(self.pos) {
-            Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => (self.pos + 1, (b & 0x1f) as usize),
-            Some(&(0x58 | 0x78)) => match input.get(self.pos + 1) {
-                Some(&n) => (self.pos + 2, n as usize),
-                None => return Ok(None),
-            },
-            _ => return Ok(None),
+        let Some((s, n)) = short_string(input, self.pos) else {
+            return Ok(None);
         };
         if self.enc.is_some() && input[self.pos] < 0x60 {
-            return Ok(None);
-        }
-        if n > input.len() - s {
             return Ok(None);
         }
         let v = self.text(s, s + n);
@@ -586,7 +578,8 @@ impl<'de> Deserializer<'de> {
         visitor: V,
     ) -> Result<V::Value> {
         self.enter(start)?;
-        let declared = if h.indefinite() {
+        let indefinite = h.indefinite();
+        let declared = if indefinite {
             None
         } else {
             if h.arg > self.opts.max_map_pairs {
@@ -594,34 +587,36 @@ impl<'de> Deserializer<'de> {
             }
             Some(h.arg)
         };
-        let hinted = self.reserve(declared, 2);
+        let hint_left = self.reserve(declared, 2);
+        let left = declared.unwrap_or(self.opts.max_map_pairs);
         let mk = self.keys.open();
         let mut access = MapAccess {
             de: self,
-            left: declared,
-            count: 0,
-            hinted,
+            left,
+            indefinite,
             done: false,
+            hint_left,
             keys: mk,
             fields,
-            key: None,
+            key: KeyRef {
+                start: 0,
+                end: 0,
+                arena: false,
+            },
             seen: 0,
         };
         let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_map(&mut access));
         let MapAccess {
-            count,
-            done,
             left,
+            done,
+            hint_left,
             keys,
             ..
         } = access;
         let v = r?;
         self.keys.close(keys);
-        self.reserved -= 2 * (hinted as u64).saturating_sub(count) as usize;
-        let finished = match left {
-            Some(l) => l == 0,
-            None => done,
-        };
+        self.reserved -= 2 * hint_left;
+        let finished = if indefinite { done } else { left == 0 };
         if !finished {
             return Err(self.err_here(Error::at(
                 ErrorKind::Message,
@@ -882,15 +877,40 @@ impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
 
 struct MapAccess<'a, 'de> {
     de: &'a mut Deserializer<'de>,
-    left: Option<u64>,
-    count: u64,
-    hinted: usize,
+    /// Pairs still expected (definite length) or still allowed by `max_map_pairs` (indefinite).
+    left: u64,
+    indefinite: bool,
+    /// The break of an indefinite-length map has been read.
     done: bool,
+    /// Pairs of the size hint not read yet: each holds two bytes of `Deserializer::reserved`.
+    hint_left: usize,
     keys: MapKeys,
     fields: Option<&'static [&'static str]>,
-    key: Option<KeyRef>,
+    /// The last key read: the path segment of its value.
+    key: KeyRef,
     /// Known fields seen so far (struct mode, first 64 fields).
     seen: u64,
+}
+
+/// Where the content of the string at `pos` starts and how long it is, if the string is a
+/// definite byte or text string with a one- or two-byte head (shorter than 256 bytes) that lies
+/// within `input`.
+#[inline(always)]
+fn short_string(input: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let b = *input.get(pos)?;
+    // Byte string (0x40-0x5b) and text string (0x60-0x7b) heads differ in bit 5 only.
+    let info = (b & !0x20).wrapping_sub(0x40);
+    let (s, n) = if info < 24 {
+        (pos + 1, info as usize)
+    } else if info == 24 {
+        (pos + 2, *input.get(pos + 1)? as usize)
+    } else {
+        return None;
+    };
+    if n > input.len() - s {
+        return None;
+    }
+    Some((s, n))
 }
 
 /// The length of the ASCII prefix of `b`, eight bytes at a time.
@@ -921,43 +941,31 @@ impl<'de> MapAccess<'_, 'de> {
     /// Advances to the next key; false at the end of the map.
     #[inline]
     fn has_next(&mut self) -> Result<bool> {
-        match &mut self.left {
-            Some(0) => Ok(false),
-            Some(_) => Ok(true),
-            None => {
-                if self.done {
-                    return Ok(false);
-                }
-                match self.de.input.get(self.de.pos) {
-                    Some(&BREAK) => {
-                        self.de.pos += 1;
-                        self.done = true;
-                        Ok(false)
-                    }
-                    None => Err(Error::eof(self.de.pos)),
-                    _ => {
-                        if self.count >= self.de.opts.max_map_pairs {
-                            return Err(scan::map_too_long(
-                                self.de.pos,
-                                self.de.opts.max_map_pairs,
-                            ));
-                        }
-                        Ok(true)
-                    }
-                }
+        if !self.indefinite {
+            return Ok(self.left > 0);
+        }
+        if self.done {
+            return Ok(false);
+        }
+        match self.de.input.get(self.de.pos) {
+            Some(&BREAK) => {
+                self.de.pos += 1;
+                self.done = true;
+                Ok(false)
             }
+            None => Err(Error::eof(self.de.pos)),
+            _ if self.left == 0 => Err(scan::map_too_long(self.de.pos, self.de.opts.max_map_pairs)),
+            _ => Ok(true),
         }
     }
 
     #[inline]
     fn pair_done(&mut self) {
-        if let Some(l) = &mut self.left {
-            *l -= 1;
-        }
-        if self.count < self.hinted as u64 {
+        self.left -= 1;
+        if self.hint_left > 0 {
+            self.hint_left -= 1;
             self.de.reserved -= 2;
         }
-        self.count += 1;
     }
 
     /// The hot path of `next_key_seed`: the next key of a definite-length map is a definite
@@ -966,17 +974,11 @@ impl<'de> MapAccess<'_, 'de> {
     /// the general path", which reads the same key again (and produces any error).
     #[inline(always)]
     fn short_key(&mut self) -> Option<&'de str> {
-        self.left?;
-        let input: &'de [u8] = self.de.input;
-        let kstart = self.de.pos;
-        let (s, n) = match *input.get(kstart)? {
-            b @ (0x40..=0x57 | 0x60..=0x77) => (kstart + 1, (b & 0x1f) as usize),
-            0x58 | 0x78 => (kstart + 2, *input.get(kstart + 1)? as usize),
-            _ => return None,
-        };
-        if n > input.len() - s {
+        if self.indefinite || self.left == 0 {
             return None;
         }
+        let input: &'de [u8] = self.de.input;
+        let (s, n) = short_string(input, self.de.pos)?;
         let key = KeyRef {
             start: s,
             end: s + n,
@@ -1002,7 +1004,7 @@ impl<'de> MapAccess<'_, 'de> {
             }
         };
         self.de.pos = s + n;
-        self.key = Some(key);
+        self.key = key;
         Some(k)
     }
 
@@ -1054,7 +1056,7 @@ impl<'de> MapAccess<'_, 'de> {
                 self.pair_done();
                 continue;
             }
-            self.key = Some(key);
+            self.key = key;
             if let (Some(fields), Some(i)) = (self.fields, known) {
                 return seed
                     .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(fields[i]))
@@ -1083,7 +1085,7 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
 
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        if self.left == Some(0) {
+        if self.left == 0 && !self.indefinite {
             return Ok(None);
         }
         let start = self.de.pos;
@@ -1101,30 +1103,25 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
 
     #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let key = self
-            .key
-            .take()
-            .expect("next_value_seed after next_key_seed");
         let start = self.de.pos;
         let warned = self.de.warned;
         match seed.deserialize(&mut *self.de) {
             Ok(v) => {
                 if self.de.warned != warned {
-                    self.de.warnings_leave(warned, Seg::Key(key));
+                    self.de.warnings_leave(warned, Seg::Key(self.key));
                 }
                 self.pair_done();
                 Ok(v)
             }
             Err(mut e) => {
-                self.de.leave(&mut e, Seg::Key(key), start);
+                self.de.leave(&mut e, Seg::Key(self.key), start);
                 Err(e)
             }
         }
     }
 
     fn size_hint(&self) -> Option<usize> {
-        self.left
-            .map(|_| self.hinted.saturating_sub(self.count as usize))
+        (!self.indefinite).then_some(self.hint_left)
     }
 }
 
