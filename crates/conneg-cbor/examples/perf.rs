@@ -1,6 +1,10 @@
 //! Rough encode/decode timing against serde_json on Kubernetes-shaped objects:
 //! `cargo run --release -p conneg-cbor --example perf`.
 
+// The benchmark's typed Kubernetes objects, for the `*-k8s` workloads below.
+#[path = "../benches/k8s/mod.rs"]
+mod k8s;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -271,6 +275,31 @@ fn main() {
                 Box::new(move || {
                     black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
                 })
+            }
+            // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:
+            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`.
+            w if w.ends_with("-k8s") => {
+                let list: k8s::PodList =
+                    serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
+                let cbor = conneg_cbor::to_vec(&list).unwrap();
+                let json = serde_json::to_vec(&list).unwrap();
+                match w {
+                    "enc-det-k8s" => Box::new(move || {
+                        black_box(det.to_vec(&list).unwrap());
+                    }),
+                    "enc-fast-k8s" => Box::new(move || {
+                        black_box(fast.to_vec(&list).unwrap());
+                    }),
+                    "enc-json-k8s" => Box::new(move || {
+                        black_box(serde_json::to_vec(&list).unwrap());
+                    }),
+                    "dec-json-k8s" => Box::new(move || {
+                        black_box(serde_json::from_slice::<k8s::PodList>(&json).unwrap());
+                    }),
+                    _ => Box::new(move || {
+                        black_box(conneg_cbor::from_slice::<k8s::PodList>(&cbor).unwrap());
+                    }),
+                }
             }
             _ => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());
