@@ -344,14 +344,20 @@ impl<'de> Deserializer<'de> {
     }
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
+    #[inline]
     fn peek_null(&self) -> Result<bool> {
         // Fast path: a null, or any first byte that is not a tag (the head itself, well-formed
         // or not, is read by whatever decodes the value next).
         match self.input.get(self.pos) {
-            Some(&0xf6) => return Ok(true),
-            Some(&b) if b >> 5 != MAJOR_TAG => return Ok(false),
-            _ => {}
+            Some(&0xf6) => Ok(true),
+            Some(&b) if b >> 5 != MAJOR_TAG => Ok(false),
+            _ => self.peek_null_tagged(),
         }
+    }
+
+    /// `peek_null` past tags (and at the end of the input).
+    #[inline(never)]
+    fn peek_null_tagged(&self) -> Result<bool> {
         let mut pos = self.pos;
         loop {
             let h = read_head(self.input, &mut pos)?;
@@ -704,6 +710,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.peek_null()? {
             self.with_head(|_, _, _, _| Ok(()))?;
@@ -1164,6 +1171,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_some(self)
     }
