@@ -277,13 +277,21 @@ fn main() {
                 })
             }
             // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:
-            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`.
+            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`, and
+            // the peers on its text-string encoding, `dec-minicbor-k8s`, `dec-cbor4ii-k8s`.
             w if w.ends_with("-k8s") => {
                 let list: k8s::PodList =
                     serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
                 let cbor = conneg_cbor::to_vec(&list).unwrap();
                 let json = serde_json::to_vec(&list).unwrap();
+                let text = text_cbor(&serde_json::to_value(&list).unwrap());
                 match w {
+                    "dec-minicbor-k8s" => Box::new(move || {
+                        black_box(minicbor_serde::from_slice::<k8s::PodList>(&text).unwrap());
+                    }),
+                    "dec-cbor4ii-k8s" => Box::new(move || {
+                        black_box(cbor4ii::serde::from_slice::<k8s::PodList>(&text).unwrap());
+                    }),
                     "enc-det-k8s" => Box::new(move || {
                         black_box(det.to_vec(&list).unwrap());
                     }),
