@@ -1,6 +1,10 @@
 //! Rough encode/decode timing against serde_json on Kubernetes-shaped objects:
 //! `cargo run --release -p conneg-cbor --example perf`.
 
+// The benchmark's typed Kubernetes objects, for the `*-k8s` workloads below.
+#[path = "../benches/k8s/mod.rs"]
+mod k8s;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -252,6 +256,58 @@ fn main() {
                 Box::new(move || {
                     black_box(cbor4ii::serde::from_slice::<Value>(&text).unwrap());
                 })
+            }
+            // The typed list decoded by serde_json and by the peers, likewise.
+            "dec-typed-json" => {
+                let js = serde_json::to_vec(&list_t).unwrap();
+                Box::new(move || {
+                    black_box(serde_json::from_slice::<Vec<Pod>>(&js).unwrap());
+                })
+            }
+            "dec-typed-minicbor" => {
+                let text = text_cbor(&list_v["items"]);
+                Box::new(move || {
+                    black_box(minicbor_serde::from_slice::<Vec<Pod>>(&text).unwrap());
+                })
+            }
+            "dec-typed-cbor4ii" => {
+                let text = text_cbor(&list_v["items"]);
+                Box::new(move || {
+                    black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
+                })
+            }
+            // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:
+            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`, and
+            // the peers on its text-string encoding, `dec-minicbor-k8s`, `dec-cbor4ii-k8s`.
+            w if w.ends_with("-k8s") => {
+                let list: k8s::PodList =
+                    serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
+                let cbor = conneg_cbor::to_vec(&list).unwrap();
+                let json = serde_json::to_vec(&list).unwrap();
+                let text = text_cbor(&serde_json::to_value(&list).unwrap());
+                match w {
+                    "dec-minicbor-k8s" => Box::new(move || {
+                        black_box(minicbor_serde::from_slice::<k8s::PodList>(&text).unwrap());
+                    }),
+                    "dec-cbor4ii-k8s" => Box::new(move || {
+                        black_box(cbor4ii::serde::from_slice::<k8s::PodList>(&text).unwrap());
+                    }),
+                    "enc-det-k8s" => Box::new(move || {
+                        black_box(det.to_vec(&list).unwrap());
+                    }),
+                    "enc-fast-k8s" => Box::new(move || {
+                        black_box(fast.to_vec(&list).unwrap());
+                    }),
+                    "enc-json-k8s" => Box::new(move || {
+                        black_box(serde_json::to_vec(&list).unwrap());
+                    }),
+                    "dec-json-k8s" => Box::new(move || {
+                        black_box(serde_json::from_slice::<k8s::PodList>(&json).unwrap());
+                    }),
+                    _ => Box::new(move || {
+                        black_box(conneg_cbor::from_slice::<k8s::PodList>(&cbor).unwrap());
+                    }),
+                }
             }
             _ => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Vec<Pod>>(&cb_t).unwrap());

@@ -238,8 +238,28 @@ impl<'de> Deserializer<'de> {
     /// Reads heads up to the first one that is not a tag, applying tags on the way: 55799 and
     /// unknown tags are dropped, bignums rejected, 21-23 set the byte string text form, 0 and 1
     /// mark date/time content. Tags count as nesting levels (the caller restores `depth`/`enc`).
-    #[inline]
+    #[inline(always)]
     fn next_head(&mut self) -> Result<(Head, usize, Tagged)> {
+        // Most heads are one byte (argument below 24) with no tag in front: nothing to check.
+        let start = self.pos;
+        match self.input.get(start) {
+            Some(&b) if b & 0x1f < 24 && b >> 5 != MAJOR_TAG => {
+                self.pos = start + 1;
+                let info = b & 0x1f;
+                let h = Head {
+                    major: b >> 5,
+                    info,
+                    arg: info as u64,
+                };
+                Ok((h, start, Tagged::None))
+            }
+            _ => self.next_head_tagged(),
+        }
+    }
+
+    /// `next_head` for heads with a longer argument, tags, and errors.
+    #[inline(never)]
+    fn next_head_tagged(&mut self) -> Result<(Head, usize, Tagged)> {
         let mut tagged = Tagged::None;
         loop {
             let start = self.pos;
@@ -275,18 +295,10 @@ impl<'de> Deserializer<'de> {
     #[inline(always)]
     fn short_str(&mut self) -> Result<Option<&'de str>> {
         let input: &'de [u8] = self.input;
-        let (s, n) = match input.get(self.pos) {
-            Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => (self.pos + 1, (b & 0x1f) as usize),
-            Some(&(0x58 | 0x78)) => match input.get(self.pos + 1) {
-                Some(&n) => (self.pos + 2, n as usize),
-                None => return Ok(None),
-            },
-            _ => return Ok(None),
+        let Some((s, n)) = short_string(input, self.pos) else {
+            return Ok(None);
         };
         if self.enc.is_some() && input[self.pos] < 0x60 {
-            return Ok(None);
-        }
-        if n > input.len() - s {
             return Ok(None);
         }
         let v = self.text(s, s + n);
@@ -332,14 +344,20 @@ impl<'de> Deserializer<'de> {
     }
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
+    #[inline]
     fn peek_null(&self) -> Result<bool> {
         // Fast path: a null, or any first byte that is not a tag (the head itself, well-formed
         // or not, is read by whatever decodes the value next).
         match self.input.get(self.pos) {
-            Some(&0xf6) => return Ok(true),
-            Some(&b) if b >> 5 != MAJOR_TAG => return Ok(false),
-            _ => {}
+            Some(&0xf6) => Ok(true),
+            Some(&b) if b >> 5 != MAJOR_TAG => Ok(false),
+            _ => self.peek_null_tagged(),
         }
+    }
+
+    /// `peek_null` past tags (and at the end of the input).
+    #[inline(never)]
+    fn peek_null_tagged(&self) -> Result<bool> {
         let mut pos = self.pos;
         loop {
             let h = read_head(self.input, &mut pos)?;
@@ -566,7 +584,8 @@ impl<'de> Deserializer<'de> {
         visitor: V,
     ) -> Result<V::Value> {
         self.enter(start)?;
-        let declared = if h.indefinite() {
+        let indefinite = h.indefinite();
+        let declared = if indefinite {
             None
         } else {
             if h.arg > self.opts.max_map_pairs {
@@ -574,34 +593,36 @@ impl<'de> Deserializer<'de> {
             }
             Some(h.arg)
         };
-        let hinted = self.reserve(declared, 2);
+        let hint_left = self.reserve(declared, 2);
+        let left = declared.unwrap_or(self.opts.max_map_pairs);
         let mk = self.keys.open();
         let mut access = MapAccess {
             de: self,
-            left: declared,
-            count: 0,
-            hinted,
+            left,
+            indefinite,
             done: false,
+            hint_left,
             keys: mk,
             fields,
-            key: None,
+            key: KeyRef {
+                start: 0,
+                end: 0,
+                arena: false,
+            },
             seen: 0,
         };
         let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_map(&mut access));
         let MapAccess {
-            count,
-            done,
             left,
+            done,
+            hint_left,
             keys,
             ..
         } = access;
         let v = r?;
         self.keys.close(keys);
-        self.reserved -= 2 * (hinted as u64).saturating_sub(count) as usize;
-        let finished = match left {
-            Some(l) => l == 0,
-            None => done,
-        };
+        self.reserved -= 2 * hint_left;
+        let finished = if indefinite { done } else { left == 0 };
         if !finished {
             return Err(self.err_here(Error::at(
                 ErrorKind::Message,
@@ -665,6 +686,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         })
     }
 
+    #[inline]
     fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_str(visitor)
     }
@@ -688,6 +710,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.peek_null()? {
             self.with_head(|_, _, _, _| Ok(()))?;
@@ -861,15 +884,40 @@ impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
 
 struct MapAccess<'a, 'de> {
     de: &'a mut Deserializer<'de>,
-    left: Option<u64>,
-    count: u64,
-    hinted: usize,
+    /// Pairs still expected (definite length) or still allowed by `max_map_pairs` (indefinite).
+    left: u64,
+    indefinite: bool,
+    /// The break of an indefinite-length map has been read.
     done: bool,
+    /// Pairs of the size hint not read yet: each holds two bytes of `Deserializer::reserved`.
+    hint_left: usize,
     keys: MapKeys,
     fields: Option<&'static [&'static str]>,
-    key: Option<KeyRef>,
+    /// The last key read: the path segment of its value.
+    key: KeyRef,
     /// Known fields seen so far (struct mode, first 64 fields).
     seen: u64,
+}
+
+/// Where the content of the string at `pos` starts and how long it is, if the string is a
+/// definite byte or text string with a one- or two-byte head (shorter than 256 bytes) that lies
+/// within `input`.
+#[inline(always)]
+fn short_string(input: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let b = *input.get(pos)?;
+    // Byte string (0x40-0x5b) and text string (0x60-0x7b) heads differ in bit 5 only.
+    let info = (b & !0x20).wrapping_sub(0x40);
+    let (s, n) = if info < 24 {
+        (pos + 1, info as usize)
+    } else if info == 24 {
+        (pos + 2, *input.get(pos + 1)? as usize)
+    } else {
+        return None;
+    };
+    if n > input.len() - s {
+        return None;
+    }
+    Some((s, n))
 }
 
 /// The length of the ASCII prefix of `b`, eight bytes at a time.
@@ -900,95 +948,87 @@ impl<'de> MapAccess<'_, 'de> {
     /// Advances to the next key; false at the end of the map.
     #[inline]
     fn has_next(&mut self) -> Result<bool> {
-        match &mut self.left {
-            Some(0) => Ok(false),
-            Some(_) => Ok(true),
-            None => {
-                if self.done {
-                    return Ok(false);
-                }
-                match self.de.input.get(self.de.pos) {
-                    Some(&BREAK) => {
-                        self.de.pos += 1;
-                        self.done = true;
-                        Ok(false)
-                    }
-                    None => Err(Error::eof(self.de.pos)),
-                    _ => {
-                        if self.count >= self.de.opts.max_map_pairs {
-                            return Err(scan::map_too_long(
-                                self.de.pos,
-                                self.de.opts.max_map_pairs,
-                            ));
-                        }
-                        Ok(true)
-                    }
-                }
+        if !self.indefinite {
+            return Ok(self.left > 0);
+        }
+        if self.done {
+            return Ok(false);
+        }
+        match self.de.input.get(self.de.pos) {
+            Some(&BREAK) => {
+                self.de.pos += 1;
+                self.done = true;
+                Ok(false)
             }
+            None => Err(Error::eof(self.de.pos)),
+            _ if self.left == 0 => Err(scan::map_too_long(self.de.pos, self.de.opts.max_map_pairs)),
+            _ => Ok(true),
         }
     }
 
     #[inline]
     fn pair_done(&mut self) {
-        if let Some(l) = &mut self.left {
-            *l -= 1;
-        }
-        if self.count < self.hinted as u64 {
+        self.left -= 1;
+        if self.hint_left > 0 {
+            self.hint_left -= 1;
             self.de.reserved -= 2;
         }
-        self.count += 1;
     }
 
-    fn next_key_inner<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+    /// The hot path of `next_key_seed`: the next key of a definite-length map is a definite
+    /// string shorter than 256 bytes (no tag in front) that is a field of the struct not seen yet,
+    /// or, in a plain map, valid UTF-8 and new. It is consumed and recorded; `None` means "take
+    /// the general path", which reads the same key again (and produces any error).
+    #[inline(always)]
+    fn short_key(&mut self) -> Option<&'de str> {
+        if self.indefinite || self.left == 0 {
+            return None;
+        }
+        let input: &'de [u8] = self.de.input;
+        let (s, n) = short_string(input, self.de.pos)?;
+        let key = KeyRef {
+            start: s,
+            end: s + n,
+            arena: false,
+        };
+        let k = match self.fields {
+            Some(fields) => {
+                // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
+                let i = find_field(fields, &input[s..s + n]).filter(|&i| i < 64)?;
+                let bit = 1u64 << i;
+                if self.seen & bit != 0 {
+                    return None;
+                }
+                self.seen |= bit;
+                fields[i]
+            }
+            None => {
+                let k = self.de.text(s, s + n)?;
+                if !self.de.keys.insert(&mut self.keys, input, key) {
+                    return None;
+                }
+                k
+            }
+        };
+        self.de.pos = s + n;
+        self.key = key;
+        Some(k)
+    }
+
+    /// `next_key_seed` for every key `short_key` leaves: indefinite-length maps, tagged or long or
+    /// chunked keys, unknown fields, fields past the 64th, duplicates, byte-string keys that are
+    /// not UTF-8.
+    #[inline(never)]
+    fn next_key_slow<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
         loop {
             if !self.has_next()? {
                 return Ok(None);
             }
             let kstart = self.de.pos;
             let input: &'de [u8] = self.de.input;
-            let mut key_str: Option<&'de str> = None;
-            let mut known: Option<usize> = None;
-            let mut searched = false;
-            // Fast path: a definite-length byte or text string key shorter than 256 bytes.
-            let short = match input.get(kstart) {
-                Some(&b @ (0x40..=0x57 | 0x60..=0x77)) => Some((kstart + 1, (b & 0x1f) as usize)),
-                Some(&(0x58 | 0x78)) => input.get(kstart + 1).map(|&n| (kstart + 2, n as usize)),
-                _ => None,
-            };
-            let key = match short {
-                Some((s, n)) if n <= input.len() - s => {
-                    let e = s + n;
-                    let kb = &input[s..e];
-                    if let Some(fields) = self.fields {
-                        searched = true;
-                        known = find_field(fields, kb);
-                        // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
-                        key_str = known.map(|i| fields[i]);
-                    }
-                    let checked = match key_str {
-                        Some(k) => Some(k),
-                        None => self.de.text(s, e),
-                    };
-                    match checked {
-                        Some(k) => {
-                            key_str = Some(k);
-                            self.de.pos = e;
-                            KeyRef {
-                                start: s,
-                                end: e,
-                                arena: false,
-                            }
-                        }
-                        // Text that is not UTF-8 fails in the general path; bytes are fine.
-                        None => self.de.read_key()?,
-                    }
-                }
-                _ => self.de.read_key()?,
-            };
-            if let (Some(fields), false) = (self.fields, searched) {
-                let kb = self.de.keys.resolve(input, key);
-                known = find_field(fields, kb);
-            }
+            let key = self.de.read_key()?;
+            let kb = self.de.keys.resolve(input, key);
+            let known = self.fields.and_then(|f| find_field(f, kb));
             let fresh = match known {
                 // Known fields of small structs: a bit per field.
                 Some(i) if i < 64 => {
@@ -1004,35 +1044,31 @@ impl<'de> MapAccess<'_, 'de> {
             }
             if self.fields.is_some() && known.is_none() {
                 let kb = self.de.keys.resolve(input, key);
-                {
-                    let err = Error::at(
-                        ErrorKind::UnknownField,
-                        kstart,
-                        format!("unknown field {}", display_key(kb)),
-                    );
-                    // The warning's path is this map's: levels above prepend theirs.
-                    if let Some(w) = &mut self.de.warnings {
-                        w.push(err);
-                        self.de.warned = w.len();
-                    } else if self.de.opts.unknown_fields == UnknownFields::Deny {
-                        return Err(err);
-                    }
-                    if let Err(mut e) = self.de.skip_value() {
-                        self.de.leave(&mut e, Seg::Key(key), kstart);
-                        return Err(e);
-                    }
-                    self.pair_done();
-                    continue;
+                let err = Error::at(
+                    ErrorKind::UnknownField,
+                    kstart,
+                    format!("unknown field {}", display_key(kb)),
+                );
+                // The warning's path is this map's: levels above prepend theirs.
+                if let Some(w) = &mut self.de.warnings {
+                    w.push(err);
+                    self.de.warned = w.len();
+                } else if self.de.opts.unknown_fields == UnknownFields::Deny {
+                    return Err(err);
                 }
+                if let Err(mut e) = self.de.skip_value() {
+                    self.de.leave(&mut e, Seg::Key(key), kstart);
+                    return Err(e);
+                }
+                self.pair_done();
+                continue;
             }
-            if let Some(k) = key_str {
-                self.key = Some(key);
+            self.key = key;
+            if let (Some(fields), Some(i)) = (self.fields, known) {
                 return seed
-                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k))
+                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(fields[i]))
                     .map(Some);
             }
-            self.key = Some(key);
-            let input: &'de [u8] = self.de.input;
             return if key.arena {
                 let kb = &self.de.keys.arena[key.start..key.end];
                 seed.deserialize(KeyDeserializer::<'_, 'de> {
@@ -1054,39 +1090,45 @@ impl<'de> MapAccess<'_, 'de> {
 impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
     type Error = Error;
 
+    #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if self.left == 0 && !self.indefinite {
+            return Ok(None);
+        }
         let start = self.de.pos;
-        self.next_key_inner(seed).map_err(|mut e| {
+        let r = match self.short_key() {
+            Some(k) => seed
+                .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k))
+                .map(Some),
+            None => self.next_key_slow(seed),
+        };
+        r.map_err(|mut e| {
             e.set_offset_if_none(start);
             e
         })
     }
 
+    #[inline]
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        let key = self
-            .key
-            .take()
-            .expect("next_value_seed after next_key_seed");
         let start = self.de.pos;
         let warned = self.de.warned;
         match seed.deserialize(&mut *self.de) {
             Ok(v) => {
                 if self.de.warned != warned {
-                    self.de.warnings_leave(warned, Seg::Key(key));
+                    self.de.warnings_leave(warned, Seg::Key(self.key));
                 }
                 self.pair_done();
                 Ok(v)
             }
             Err(mut e) => {
-                self.de.leave(&mut e, Seg::Key(key), start);
+                self.de.leave(&mut e, Seg::Key(self.key), start);
                 Err(e)
             }
         }
     }
 
     fn size_hint(&self) -> Option<usize> {
-        self.left
-            .map(|_| self.hinted.saturating_sub(self.count as usize))
+        (!self.indefinite).then_some(self.hint_left)
     }
 }
 
@@ -1129,6 +1171,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
         self.deserialize_bytes(visitor)
     }
 
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_some(self)
     }

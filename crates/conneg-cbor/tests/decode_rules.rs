@@ -225,6 +225,7 @@ fn byte_strings_are_accepted_as_text() {
     assert_eq!(e.kind(), ErrorKind::InvalidUtf8);
 }
 
+#[derive(PartialEq, Eq, Hash, Debug)]
 struct RawBytes(Vec<u8>);
 impl<'de> Deserialize<'de> for RawBytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -476,4 +477,164 @@ fn borrowed_strings_from_definite_items() {
     let b = unhex("a1 446e616d65 43616263");
     let v: B<'_> = conneg_cbor::from_slice(&b).unwrap();
     assert_eq!(v.name, "abc");
+}
+
+/// A struct-like target whose fields are given at run time: it collects the keys it is handed.
+struct Fields(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Fields {
+    type Value = Vec<String>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<String>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Vec<String>, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    m.next_value::<IgnoredAny>()?;
+                    keys.push(k);
+                }
+                Ok(keys)
+            }
+        }
+        d.deserialize_struct("Fields", self.0, V)
+    }
+}
+
+/// Decodes `b` into a struct with the fields `fields`.
+fn struct_keys(
+    b: &[u8],
+    fields: &'static [&'static str],
+    opts: DecodeOptions,
+) -> Result<Vec<String>, conneg_cbor::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = conneg_cbor::Deserializer::with_options(b, opts);
+    let keys = Fields(fields).deserialize(&mut de)?;
+    de.end()?;
+    Ok(keys)
+}
+
+/// `key` as a map key: a byte or text string, definite (shortest head) or in chunks of 7 bytes.
+fn key_bytes(key: &[u8], text: bool, chunked: bool) -> Vec<u8> {
+    let major = if text { 0x60 } else { 0x40 };
+    let head = |b: &mut Vec<u8>, n: usize| match n {
+        0..=23 => b.push(major | n as u8),
+        24..=255 => b.extend_from_slice(&[major | 24, n as u8]),
+        _ => b.extend_from_slice(&[major | 25, (n >> 8) as u8, n as u8]),
+    };
+    let mut b = Vec::new();
+    if chunked {
+        b.push(major | 31);
+        for c in key.chunks(7) {
+            head(&mut b, c.len());
+            b.extend_from_slice(c);
+        }
+        b.push(0xff);
+    } else {
+        head(&mut b, key.len());
+        b.extend_from_slice(key);
+    }
+    b
+}
+
+#[test]
+fn keys_of_every_head_size_in_maps_and_structs() {
+    // The decoder takes a fast path for keys of definite-length maps that are definite strings
+    // with a one- or two-byte head (shorter than 256 bytes), known fields of a struct among its
+    // first 64 fields or new keys of a map, and the general path for everything else: every
+    // combination must give the same keys and find every duplicate.
+    let lens = [0usize, 1, 3, 7, 8, 9, 16, 23, 24, 25, 100, 255, 256, 300];
+    let names: Vec<String> = lens.iter().map(|&n| "k".repeat(n)).collect();
+    let names: &'static [&'static str] = Box::leak(
+        names
+            .iter()
+            .map(|s| &*Box::leak(s.clone().into_boxed_str()))
+            .collect(),
+    );
+    // The same fields after 64 others: past the per-struct bit set.
+    let late: Vec<&'static str> = (0..64)
+        .map(|i| &*Box::leak(format!("pad{i}").into_boxed_str()))
+        .chain(names.iter().copied())
+        .collect();
+    let late: &'static [&'static str] = Box::leak(late.into_boxed_slice());
+    let lax = DecodeOptions::default().unknown_fields(UnknownFields::Ignore);
+    let encode = |keys: &[&str], text: &dyn Fn(usize) -> bool, indefinite: bool, chunked: bool| {
+        let mut b = if indefinite {
+            vec![0xbf]
+        } else {
+            vec![0xa0 | keys.len() as u8]
+        };
+        for (i, k) in keys.iter().enumerate() {
+            b.extend(key_bytes(k.as_bytes(), text(i), chunked));
+            b.push(0x01);
+        }
+        if indefinite {
+            b.push(0xff);
+        }
+        b
+    };
+    let texts: [&dyn Fn(usize) -> bool; 3] = [&|_| false, &|_| true, &|i| i % 2 == 1];
+    for (t, text) in texts.iter().enumerate() {
+        for indefinite in [false, true] {
+            for chunked in [false, true] {
+                let what = format!("text {t}, indefinite {indefinite}, chunked {chunked}");
+                let want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+                let b = encode(names, text, indefinite, chunked);
+                let v: Value = conneg_cbor::from_slice(&b).unwrap();
+                let got: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+                let mut sorted = want.clone();
+                sorted.sort();
+                assert_eq!(got, sorted, "{what}");
+                for fields in [names, late] {
+                    let keys = struct_keys(&b, fields, DecodeOptions::default());
+                    assert_eq!(keys.unwrap(), want, "{what}");
+                }
+                // An unknown key at every position: an error, or skipped when ignored.
+                for i in 0..=names.len() {
+                    let mut keys = names.to_vec();
+                    keys.insert(i, "kkkkx");
+                    let b = encode(&keys, text, indefinite, chunked);
+                    for fields in [names, late] {
+                        let e = struct_keys(&b, fields, DecodeOptions::default()).unwrap_err();
+                        assert_eq!(e.kind(), ErrorKind::UnknownField, "{what} {i}");
+                        assert_eq!(struct_keys(&b, fields, lax).unwrap(), want, "{what} {i}");
+                    }
+                }
+                // Each key again later (as the other string type when `text` alternates).
+                for i in 0..names.len() {
+                    for j in [i + 1, names.len()] {
+                        let mut keys = names.to_vec();
+                        keys.insert(j, names[i]);
+                        let b = encode(&keys, text, indefinite, chunked);
+                        let what = format!("{what}: key {i} again at {j}");
+                        assert_eq!(kind::<Value>(&b), ErrorKind::DuplicateKey, "{what}");
+                        assert_eq!(kind::<IgnoredAny>(&b), ErrorKind::DuplicateKey, "{what}");
+                        for fields in [names, late] {
+                            for opts in [DecodeOptions::default(), lax] {
+                                let e = struct_keys(&b, fields, opts).unwrap_err();
+                                assert_eq!(e.kind(), ErrorKind::DuplicateKey, "{what}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A byte-string key that is not UTF-8: an error in a struct and in a `Value`, bytes for a
+    // target that takes bytes; as text, an error everywhere.
+    let b = unhex("a2 4161 01 42ff61 01");
+    assert_eq!(kind::<Value>(&b), ErrorKind::InvalidUtf8);
+    let fields: &'static [&'static str] = &["a"];
+    let e = struct_keys(&b, fields, DecodeOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnknownField);
+    assert_eq!(struct_keys(&b, fields, lax).unwrap(), ["a"]);
+    let m: HashMap<RawBytes, u8> = conneg_cbor::from_slice(&unhex("a1 42ff61 01")).unwrap();
+    assert!(m.contains_key(&RawBytes(vec![0xff, b'a'])));
+    assert_eq!(both("a2 4161 01 62ff61 01"), ErrorKind::InvalidUtf8);
 }
