@@ -10,7 +10,7 @@ use std::fmt;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::cost::{MAX_OBJECT_BYTES, PER_CALL_LIMIT, RUNTIME_BUDGET, STATIC_RULE_LIMIT};
+use super::cost::{MAX_OBJECT_BYTES, PER_CALL_LIMIT, RUNTIME_BUDGET, STATIC_RULE_LIMIT, Shape};
 use super::formats::Format;
 use super::rule::{Bindings, Outcome, Rule};
 use crate::apply::schema::ListType;
@@ -156,16 +156,13 @@ impl Validator {
     pub fn list_type(&self, path: &[&str]) -> ListType {
         let mut node = &self.root;
         for p in path {
-            node = match node.properties.get(*p) {
-                Some(n) => n,
-                None => match node.items.as_deref().or(node.additional.as_deref()) {
-                    Some(n) => match n.properties.get(*p) {
-                        Some(n) => n,
-                        None => return ListType::Atomic,
-                    },
-                    None => return ListType::Atomic,
-                },
-            };
+            let next = node
+                .property(p)
+                .or_else(|| node.element().and_then(|e| e.property(p)));
+            match next {
+                Some(n) => node = n,
+                None => return ListType::Atomic,
+            }
         }
         node.list_type.clone()
     }
@@ -428,11 +425,13 @@ fn correlate<'a>(n: &Node, item: &Value, old: Option<&'a Value>) -> Option<&'a V
     match &n.list_type {
         ListType::Atomic => None,
         ListType::Set => old_items.iter().find(|o| *o == item),
-        ListType::Map(keys) => old_items.iter().find(|o| {
-            keys.iter()
-                .all(|k| o.get(k.as_ref()) == item.get(k.as_ref()))
-        }),
+        ListType::Map(keys) => old_items.iter().find(|o| same_keys(keys, o, item)),
     }
+}
+
+/// Whether two items of a map list are the same item: equal in every key field.
+fn same_keys(keys: &[Cow<'static, str>], a: &Value, b: &Value) -> bool {
+    keys.iter().all(|k| a.get(k.as_ref()) == b.get(k.as_ref()))
 }
 
 /// The value validations of `v` at `n`, depth first.
@@ -558,10 +557,7 @@ fn values(
                     ListType::Set => items[..i].contains(item).then(|| bad_value(item)),
                     ListType::Map(keys) => items[..i]
                         .iter()
-                        .any(|o| {
-                            keys.iter()
-                                .all(|k| o.get(k.as_ref()) == item.get(k.as_ref()))
-                        })
+                        .any(|o| same_keys(keys, o, item))
                         .then(|| {
                             BadValue::Other(Value::Object(
                                 keys.iter()
@@ -609,8 +605,7 @@ fn values(
                 if root && k == "metadata" {
                     continue;
                 }
-                let child = n.properties.get(k).or(n.additional.as_deref());
-                if let Some(child) = child {
+                if let Some(child) = n.property(k) {
                     path.push(k.clone());
                     values(
                         child,
@@ -704,7 +699,7 @@ fn rules(
                 if root && k == "metadata" {
                     continue;
                 }
-                if let Some(child) = n.properties.get(k).or(n.additional.as_deref()) {
+                if let Some(child) = n.property(k) {
                     path.push(k.clone());
                     let r = rules(
                         child,

@@ -32,6 +32,7 @@ use super::lifecycle::{self, DeleteOptions};
 use super::openapi::{Definitions, OpenApiSchema};
 use super::{AppState, admission, field_manager, list_options, namespaces, transform, watch};
 use crate::core_v1::NAMESPACES;
+use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ListMeta, Time};
 use crate::names;
 use crate::patch;
@@ -482,6 +483,11 @@ fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Status> {
     serde_json::to_value(v).map_err(|e| Status::internal_error(format!("encoding object: {e}")))
 }
 
+/// The compiled declaration of `T`'s version and resource.
+fn declaration<T: Served>(st: &AppState) -> Option<&Arc<Validator>> {
+    st.validators.get(T::VERSION, T::RESOURCE)
+}
+
 /// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
 /// version, against `old` on update (for transition rules and ratcheting).
 fn declared_errors<T: Served>(
@@ -489,7 +495,7 @@ fn declared_errors<T: Served>(
     versioned: &Value,
     old: Option<&T::K>,
 ) -> Result<Vec<FieldError>, Status> {
-    let Some(validator) = st.validators.get(T::VERSION, T::RESOURCE) else {
+    let Some(validator) = declaration::<T>(st) else {
         return Ok(Vec::new());
     };
     let old = old.map(|o| to_json(&T::from_kind(o.clone()))).transpose()?;
@@ -554,7 +560,7 @@ async fn create<T: Served>(
     // The type is checked before the manager is recorded, which rewrites it.
     let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
-    let declared = st.validators.get(T::VERSION, T::RESOURCE);
+    let declared = declaration::<T>(st);
     field_manager::record_update::<T>(None, &mut k, &manager, "", declared)?;
     let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
     Ok(respond(n, code, &out))
@@ -954,7 +960,7 @@ async fn update<T: Served>(
     let old: T::K = decode_kind(st, &kv)?;
     let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
     t.reset_fields(&mut new, &old)?;
-    let declared = st.validators.get(T::VERSION, T::RESOURCE);
+    let declared = declaration::<T>(st);
     field_manager::record_update::<T>(Some(&old), &mut new, &manager, t.subresource(), declared)?;
     prepare_update(&mut new, &old)?;
     check_declared_update::<T>(st, t, versioned, &new, &old)?;
@@ -1074,7 +1080,7 @@ async fn patch_object<T: Served>(
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
-                let declared = st.validators.get(T::VERSION, T::RESOURCE).cloned();
+                let declared = declaration::<T>(st).cloned();
                 off_worker(st, move || {
                     let applied = field_manager::apply::<T>(
                         None,
@@ -1100,7 +1106,7 @@ async fn patch_object<T: Served>(
         let old: T::K = decode_kind(st, &kv)?;
         let (obj, warnings) = {
             let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
-            let declared = st.validators.get(T::VERSION, T::RESOURCE).cloned();
+            let declared = declaration::<T>(st).cloned();
             let subresource = t.subresource();
             off_worker(st, move || {
                 let patched = if kind.is_apply() {
@@ -1137,7 +1143,7 @@ async fn patch_object<T: Served>(
         new.meta_mut().resource_version = current_rv;
         t.reset_fields(&mut new, &old)?;
         if !kind.is_apply() {
-            let declared = st.validators.get(T::VERSION, T::RESOURCE);
+            let declared = declaration::<T>(st);
             field_manager::record_update::<T>(
                 Some(&old),
                 &mut new,
