@@ -150,6 +150,14 @@ fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
         b.iter(|| black_box(x).clone())
     });
     if repr == "value" {
+        // The same decode without serde's visitor (`value_from_slice`, for `Value` only).
+        assert_eq!(
+            serde_json::to_value(x).unwrap(),
+            conneg_cbor::value_from_slice(&cbor).unwrap()
+        );
+        g.bench_function(BenchmarkId::new("decode/cbor_direct", repr), |b| {
+            b.iter(|| conneg_cbor::value_from_slice(black_box(&cbor)).unwrap())
+        });
         // Parsing and validation alone, no tree built: what each codec costs by itself.
         g.bench_function(BenchmarkId::new("decode/json", "ignored"), |b| {
             b.iter(|| serde_json::from_slice::<IgnoredAny>(black_box(&json)).unwrap())

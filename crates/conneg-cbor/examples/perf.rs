@@ -237,6 +237,16 @@ fn main() {
             "dec-value" => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
             }),
+            "dec-value-direct" => Box::new(|| {
+                black_box(conneg_cbor::value_from_slice(&cb_v).unwrap());
+            }),
+            // Cloning the decoded tree (and dropping the clone): the floor of any decoder.
+            "dec-value-clone" => {
+                let v: Value = conneg_cbor::from_slice(&cb_v).unwrap();
+                Box::new(move || {
+                    black_box(v.clone());
+                })
+            }
             // The same list decoded by serde_json and by the peers (text strings, no tag), for
             // instruction counts side by side.
             "dec-value-json" => {

@@ -12,6 +12,8 @@ use crate::scan::{self, Scanner};
 use crate::strenc::LaterEncoding;
 use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
 
+mod value;
+
 /// Leave this much stack before recursing into a container; otherwise grow by `STACK_GROW`.
 pub(crate) const RED_ZONE: usize = 128 * 1024;
 pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;

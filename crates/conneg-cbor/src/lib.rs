@@ -119,6 +119,25 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     DecodeOptions::default().from_slice(bytes)
 }
 
+/// Decodes exactly one item into a [`serde_json::Value`] with the default (strict) options.
+///
+/// The result, value or error, is the one `from_slice::<serde_json::Value>` gives; this builds
+/// the tree directly (arrays sized from their declared length, no serde visitor per item) and
+/// is the faster way to decode unstructured objects.
+///
+/// ```
+/// let bytes = conneg_cbor::to_vec(&serde_json::json!({"kind": "Pod", "items": [1, "a"]})).unwrap();
+/// let v = conneg_cbor::value_from_slice(&bytes).unwrap();
+/// assert_eq!(v, serde_json::json!({"kind": "Pod", "items": [1, "a"]}));
+/// assert_eq!(
+///     conneg_cbor::value_from_slice(b"\xa2\x41a\x01\x61a\x02").unwrap_err().to_string(),
+///     conneg_cbor::from_slice::<serde_json::Value>(b"\xa2\x41a\x01\x61a\x02").unwrap_err().to_string(),
+/// );
+/// ```
+pub fn value_from_slice(bytes: &[u8]) -> Result<serde_json::Value> {
+    DecodeOptions::default().value_from_slice(bytes)
+}
+
 /// Reads `r` to its end and decodes exactly one item with the default (strict) options.
 pub fn from_reader<R: std::io::Read, T: DeserializeOwned>(r: R) -> Result<T> {
     DecodeOptions::default().from_reader(r)

@@ -164,6 +164,16 @@ impl DecodeOptions {
         r
     }
 
+    /// Decodes exactly one item into a [`serde_json::Value`]: the same value, or the same error,
+    /// as `from_slice::<Value>`, built without serde's visitor (faster; see
+    /// [`value_from_slice`](crate::value_from_slice)).
+    pub fn value_from_slice(&self, bytes: &[u8]) -> Result<serde_json::Value> {
+        let mut de = Deserializer::with_options(bytes, *self);
+        let r = de.value_root();
+        de.recycle();
+        r
+    }
+
     /// Decodes laxly, returning every unknown field as an [`ErrorKind::UnknownField`](crate::ErrorKind::UnknownField) error that
     /// names its path (the way a server implements `fieldValidation=Warn`).
     pub fn from_slice_with_warnings<'de, T: Deserialize<'de>>(

@@ -46,22 +46,27 @@ static GLOBAL: Counting = Counting;
 
 const LIMIT: usize = 16 * 1024;
 
+type Decode<'a> = &'a dyn Fn(&[u8]);
+
+/// The most bytes any of the decoders asks for while decoding `input` (results dropped after).
 fn allocated_by(input: &[u8]) -> usize {
-    let before = ALLOCATED.with(|c| c.get());
-    let r = conneg_cbor::from_slice::<serde_json::Value>(input);
-    let after = ALLOCATED.with(|c| c.get());
-    drop(r);
     let lax = conneg_cbor::DecodeOptions::new().unknown_fields(conneg_cbor::UnknownFields::Ignore);
-    let before2 = ALLOCATED.with(|c| c.get());
-    let r = lax.from_slice::<serde::de::IgnoredAny>(input);
-    let after2 = ALLOCATED.with(|c| c.get());
-    drop(r);
-    // A typed target that trusts size hints at every level (serde's Vec visitor pre-allocates).
-    let before3 = ALLOCATED.with(|c| c.get());
-    let r = conneg_cbor::from_slice::<Tree>(input);
-    let after3 = ALLOCATED.with(|c| c.get());
-    drop(r);
-    (after - before).max(after2 - before2).max(after3 - before3)
+    let decoders: [Decode<'_>; 4] = [
+        &|b| drop(conneg_cbor::from_slice::<serde_json::Value>(b)),
+        &|b| drop(conneg_cbor::value_from_slice(b)),
+        &|b| drop(lax.from_slice::<serde::de::IgnoredAny>(b)),
+        // A typed target that trusts size hints at every level (serde's Vec visitor pre-allocates).
+        &|b| drop(conneg_cbor::from_slice::<Tree>(b)),
+    ];
+    decoders
+        .iter()
+        .map(|decode| {
+            let before = ALLOCATED.with(|c| c.get());
+            decode(input);
+            ALLOCATED.with(|c| c.get()) - before
+        })
+        .max()
+        .expect("decoders")
 }
 
 #[derive(serde::Deserialize)]

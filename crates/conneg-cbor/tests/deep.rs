@@ -1,5 +1,6 @@
 //! Deep nesting (Kubernetes allows 10000 levels) must not overflow a small (2 MiB) thread stack,
-//! decoding into `serde_json::Value` or skipping with `IgnoredAny`.
+//! decoding into `serde_json::Value` (through serde or `value_from_slice`) or skipping with
+//! `IgnoredAny`.
 
 use conneg_cbor::ErrorKind;
 use serde::de::IgnoredAny;
@@ -45,8 +46,9 @@ fn ten_thousand_levels_on_a_2_mib_stack() {
         ] {
             conneg_cbor::from_slice::<IgnoredAny>(&input).unwrap();
             let v: Value = conneg_cbor::from_slice(&input).unwrap();
+            let direct = conneg_cbor::value_from_slice(&input).unwrap();
             // Dropping a 10000-deep Value recurses in serde_json; do it without blowing the stack.
-            let mut stack = vec![v];
+            let mut stack = vec![v, direct];
             while let Some(v) = stack.pop() {
                 match v {
                     Value::Array(a) => stack.extend(a),
@@ -69,6 +71,7 @@ fn one_level_more_is_a_depth_error_not_a_crash() {
             for e in [
                 conneg_cbor::from_slice::<IgnoredAny>(&input).unwrap_err(),
                 conneg_cbor::from_slice::<Value>(&input).unwrap_err(),
+                conneg_cbor::value_from_slice(&input).unwrap_err(),
             ] {
                 assert_eq!(e.kind(), ErrorKind::DepthLimit);
             }
@@ -77,6 +80,9 @@ fn one_level_more_is_a_depth_error_not_a_crash() {
         let input = nested_arrays(1_000_000);
         let opts = conneg_cbor::DecodeOptions::new().max_depth(usize::MAX);
         opts.from_slice::<IgnoredAny>(&input).unwrap();
+        let deep = opts.value_from_slice(&input).unwrap();
+        // (Too deep to drop: serde_json's drop recurses.)
+        std::mem::forget(deep);
         // Tags count as levels too.
         let mut tags = vec![0xc6; 10_001];
         tags.push(0x01);

@@ -68,7 +68,7 @@ fn unknown_field_text(err: &conneg_cbor::Error) -> String {
 
 /// Decodes any CBOR item into a JSON value (for apply patches).
 pub(crate) fn to_json_value(body: &[u8]) -> Result<serde_json::Value, String> {
-    conneg_cbor::from_slice(body).map_err(|e| e.to_string())
+    conneg_cbor::value_from_slice(body).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

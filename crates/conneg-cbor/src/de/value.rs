@@ -1,0 +1,184 @@
+//! Decoding straight into [`serde_json::Value`] (`value_from_slice`), for unstructured objects.
+//!
+//! `from_slice::<Value>` goes through serde: serde_json's visitor asks for every key and value
+//! one at a time, grows each array from empty (it ignores size hints) and inserts map entries
+//! one by one, and the deserializer keeps a path segment per item for error messages. Here the
+//! deserializer builds the arrays and maps itself, with the same profile checks (it calls the
+//! same head, string, key-tracking and limit code), sized from their declared lengths; scalars
+//! and every rarer shape go through serde_json's own visitor, so they come out exactly as they do
+//! with `from_slice`.
+//!
+//! Errors take the other way: when anything fails here, the input is decoded again through
+//! serde, which produces the error with its path and offset. So the result, value or error, is
+//! always the one `from_slice::<Value>` gives (`tests/value.rs` checks this on generated and
+//! malformed input); only the speed differs.
+
+use super::{Deserializer, RED_ZONE, STACK_GROW};
+use crate::error::{Error, Result};
+use crate::head::{BREAK, Head, MAJOR_ARRAY, MAJOR_MAP, MAJOR_TAG};
+use crate::scan;
+use serde::Deserialize;
+use serde_json::map::Entry;
+use serde_json::{Map, Value};
+
+impl<'de> Deserializer<'de> {
+    /// Decodes the whole input (one item, no trailing bytes) into a `Value`.
+    pub(crate) fn value_root(&mut self) -> Result<Value> {
+        if !self.input.is_empty() {
+            if let Ok(v) = self.value().and_then(|v| self.end().map(|()| v)) {
+                return Ok(v);
+            }
+        }
+        self.restart();
+        self.decode_root::<Value>()
+            .and_then(|v| self.end().map(|()| v))
+    }
+
+    /// Forgets everything read so far, for decoding the input again from its start.
+    #[cold]
+    fn restart(&mut self) {
+        self.pos = 0;
+        self.depth = 0;
+        self.enc = None;
+        self.keys.reset();
+        self.reserved = 0;
+        self.run = "";
+        self.run_start = 0;
+    }
+
+    /// One item: short strings, arrays and maps here, everything else through serde_json's
+    /// visitor.
+    fn value(&mut self) -> Result<Value> {
+        if let Some(s) = self.short_str()? {
+            return Ok(Value::String(s.to_owned()));
+        }
+        let Some(&b) = self.input.get(self.pos) else {
+            return Err(Error::eof(self.pos));
+        };
+        match b >> 5 {
+            MAJOR_ARRAY | MAJOR_MAP => {
+                let (h, start, _) = self.next_head()?;
+                self.container(h, start)
+            }
+            // Tags in front of a container (the self-described prefix of every object): read
+            // them here so that the container is built here too.
+            MAJOR_TAG => {
+                let (at, depth, enc) = (self.pos, self.depth, self.enc);
+                let (h, start, _) = self.next_head()?;
+                let r = if matches!(h.major, MAJOR_ARRAY | MAJOR_MAP) {
+                    self.container(h, start)
+                } else {
+                    self.pos = at;
+                    self.depth = depth;
+                    self.enc = enc;
+                    Value::deserialize(&mut *self)
+                };
+                self.depth = depth;
+                self.enc = enc;
+                r
+            }
+            _ => Value::deserialize(&mut *self),
+        }
+    }
+
+    /// An array or a map whose head was just read.
+    fn container(&mut self, h: Head, start: usize) -> Result<Value> {
+        self.enter(start)?;
+        let v = stacker::maybe_grow(RED_ZONE, STACK_GROW, || {
+            if h.major == MAJOR_ARRAY {
+                self.array(h, start)
+            } else {
+                self.map(h, start)
+            }
+        })?;
+        self.depth -= 1;
+        Ok(v)
+    }
+
+    fn array(&mut self, h: Head, start: usize) -> Result<Value> {
+        if h.indefinite() {
+            let mut items = Vec::new();
+            while self.input.get(self.pos) != Some(&BREAK) {
+                if items.len() as u64 >= self.opts.max_array_len {
+                    return Err(scan::array_too_long(self.pos, self.opts.max_array_len));
+                }
+                items.push(self.value()?);
+            }
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        if h.arg > self.opts.max_array_len {
+            return Err(scan::array_too_long(start, self.opts.max_array_len));
+        }
+        // Each element takes at least a byte: `reserve` bounds the capacity by the input.
+        let hinted = self.reserve(Some(h.arg), 1);
+        let mut items = Vec::with_capacity(hinted);
+        for i in 0..h.arg {
+            if i < hinted as u64 {
+                self.reserved -= 1;
+            }
+            items.push(self.value()?);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn map(&mut self, h: Head, start: usize) -> Result<Value> {
+        let indefinite = h.indefinite();
+        if !indefinite && h.arg > self.opts.max_map_pairs {
+            return Err(scan::map_too_long(start, self.opts.max_map_pairs));
+        }
+        // Pairs still expected, or (indefinite length) still allowed.
+        let mut left = if indefinite {
+            self.opts.max_map_pairs
+        } else {
+            h.arg
+        };
+        let mut m = Map::new();
+        loop {
+            if indefinite {
+                match self.input.get(self.pos) {
+                    Some(&BREAK) => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ if left == 0 => {
+                        return Err(scan::map_too_long(self.pos, self.opts.max_map_pairs));
+                    }
+                    _ => {}
+                }
+            } else if left == 0 {
+                break;
+            }
+            left -= 1;
+            let kstart = self.pos;
+            let k = self.map_key()?;
+            // The map itself finds duplicate keys: byte and text keys with the same bytes are
+            // the same `String`, as they are the same key to the key tracker.
+            match m.entry(k) {
+                Entry::Vacant(e) => {
+                    e.insert(self.value()?);
+                }
+                Entry::Occupied(e) => return Err(scan::dup_key(kstart, e.key().as_bytes())),
+            }
+        }
+        Ok(Value::Object(m))
+    }
+
+    /// A map key as an owned `String`.
+    #[inline]
+    fn map_key(&mut self) -> Result<String> {
+        let kstart = self.pos;
+        if let Some((s, n)) = super::short_string(self.input, kstart) {
+            if let Some(k) = self.text(s, s + n) {
+                self.pos = s + n;
+                return Ok(k.to_owned());
+            }
+        }
+        // Tagged, long or chunked keys, and keys that are not UTF-8 (an error).
+        let arena = self.keys.arena.len();
+        let key = self.read_key()?;
+        let k = std::str::from_utf8(self.keys.resolve(self.input, key)).map(str::to_owned);
+        self.keys.arena.truncate(arena);
+        k.map_err(|_| self.invalid_utf8_bytes(kstart))
+    }
+}
