@@ -10,7 +10,8 @@
 //! allocations and writes, with no parsing at all). The peers read the same CBOR with text
 //! strings and no self-described tag (`peer_cbor`), because byte strings cannot become `String`s
 //! through them; conneg-cbor decodes the Kubernetes bytes (byte strings everywhere), and also
-//! the peers' bytes (`decode/cbor_text`), so that both inputs are compared.
+//! the peers' bytes (`decode/cbor_text`), so that both inputs are compared. The encode floor for
+//! `Value` is `naive_write`, a plain tree walk; `decode/cbor_direct` is `value_from_slice`.
 //!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
@@ -150,6 +151,15 @@ fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
         b.iter(|| black_box(x).clone())
     });
     if repr == "value" {
+        // The floor of any encoder: a plain tree walk into a buffer (`naive_write`).
+        let v = serde_json::to_value(x).unwrap();
+        g.bench_function(BenchmarkId::new("encode/naive_floor", repr), |b| {
+            b.iter(|| {
+                let mut out = Vec::new();
+                naive_write(black_box(&v), &mut out);
+                out
+            })
+        });
         // The same decode without serde's visitor (`value_from_slice`, for `Value` only).
         assert_eq!(
             serde_json::to_value(x).unwrap(),
@@ -167,6 +177,61 @@ fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
         });
     }
     g.finish();
+}
+
+/// The encode floor for `Value`: each item's head and bytes written as the tree is walked, with
+/// no serde, no checks and no sorting (not Kubernetes' bytes: map entries stay in the tree's
+/// order, floats are always eight bytes).
+fn naive_write(v: &Value, out: &mut Vec<u8>) {
+    fn head(out: &mut Vec<u8>, major: u8, n: u64) {
+        let m = major << 5;
+        match n {
+            0..=23 => out.push(m | n as u8),
+            24..=0xff => out.extend_from_slice(&[m | 24, n as u8]),
+            0x100..=0xffff => {
+                out.push(m | 25);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(m | 26);
+                out.extend_from_slice(&(n as u32).to_be_bytes());
+            }
+            _ => {
+                out.push(m | 27);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+    }
+    match v {
+        Value::Null => out.push(0xf6),
+        Value::Bool(b) => out.push(0xf4 | *b as u8),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => head(out, 0, u),
+            (None, Some(i)) => head(out, 1, !i as u64),
+            _ => {
+                out.push(0xfb);
+                out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_be_bytes());
+            }
+        },
+        Value::String(s) => {
+            head(out, 2, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Array(items) => {
+            head(out, 4, items.len() as u64);
+            for item in items {
+                naive_write(item, out);
+            }
+        }
+        Value::Object(m) => {
+            head(out, 5, m.len() as u64);
+            for (k, item) in m {
+                head(out, 2, k.len() as u64);
+                out.extend_from_slice(k.as_bytes());
+                naive_write(item, out);
+            }
+        }
+    }
 }
 
 fn print_sizes(subjects: &[Subject]) {

@@ -37,6 +37,18 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
         print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
               f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
 print()
+print("`Value` encode against the floor (a plain tree walk, `naive_write`; fraction = floor time / encode time):")
+print()
+print("| object | naive writer | serde_json | CBOR det. | CBOR fast |")
+print("|---|---|---|---|---|")
+for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+    try:
+        nf = median_ns(obj, "encode", "naive_floor", "value")
+        cells = [median_ns(obj, "encode", c, "value") for c in ["json", "cbor_deterministic", "cbor_fast"]]
+    except FileNotFoundError:
+        continue
+    print(f"| {obj} | {fmt(nf)} | " + " | ".join(f"{fmt(t)} ({nf / t:.2f})" for t in cells) + " |")
+print()
 print("Parse and validate only (into `serde::de::IgnoredAny`, no tree built):")
 print()
 print("| object | JSON | CBOR | speed-up |")
@@ -51,7 +63,8 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
 
 print()
 print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
-print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag):")
+print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag;")
+print("\"of floor\" = the clone floor's time / that decoder's time, 1.00 being the floor itself):")
 print()
 cols = [("cbor", "conneg-cbor"), ("cbor_direct", "conneg-cbor, `value_from_slice`"), ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
         ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("clone_floor", "floor (clone)")]
@@ -63,11 +76,16 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
             jd = median_ns(obj, "decode", "json", r)
         except FileNotFoundError:
             continue
+        try:
+            fl = median_ns(obj, "decode", "clone_floor", r)
+        except FileNotFoundError:
+            fl = None
         cells = []
         for codec, _ in cols:
             try:
                 t = median_ns(obj, "decode", codec, r)
-                cells.append(f"{fmt(t)} ({jd / t:.2f}x)")
+                floor = f", {fl / t:.2f} of floor" if fl and codec != "clone_floor" else ""
+                cells.append(f"{fmt(t)} ({jd / t:.2f}x{floor})")
             except FileNotFoundError:
                 cells.append("n/a")
         print(f"| {obj} | {r} | {fmt(jd)} | " + " | ".join(cells) + " |")
