@@ -47,11 +47,18 @@ impl<'de> Deserializer<'de> {
     }
 
     /// One item: short strings, arrays and maps here, everything else through serde_json's
-    /// visitor.
+    /// visitor. Short strings, the most common item, are read inline in the caller's loop.
+    #[inline(always)]
     fn value(&mut self) -> Result<Value> {
-        if let Some(s) = self.short_str()? {
-            return Ok(Value::String(s.to_owned()));
+        match self.short_str()? {
+            Some(s) => Ok(Value::String(s.to_owned())),
+            None => self.value_other(),
         }
+    }
+
+    /// `value` for everything but short strings.
+    #[inline(never)]
+    fn value_other(&mut self) -> Result<Value> {
         let Some(&b) = self.input.get(self.pos) else {
             return Err(Error::eof(self.pos));
         };
