@@ -286,6 +286,22 @@ fn main() {
                     black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
                 })
             }
+            // The benchmark's typed custom resource (benches/k8s), decoded by conneg-cbor and
+            // serde_json: `dec-cr`, `dec-json-cr`.
+            "dec-cr" | "dec-json-cr" => {
+                let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
+                let cbor = conneg_cbor::to_vec(&cr).unwrap();
+                let json = serde_json::to_vec(&cr).unwrap();
+                if what == "dec-cr" {
+                    Box::new(move || {
+                        black_box(conneg_cbor::from_slice::<k8s::PostgresCluster>(&cbor).unwrap());
+                    })
+                } else {
+                    Box::new(move || {
+                        black_box(serde_json::from_slice::<k8s::PostgresCluster>(&json).unwrap());
+                    })
+                }
+            }
             // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:
             // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`, and
             // the peers on its text-string encoding, `dec-minicbor-k8s`, `dec-cbor4ii-k8s`.
