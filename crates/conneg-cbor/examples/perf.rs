@@ -237,6 +237,28 @@ fn main() {
             "dec-value" => Box::new(|| {
                 black_box(conneg_cbor::from_slice::<Value>(&cb_v).unwrap());
             }),
+            // One Pod into `Value`: serde_json, conneg-cbor through serde and direct, the clone.
+            "dec-pod-value-json"
+            | "dec-pod-value"
+            | "dec-pod-value-direct"
+            | "dec-pod-value-clone" => {
+                let cb = conneg_cbor::to_vec(&pod_v).unwrap();
+                let js = serde_json::to_vec(&pod_v).unwrap();
+                let pod = pod_v.clone();
+                let w = what.clone();
+                Box::new(move || match w.as_str() {
+                    "dec-pod-value-json" => {
+                        drop(black_box(serde_json::from_slice::<Value>(&js).unwrap()))
+                    }
+                    "dec-pod-value" => {
+                        drop(black_box(conneg_cbor::from_slice::<Value>(&cb).unwrap()))
+                    }
+                    "dec-pod-value-direct" => {
+                        drop(black_box(conneg_cbor::value_from_slice(&cb).unwrap()))
+                    }
+                    _ => drop(black_box(pod.clone())),
+                })
+            }
             "dec-value-direct" => Box::new(|| {
                 black_box(conneg_cbor::value_from_slice(&cb_v).unwrap());
             }),
