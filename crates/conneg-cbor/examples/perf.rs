@@ -1,5 +1,7 @@
 //! Rough encode/decode timing against serde_json on Kubernetes-shaped objects:
-//! `cargo run --release -p conneg-cbor --example perf`.
+//! `cargo run --release -p conneg-cbor --example perf`. `perf encode` times only the encode of
+//! the benchmark's typed objects (see [`encode_k8s`]); `perf profile WORKLOAD` loops one
+//! operation for a profiler.
 
 // The benchmark's typed Kubernetes objects, for the `*-k8s` workloads below.
 #[path = "../benches/k8s/mod.rs"]
@@ -177,7 +179,39 @@ fn row(name: &str, cbor: Duration, json: Duration) {
     );
 }
 
+/// `perf encode`: deterministic and fast encode (`to_vec`, as the criterion benchmark does) of
+/// the benchmark's typed Pod, custom resource and 1 MiB Pod list, each against serde_json's
+/// encode of the same value in alternating batches in one process: on a shared machine this
+/// holds steadier than timing whole processes, whose load comes and goes between runs.
+fn encode_k8s() {
+    fn rows<T: Serialize>(name: &str, x: &T) {
+        for (mode, opts) in [
+            ("det ", conneg_cbor::EncodeOptions::deterministic()),
+            ("fast", conneg_cbor::EncodeOptions::fast()),
+        ] {
+            let (c, j) = pair(
+                &mut || {
+                    black_box(opts.to_vec(black_box(x)).unwrap());
+                },
+                &mut || {
+                    black_box(serde_json::to_vec(black_box(x)).unwrap());
+                },
+            );
+            row(&format!("encode {mode} k8s {name}"), c, j);
+        }
+    }
+    let pod: k8s::Pod = serde_json::from_value(k8s::pod_value()).unwrap();
+    let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
+    let list: k8s::PodList = serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
+    rows("pod", &pod);
+    rows("custom resource", &cr);
+    rows("pod list 1MiB", &list);
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("encode") {
+        return encode_k8s();
+    }
     let pod_v = pod_json(1);
     let list_v = json!({
         "apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"},
