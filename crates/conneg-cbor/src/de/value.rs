@@ -16,9 +16,9 @@
 use super::{Deserializer, RED_ZONE, STACK_GROW};
 use crate::error::{Error, Result};
 use crate::head::{BREAK, Head, MAJOR_ARRAY, MAJOR_MAP, MAJOR_TAG};
+use crate::keys::{KeyRef, MapKeys};
 use crate::scan;
 use serde::Deserialize;
-use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 impl<'de> Deserializer<'de> {
@@ -47,18 +47,11 @@ impl<'de> Deserializer<'de> {
     }
 
     /// One item: short strings, arrays and maps here, everything else through serde_json's
-    /// visitor. Short strings, the most common item, are read inline in the caller's loop.
-    #[inline(always)]
+    /// visitor.
     fn value(&mut self) -> Result<Value> {
-        match self.short_str()? {
-            Some(s) => Ok(Value::String(s.to_owned())),
-            None => self.value_other(),
+        if let Some(s) = self.short_str()? {
+            return Ok(Value::String(s.to_owned()));
         }
-    }
-
-    /// `value` for everything but short strings.
-    #[inline(never)]
-    fn value_other(&mut self) -> Result<Value> {
         let Some(&b) = self.input.get(self.pos) else {
             return Err(Error::eof(self.pos));
         };
@@ -140,6 +133,7 @@ impl<'de> Deserializer<'de> {
         } else {
             h.arg
         };
+        let mut keys = self.keys.open();
         let mut m = Map::new();
         loop {
             if indefinite {
@@ -157,35 +151,43 @@ impl<'de> Deserializer<'de> {
                 break;
             }
             left -= 1;
-            let kstart = self.pos;
-            let k = self.map_key()?;
-            // The map itself finds duplicate keys: byte and text keys with the same bytes are
-            // the same `String`, as they are the same key to the key tracker.
-            match m.entry(k) {
-                Entry::Vacant(e) => {
-                    e.insert(self.value()?);
-                }
-                Entry::Occupied(e) => return Err(scan::dup_key(kstart, e.key().as_bytes())),
-            }
+            let k = self.map_key(&mut keys)?;
+            let v = self.value()?;
+            m.insert(k, v);
         }
+        self.keys.close(keys);
         Ok(Value::Object(m))
     }
 
-    /// A map key as an owned `String`.
+    /// The next map key as an owned `String`, checked against the map's earlier keys by the
+    /// key tracker (byte and text keys with the same bytes are the same key).
     #[inline]
-    fn map_key(&mut self) -> Result<String> {
+    fn map_key(&mut self, keys: &mut MapKeys) -> Result<String> {
         let kstart = self.pos;
-        if let Some((s, n)) = super::short_string(self.input, kstart) {
-            if let Some(k) = self.text(s, s + n) {
+        let input: &'de [u8] = self.input;
+        let key = match super::short_string(input, kstart) {
+            Some((s, n)) => {
                 self.pos = s + n;
-                return Ok(k.to_owned());
+                KeyRef {
+                    start: s,
+                    end: s + n,
+                    arena: false,
+                }
             }
+            // Tagged, long or chunked keys.
+            None => self.read_key()?,
+        };
+        let text = if key.arena {
+            std::str::from_utf8(&self.keys.arena[key.start..key.end]).ok()
+        } else {
+            self.text(key.start, key.end)
+        };
+        let Some(k) = text.map(str::to_owned) else {
+            return Err(self.invalid_utf8_bytes(kstart));
+        };
+        if !self.keys.insert(keys, input, key) {
+            return Err(scan::dup_key(kstart, self.keys.resolve(input, key)));
         }
-        // Tagged, long or chunked keys, and keys that are not UTF-8 (an error).
-        let arena = self.keys.arena.len();
-        let key = self.read_key()?;
-        let k = std::str::from_utf8(self.keys.resolve(self.input, key)).map(str::to_owned);
-        self.keys.arena.truncate(arena);
-        k.map_err(|_| self.invalid_utf8_bytes(kstart))
+        Ok(k)
     }
 }
