@@ -48,8 +48,9 @@
 //!   length makes the decoder allocate more than the input justifies, and deep nesting cannot
 //!   overflow the stack.
 //! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
-//! * [`value_from_slice`] decodes into `serde_json::Value` (unstructured objects, patches) about
-//!   1.4x faster than `from_slice::<Value>`, with the same result and the same errors.
+//! * [`value_from_slice`] decodes into `serde_json::Value` (unstructured objects, patches) faster
+//!   than `from_slice::<Value>` (about 1.2x on a Pod; docs/benchmarks.md), with the same result
+//!   and the same errors.
 //!
 //! # Beyond single values
 //!
