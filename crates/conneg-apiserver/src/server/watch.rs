@@ -13,6 +13,10 @@
 //!   as `ADDED`, as Kubernetes' filtered watches do.
 //! * `allowWatchBookmarks=true`: a `BOOKMARK` with the last revision after 10 s of quiet.
 //! * `timeoutSeconds`: the stream ends cleanly then (default 30 minutes).
+//! * The initial state is read once at its revision and kept as the stored bytes; each object
+//!   is decoded (and encoded) only when its event goes out, so a watcher holds the encoded
+//!   state, not every object decoded. An object that cannot be decoded is an `ERROR` event,
+//!   which ends the stream.
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
@@ -42,7 +46,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::AppState;
-use super::handlers::{HResult, Params, Served, Target, decode_kind, list_kinds, storage_status};
+use super::handlers::{HResult, Params, Served, Target, decode_kind, list_page, storage_status};
 use super::kinds::Kind;
 use super::list_options::{self, ListOptions};
 use super::transform;
@@ -178,7 +182,7 @@ async fn watch_shared<T: Served>(
     st: &AppState,
     t: &Target,
     n: &Negotiated,
-    initial: &[T::K],
+    initial: impl Iterator<Item = Result<T::K, Status>> + Send + 'static,
     from: i64,
     timeout: u64,
 ) -> Result<Option<Response<Body>>, Status> {
@@ -200,13 +204,17 @@ async fn watch_shared<T: Served>(
     if shared.started.load(Ordering::SeqCst) > from {
         return Ok(None);
     }
-    let mut first = Vec::with_capacity(initial.len());
-    for k in initial {
-        let bytes = WatchEvent::Added(T::from_kind(k.clone()))
+    // Encoded as the client takes them, like the events after them.
+    let first = initial.map(move |k| {
+        let event = match k {
+            Ok(k) => WatchEvent::Added(T::from_kind(k)),
+            Err(s) => WatchEvent::Error(s),
+        };
+        event
             .to_bytes(&codec)
-            .map_err(Status::from)?;
-        first.push(bytes);
-    }
+            .or_else(|e| WatchEvent::<T>::Error(Status::from(e)).to_bytes(&codec))
+            .unwrap_or_default()
+    });
     let resp = WatchResponse::new(n)
         .timeout_seconds(Some(timeout))
         .encoded(stream::iter(first).chain(watcher));
@@ -244,14 +252,11 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         if let Some(rv) = opts.resource_version {
             at.0.insert("resourceVersion".to_owned(), rv.to_owned());
         }
-        let page = list_kinds::<T::K>(st, t, &at, &filter.sel).await?;
+        // Kept as stored bytes and decoded one at a time as the events go out
+        // (`initial_kinds`): a watcher holds the encoded state, not every object decoded.
+        let page = list_page(st, t, &at, true, |kv| Ok(Some(kv.clone()))).await?;
         let rev: i64 = page.meta.resource_version.parse().unwrap_or(0);
-        let items: Vec<T::K> = page
-            .items
-            .into_iter()
-            .filter(|k| filter.matches(k.meta()))
-            .collect();
-        (items, rev)
+        (page.items, rev)
     } else {
         match opts.resource_version {
             None | Some("0") => (
@@ -273,9 +278,11 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         && filter.sel.is_empty()
         && !bookmarks
         && n.conversion().is_none()
-        && let Some(resp) = watch_shared::<T>(st, t, n, &initial, from, timeout).await?
     {
-        return Ok(resp);
+        let items = initial_kinds::<T>(st, &filter, initial.clone());
+        if let Some(resp) = watch_shared::<T>(st, t, n, items, from, timeout).await? {
+            return Ok(resp);
+        }
     }
     let events = st
         .store
@@ -312,9 +319,11 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
     let initial = {
         let shape = shape.clone();
         stream::iter(
-            initial
-                .into_iter()
-                .map(move |k| WatchEvent::Added(shape(k)))
+            initial_kinds::<T>(st, &filter, initial)
+                .map(move |k| match k {
+                    Ok(k) => WatchEvent::Added(shape(k)),
+                    Err(s) => WatchEvent::Error(s),
+                })
                 .chain(initial_end),
         )
     };
@@ -334,7 +343,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
     };
     // The stream ends after an ERROR event.
     let mut failed = false;
-    let live = live.take_while(move |e| {
+    let events = initial.chain(live).take_while(move |e| {
         let go = !failed;
         failed = matches!(e, WatchEvent::Error(_));
         std::future::ready(go)
@@ -351,8 +360,24 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
             WatchEvent::Bookmark(or_status(transform::bookmark(conversion.as_ref(), b)))
         });
     }
-    let resp = response.events(initial.chain(live));
+    let resp = response.events(events);
     Ok(resp.map(Body::new))
+}
+
+/// The objects of a watch's initial state that `filter` selects, each decoded when the
+/// iterator reaches it (an object that cannot be decoded is an `Err`, sent as an ERROR event).
+fn initial_kinds<T: Served>(
+    st: &AppState,
+    filter: &Arc<Filter>,
+    items: Vec<KeyValue>,
+) -> impl Iterator<Item = Result<T::K, Status>> + Send + 'static {
+    let (st, filter) = (st.clone(), filter.clone());
+    items
+        .into_iter()
+        .filter_map(move |kv| match decode_kind::<T::K>(&st, &kv) {
+            Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
+            Err(e) => Some(Err(e)),
+        })
 }
 
 fn error_status(e: StorageError) -> Status {
