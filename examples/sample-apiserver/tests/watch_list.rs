@@ -128,6 +128,44 @@ fn initial_events_then_annotated_bookmark_in_cbor() {
     );
 }
 
+/// A watch without resourceVersion, bookmarks or selectors (served from the shared hub) starts
+/// with every object of the state as ADDED, in key order, each encoded as it goes out, in both
+/// codecs; an object name narrows it to that object.
+#[test]
+fn plain_watch_starts_with_every_object_of_the_state() {
+    let (srv, _d) = memory_server();
+    seed(&srv);
+    let coll = flunders("v1beta1", "default");
+    let r = srv.get(
+        &format!("{coll}?watch=1&timeoutSeconds=1"),
+        "application/json",
+    );
+    assert_eq!(
+        summary(&json_events(&r)),
+        [s("ADDED", "a"), s("ADDED", "b"), s("ADDED", "c")]
+    );
+    let r = srv.get(
+        &format!("{coll}?watch=1&timeoutSeconds=1"),
+        "application/cbor",
+    );
+    assert_eq!(r.code, 200, "{}", r.text());
+    let mut decoder = WatchDecoder::<Value>::new(StreamFormat::CborSeq);
+    decoder.push(&r.body);
+    let mut names = Vec::new();
+    while let Some(event) = decoder.next_event().expect("a valid event") {
+        match event {
+            WatchEvent::Added(o) => names.push(o["metadata"]["name"].clone()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(names, [json!("a"), json!("b"), json!("c")]);
+    let r = srv.get(
+        &format!("{coll}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Db"),
+        "application/json",
+    );
+    assert_eq!(summary(&json_events(&r)), [s("ADDED", "b")]);
+}
+
 /// Reads from `stream` until the bytes read so far contain `needle`; returns them.
 fn read_until(stream: &mut TcpStream, seen: &mut Vec<u8>, needle: &str) {
     let mut buf = [0u8; 4096];
