@@ -166,6 +166,48 @@ fn plain_watch_starts_with_every_object_of_the_state() {
     assert_eq!(summary(&json_events(&r)), [s("ADDED", "b")]);
 }
 
+/// An initial state of several storage pages (the server reads it a page of 500 at a time as
+/// the stream goes) comes out whole and in order, through the watch-list path with a selector
+/// and through the shared path.
+#[test]
+fn an_initial_state_of_many_pages_is_sent_whole() {
+    let (srv, _d) = memory_server();
+    let coll = flunders("v1beta1", "default");
+    let n = 1201;
+    for i in 0..n {
+        let k = if i % 2 == 0 { "even" } else { "odd" };
+        let body = json!({"metadata": {"name": format!("f{i:04}"), "labels": {"k": k}}});
+        let r = srv.post_json(&coll, &body.to_string());
+        assert_eq!(r.code, 201, "{}", r.text());
+    }
+    let names = |events: &[Value]| -> Vec<String> {
+        summary(events)
+            .into_iter()
+            .filter(|(t, _)| t == "ADDED")
+            .map(|(_, name)| name)
+            .collect()
+    };
+    let all: Vec<String> = (0..n).map(|i| format!("f{i:04}")).collect();
+    let r = srv.get(
+        &format!("{coll}?watch=1&timeoutSeconds=1"),
+        "application/json",
+    );
+    assert_eq!(names(&json_events(&r)), all);
+    let r = srv.get(
+        &format!("{coll}?{WATCH_LIST}&labelSelector=k%3Deven&timeoutSeconds=1"),
+        "application/json",
+    );
+    let events = json_events(&r);
+    let even: Vec<String> = all.iter().step_by(2).cloned().collect();
+    assert_eq!(names(&events), even);
+    assert_eq!(
+        events.len(),
+        even.len() + 1,
+        "the initial-events-end bookmark last"
+    );
+    assert_eq!(events[even.len()]["type"], "BOOKMARK");
+}
+
 /// Reads from `stream` until the bytes read so far contain `needle`; returns them.
 fn read_until(stream: &mut TcpStream, seen: &mut Vec<u8>, needle: &str) {
     let mut buf = [0u8; 4096];

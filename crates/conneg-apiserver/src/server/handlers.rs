@@ -746,23 +746,6 @@ pub async fn list_kinds<K: Kind>(
     q: &Params,
     sel: &Selectors,
 ) -> Result<Page<K>, Status> {
-    list_page(st, t, q, sel.is_empty(), |kv| {
-        let k: K = decode_kind(st, kv)?;
-        Ok(sel.matches(k.meta()).then_some(k))
-    })
-    .await
-}
-
-/// Lists the target collection honouring limit, continue and resourceVersion, keeping of each
-/// stored object what `keep` makes of it (`None`: not selected; `unfiltered` says whether
-/// `keep` keeps everything, for `remainingItemCount`).
-pub async fn list_page<X>(
-    st: &AppState,
-    t: &Target,
-    q: &Params,
-    unfiltered: bool,
-    mut keep: impl FnMut(&KeyValue) -> Result<Option<X>, Status>,
-) -> Result<Page<X>, Status> {
     let res = t.resource;
     let prefix = st.keys.collection(res, t.namespace.as_deref());
     let limit = match q.get("limit") {
@@ -811,7 +794,10 @@ pub async fn list_page<X>(
             Err(e) => return Err(storage_status(e, res, "")),
         };
         for kv in &page.items {
-            items.extend(keep(kv)?);
+            let k: K = decode_kind(st, kv)?;
+            if sel.matches(k.meta()) {
+                items.push(k);
+            }
         }
         revision = Some(page.revision);
         let full = limit.is_some_and(|l| items.len() >= l);
@@ -824,7 +810,7 @@ pub async fn list_page<X>(
                 meta.continue_ = continue_token::for_next_page(&page, &prefix)
                     .map_err(Status::internal_error)?
                     .unwrap_or_default();
-                if unfiltered {
+                if sel.is_empty() {
                     meta.remaining_item_count = i64::try_from(page.remaining).ok();
                 }
             }

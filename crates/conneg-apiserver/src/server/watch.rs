@@ -13,10 +13,10 @@
 //!   as `ADDED`, as Kubernetes' filtered watches do.
 //! * `allowWatchBookmarks=true`: a `BOOKMARK` with the last revision after 10 s of quiet.
 //! * `timeoutSeconds`: the stream ends cleanly then (default 30 minutes).
-//! * The initial state is read once at its revision and kept as the stored bytes; each object
-//!   is decoded (and encoded) only when its event goes out, so a watcher holds the encoded
-//!   state, not every object decoded. An object that cannot be decoded is an `ERROR` event,
-//!   which ends the stream.
+//! * The initial state is read at its revision a page (500 objects) at a time, each page when
+//!   the stream reaches it, and each object is decoded and encoded only when its event goes
+//!   out: a watcher holds one page of stored bytes, not the state. An object that cannot be
+//!   decoded, or a page that can no longer be read, is an `ERROR` event, which ends the stream.
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
@@ -40,20 +40,24 @@ use std::sync::Mutex;
 
 use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
 use conneg::{Negotiated, Status};
-use futures_util::StreamExt;
 use futures_util::stream;
+use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::AppState;
-use super::handlers::{HResult, Params, Served, Target, decode_kind, list_page, storage_status};
+use super::handlers::{
+    HResult, Params, Served, Target, decode_kind, list_revision, storage_status,
+};
 use super::kinds::Kind;
 use super::list_options::{self, ListOptions};
 use super::transform;
 use crate::meta::HasObjectMeta;
 use crate::resource::Versioned;
 use crate::selector::Selectors;
-use crate::storage::{Event, EventType, KeyValue, Storage, StorageError};
+use crate::storage::{
+    Event, EventType, KeyValue, ListOptions as ReadOptions, ListResult, Storage, StorageError,
+};
 
 /// How long a watch lasts without `timeoutSeconds` (Kubernetes: 30–60 minutes).
 const DEFAULT_TIMEOUT_SECS: u64 = 1800;
@@ -182,7 +186,7 @@ async fn watch_shared<T: Served>(
     st: &AppState,
     t: &Target,
     n: &Negotiated,
-    initial: impl Iterator<Item = Result<T::K, Status>> + Send + 'static,
+    initial: impl Stream<Item = Result<T::K, Status>> + Send + 'static,
     from: i64,
     timeout: u64,
 ) -> Result<Option<Response<Body>>, Status> {
@@ -217,7 +221,7 @@ async fn watch_shared<T: Served>(
     });
     let resp = WatchResponse::new(n)
         .timeout_seconds(Some(timeout))
-        .encoded(stream::iter(first).chain(watcher));
+        .encoded(first.chain(watcher));
     Ok(Some(resp.map(Body::new)))
 }
 
@@ -252,15 +256,27 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         if let Some(rv) = opts.resource_version {
             at.0.insert("resourceVersion".to_owned(), rv.to_owned());
         }
-        // Kept as stored bytes and decoded one at a time as the events go out
-        // (`initial_kinds`): a watcher holds the encoded state, not every object decoded.
-        let page = list_page(st, t, &at, true, |kv| Ok(Some(kv.clone()))).await?;
-        let rev: i64 = page.meta.resource_version.parse().unwrap_or(0);
-        (page.items, rev)
+        // The first page now (a bad resourceVersion or a storage error is the response's
+        // status), the others as the stream reaches them (`initial_kinds`).
+        let revision = list_revision(st, t.resource, &at).await?;
+        let first = st
+            .store
+            .list(
+                &prefix,
+                ReadOptions {
+                    revision,
+                    start_key: None,
+                    limit: Some(INITIAL_PAGE),
+                },
+            )
+            .await
+            .map_err(|e| storage_status(e, t.resource, ""))?;
+        let rev = first.revision;
+        (Some(first), rev)
     } else {
         match opts.resource_version {
             None | Some("0") => (
-                Vec::new(),
+                None,
                 st.store
                     .current_revision()
                     .await
@@ -270,7 +286,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
                 let rev: i64 = rv
                     .parse()
                     .map_err(|_| Status::bad_request(format!("invalid resource version {rv:?}")))?;
-                (Vec::new(), rev)
+                (None, rev)
             }
         }
     };
@@ -279,7 +295,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         && !bookmarks
         && n.conversion().is_none()
     {
-        let items = initial_kinds::<T>(st, &filter, initial.clone());
+        let items = initial_kinds::<T>(st, t, &filter, &prefix, initial.clone());
         if let Some(resp) = watch_shared::<T>(st, t, n, items, from, timeout).await? {
             return Ok(resp);
         }
@@ -318,14 +334,12 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
 
     let initial = {
         let shape = shape.clone();
-        stream::iter(
-            initial_kinds::<T>(st, &filter, initial)
-                .map(move |k| match k {
-                    Ok(k) => WatchEvent::Added(shape(k)),
-                    Err(s) => WatchEvent::Error(s),
-                })
-                .chain(initial_end),
-        )
+        initial_kinds::<T>(st, t, &filter, &prefix, initial)
+            .map(move |k| match k {
+                Ok(k) => WatchEvent::Added(shape(k)),
+                Err(s) => WatchEvent::Error(s),
+            })
+            .chain(stream::iter(initial_end))
     };
     let live = {
         let st = st.clone();
@@ -364,20 +378,59 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
     Ok(resp.map(Body::new))
 }
 
-/// The objects of a watch's initial state that `filter` selects, each decoded when the
-/// iterator reaches it (an object that cannot be decoded is an `Err`, sent as an ERROR event).
+/// Objects of a watch's initial state read from storage per page, each page when the stream
+/// reaches it: a watcher holds one page of stored bytes, not the whole state.
+const INITIAL_PAGE: usize = 500;
+
+/// The objects of a watch's initial state (from its `first` page on, every page at that page's
+/// revision) that `filter` selects, each decoded when the stream reaches it. An object that
+/// cannot be decoded, or a page that cannot be read (the revision compacted meanwhile), is an
+/// `Err`, sent as an ERROR event.
 fn initial_kinds<T: Served>(
     st: &AppState,
+    t: &Target,
     filter: &Arc<Filter>,
-    items: Vec<KeyValue>,
-) -> impl Iterator<Item = Result<T::K, Status>> + Send + 'static {
-    let (st, filter) = (st.clone(), filter.clone());
-    items
-        .into_iter()
-        .filter_map(move |kv| match decode_kind::<T::K>(&st, &kv) {
+    prefix: &str,
+    first: Option<ListResult>,
+) -> impl Stream<Item = Result<T::K, Status>> + Send + 'static {
+    enum Next {
+        Page(ListResult),
+        From(String, i64),
+    }
+    let (st, filter, prefix, res) = (st.clone(), filter.clone(), prefix.to_owned(), t.resource);
+    let pages = {
+        let st = st.clone();
+        stream::unfold(first.map(Next::Page), move |next| {
+            let (st, prefix) = (st.clone(), prefix.clone());
+            async move {
+                let page = match next? {
+                    Next::Page(page) => page,
+                    Next::From(key, revision) => {
+                        let read = ReadOptions {
+                            revision: Some(revision),
+                            start_key: Some(key),
+                            limit: Some(INITIAL_PAGE),
+                        };
+                        match st.store.list(&prefix, read).await {
+                            Ok(page) => page,
+                            Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
+                        }
+                    }
+                };
+                let after = page
+                    .next_start_key()
+                    .map(|key| Next::From(key, page.revision));
+                Some((page.items.into_iter().map(Ok).collect::<Vec<_>>(), after))
+            }
+        })
+    };
+    pages.flat_map(stream::iter).filter_map(move |kv| {
+        let k = kv.and_then(|kv| decode_kind::<T::K>(&st, &kv));
+        std::future::ready(match k {
             Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
             Err(e) => Some(Err(e)),
         })
+    })
 }
 
 fn error_status(e: StorageError) -> Status {
