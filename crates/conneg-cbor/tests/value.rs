@@ -100,6 +100,21 @@ fn tag() -> impl Strategy<Value = Vec<u8>> {
         .prop_map(|t| head(6, t, 0))
 }
 
+/// An array (major 4) or map (5) of `n` elements encoded in `body`, whose head declares the
+/// right length, one more, one less, or an indefinite length (`shape` 0-4).
+fn container(major: u8, n: usize, shape: u8, body: Vec<u8>) -> Vec<u8> {
+    let n = n as u64;
+    let (mut b, end) = match shape {
+        0 => (head(major, n + 1, 0), None),
+        1 => (head(major, n.saturating_sub(1), 0), None),
+        2 => (vec![(major << 5) | 31], Some(0xff)),
+        _ => (head(major, n, 0), None),
+    };
+    b.extend(body);
+    b.extend(end);
+    b
+}
+
 fn item() -> impl Strategy<Value = Vec<u8>> {
     scalar().prop_recursive(5, 64, 6, |inner| {
         let key = prop_oneof![
@@ -111,38 +126,15 @@ fn item() -> impl Strategy<Value = Vec<u8>> {
             1 => scalar(),
         ];
         prop_oneof![
-            // Arrays whose declared length is right, one short or one long, or indefinite.
-            (prop::collection::vec(inner.clone(), 0..6), 0u8..5).prop_map(|(items, shape)| {
-                let n = items.len() as u64;
-                let mut b = match shape {
-                    0 => head(4, n + 1, 0),
-                    1 => head(4, n.saturating_sub(1), 0),
-                    2 => vec![0x9f],
-                    _ => head(4, n, 0),
-                };
-                b.extend(items.concat());
-                if shape == 2 {
-                    b.push(0xff);
+            (prop::collection::vec(inner.clone(), 0..6), 0u8..5)
+                .prop_map(|(items, shape)| container(4, items.len(), shape, items.concat())),
+            (prop::collection::vec((key, inner.clone()), 0..6), 0u8..5).prop_map(
+                |(pairs, shape)| {
+                    let n = pairs.len();
+                    let body = pairs.into_iter().flat_map(|(k, v)| [k, v]).collect::<Vec<_>>();
+                    container(5, n, shape, body.concat())
                 }
-                b
-            }),
-            (prop::collection::vec((key, inner.clone()), 0..6), 0u8..5).prop_map(|(pairs, shape)| {
-                let n = pairs.len() as u64;
-                let mut b = match shape {
-                    0 => head(5, n + 1, 0),
-                    1 => head(5, n.saturating_sub(1), 0),
-                    2 => vec![0xbf],
-                    _ => head(5, n, 0),
-                };
-                for (k, v) in pairs {
-                    b.extend(k);
-                    b.extend(v);
-                }
-                if shape == 2 {
-                    b.push(0xff);
-                }
-                b
-            }),
+            ),
             (tag(), inner).prop_map(|(t, i)| [t, i].concat()),
         ]
     })

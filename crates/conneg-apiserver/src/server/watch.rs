@@ -208,20 +208,25 @@ async fn watch_shared<T: Served>(
     if shared.started.load(Ordering::SeqCst) > from {
         return Ok(None);
     }
-    // Encoded as the client takes them, like the events after them.
+    // Encoded as the client takes them, like the events after them; each with whether it is
+    // an ERROR event, after which the stream ends.
     let first = initial.map(move |k| {
-        let event = match k {
-            Ok(k) => WatchEvent::Added(T::from_kind(k)),
-            Err(s) => WatchEvent::Error(s),
+        let (event, failed) = match k {
+            Ok(k) => (WatchEvent::Added(T::from_kind(k)), false),
+            Err(s) => (WatchEvent::Error(s), true),
         };
-        event
-            .to_bytes(&codec)
-            .or_else(|e| WatchEvent::<T>::Error(Status::from(e)).to_bytes(&codec))
-            .unwrap_or_default()
+        match event.to_bytes(&codec) {
+            Ok(bytes) => (bytes, failed),
+            Err(e) => {
+                let error = WatchEvent::<T>::Error(Status::from(e));
+                (error.to_bytes(&codec).unwrap_or_default(), true)
+            }
+        }
     });
+    let events = through_first_error(first.chain(watcher.map(|b| (b, false))), |e| e.1);
     let resp = WatchResponse::new(n)
         .timeout_seconds(Some(timeout))
-        .encoded(first.chain(watcher));
+        .encoded(events.map(|(bytes, _)| bytes));
     Ok(Some(resp.map(Body::new)))
 }
 
@@ -355,13 +360,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
             std::future::ready(out)
         })
     };
-    // The stream ends after an ERROR event.
-    let mut failed = false;
-    let events = initial.chain(live).take_while(move |e| {
-        let go = !failed;
-        failed = matches!(e, WatchEvent::Error(_));
-        std::future::ready(go)
-    });
+    let events = through_first_error(initial.chain(live), |e| matches!(e, WatchEvent::Error(_)));
 
     let mut response = WatchResponse::new(n).timeout_seconds(Some(timeout));
     if bookmarks {
@@ -376,6 +375,20 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
     }
     let resp = response.events(events);
     Ok(resp.map(Body::new))
+}
+
+/// `events` up to and including the first one that `is_error` says is an ERROR event: a watch
+/// ends after one.
+fn through_first_error<S: Stream>(
+    events: S,
+    is_error: impl Fn(&S::Item) -> bool,
+) -> impl Stream<Item = S::Item> {
+    let mut failed = false;
+    events.take_while(move |e| {
+        let go = !failed;
+        failed = is_error(e);
+        std::future::ready(go)
+    })
 }
 
 /// Objects of a watch's initial state read from storage per page, each page when the stream
