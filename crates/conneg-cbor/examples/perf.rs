@@ -182,13 +182,12 @@ fn row(name: &str, cbor: Duration, json: Duration) {
 /// `perf encode`: deterministic and fast encode (`to_vec`, as the criterion benchmark does) of
 /// the benchmark's typed Pod, custom resource and 1 MiB Pod list, each against serde_json's
 /// encode of the same value in alternating batches in one process: on a shared machine this
-/// holds steadier than timing whole processes, whose load comes and goes between runs.
+/// holds steadier than timing whole processes, whose load comes and goes between runs. The
+/// types derive `conneg_cbor::Serialize`; "det serde" is the same value with the types deriving
+/// serde's `Serialize` (`k8s::serde_derived`).
 fn encode_k8s() {
-    fn rows<T: Serialize>(name: &str, x: &T) {
-        for (mode, opts) in [
-            ("det ", conneg_cbor::EncodeOptions::deterministic()),
-            ("fast", conneg_cbor::EncodeOptions::fast()),
-        ] {
+    fn rows<T: Serialize, U: Serialize>(name: &str, x: &T, twin: &U) {
+        fn one(label: String, opts: conneg_cbor::EncodeOptions, x: &impl Serialize) {
             let (c, j) = pair(
                 &mut || {
                     black_box(opts.to_vec(black_box(x)).unwrap());
@@ -197,15 +196,32 @@ fn encode_k8s() {
                     black_box(serde_json::to_vec(black_box(x)).unwrap());
                 },
             );
-            row(&format!("encode {mode} k8s {name}"), c, j);
+            row(&label, c, j);
         }
+        let det = conneg_cbor::EncodeOptions::deterministic();
+        assert_eq!(det.to_vec(x).unwrap(), det.to_vec(twin).unwrap());
+        one(format!("encode det   k8s {name}"), det, x);
+        one(format!("encode det serde k8s {name}"), det, twin);
+        one(
+            format!("encode fast  k8s {name}"),
+            conneg_cbor::EncodeOptions::fast(),
+            x,
+        );
     }
-    let pod: k8s::Pod = serde_json::from_value(k8s::pod_value()).unwrap();
-    let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
-    let list: k8s::PodList = serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
-    rows("pod", &pod);
-    rows("custom resource", &cr);
-    rows("pod list 1MiB", &list);
+    fn load<T: serde::de::DeserializeOwned, U: serde::de::DeserializeOwned>(v: Value) -> (T, U) {
+        (
+            serde_json::from_value(v.clone()).unwrap(),
+            serde_json::from_value(v).unwrap(),
+        )
+    }
+    let (pod, pod2): (k8s::Pod, k8s::serde_derived::Pod) = load(k8s::pod_value());
+    let (cr, cr2): (k8s::PostgresCluster, k8s::serde_derived::PostgresCluster) =
+        load(k8s::cr_value());
+    let (list, list2): (k8s::PodList, k8s::serde_derived::PodList) =
+        load(k8s::pod_list_value(1 << 20));
+    rows("pod", &pod, &pod2);
+    rows("custom resource", &cr, &cr2);
+    rows("pod list 1MiB", &list, &list2);
 }
 
 fn main() {
@@ -358,6 +374,28 @@ fn main() {
                     Box::new(move || {
                         black_box(serde_json::from_slice::<k8s::PostgresCluster>(&json).unwrap());
                     })
+                }
+            }
+            // The benchmark's typed Pod (benches/k8s), encoded: `enc-det-pod-k8s` (the types
+            // derive `conneg_cbor::Serialize`), `enc-det-serde-pod-k8s` (the same Pod with
+            // serde's derive), `enc-fast-pod-k8s`, `enc-json-pod-k8s`.
+            w if w.ends_with("-pod-k8s") => {
+                let v = k8s::pod_value();
+                let pod: k8s::Pod = serde_json::from_value(v.clone()).unwrap();
+                let twin: k8s::serde_derived::Pod = serde_json::from_value(v).unwrap();
+                match w {
+                    "enc-det-pod-k8s" => Box::new(move || {
+                        black_box(det.to_vec(&pod).unwrap());
+                    }),
+                    "enc-det-serde-pod-k8s" => Box::new(move || {
+                        black_box(det.to_vec(&twin).unwrap());
+                    }),
+                    "enc-fast-pod-k8s" => Box::new(move || {
+                        black_box(fast.to_vec(&pod).unwrap());
+                    }),
+                    _ => Box::new(move || {
+                        black_box(serde_json::to_vec(&pod).unwrap());
+                    }),
                 }
             }
             // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:

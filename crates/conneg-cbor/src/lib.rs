@@ -96,8 +96,56 @@ pub use raw::{RawExtension, RawFormat};
 pub use seq::{SeqDecoder, SeqEncoder};
 pub use ser::{Compound, Serializer};
 
-use serde::Serialize;
+/// Derives serde's `Serialize` for a struct so that conneg-cbor's deterministic encoder gets its
+/// fields already in canonical order (Go's encoder sorts each struct type's fields once, by
+/// reflection; this sorts them at compile time).
+///
+/// A drop-in for `#[derive(serde::Serialize)]` on structs with named fields: JSON and every
+/// other serializer see exactly what serde's derive gives them (the same keys, in declaration
+/// order, with the same skipping). Only [deterministic](EncodeOptions::deterministic) CBOR
+/// encoding sees the fields sorted by their encoded keys (shorter first, then bytewise), so it
+/// writes each struct straight out instead of recording its fields and reordering them; the
+/// bytes are the same either way (the encoder checks the order and still sorts anything that
+/// comes out of it). docs/benchmarks.md has the figures.
+///
+/// Accepted serde attributes: `rename`, `rename_all`, `skip`, `skip_serializing`,
+/// `skip_serializing_if`, and those that concern deserialization only (`default`,
+/// `deserialize_with`, `alias`, `deny_unknown_fields`, ...). Any other (`flatten`,
+/// `serialize_with`, `with`, `tag`, `untagged`, `transparent`, `bound`, ...) is a compile error:
+/// derive `serde::Serialize` for that type. Type parameters get a `T: Serialize` bound.
+///
+/// ```
+/// use serde::Deserialize;
+///
+/// #[derive(conneg_cbor::Serialize, Deserialize, Debug, PartialEq)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Meta {
+///     resource_version: String,
+///     #[serde(default, skip_serializing_if = "Option::is_none")]
+///     labels: Option<std::collections::BTreeMap<String, String>>,
+///     name: String,
+/// }
+///
+/// let m = Meta { resource_version: "7".into(), labels: None, name: "a".into() };
+/// // JSON keeps the declaration order...
+/// assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"resourceVersion":"7","name":"a"}"#);
+/// // ...CBOR gets the canonical one ("name" is shorter than "resourceVersion").
+/// let bytes = conneg_cbor::to_vec(&m).unwrap();
+/// assert_eq!(bytes, b"\xd9\xd9\xf7\xa2\x44name\x41a\x4fresourceVersion\x417");
+/// assert_eq!(conneg_cbor::from_slice::<Meta>(&bytes).unwrap(), m);
+/// ```
+#[doc(inline)]
+pub use conneg_cbor_derive::Serialize;
+
+/// What `#[derive(conneg_cbor::Serialize)]` expands to refers to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::ser::canonical_order;
+    pub use serde;
+}
+
 use serde::de::{Deserialize, DeserializeOwned};
+use serde::ser::Serialize;
 
 /// The self-described CBOR tag (55799) head that starts every encoded object.
 pub const SELF_DESCRIBED_PREFIX: [u8; 3] = [0xd9, 0xd9, 0xf7];

@@ -128,12 +128,14 @@ impl<'a> Serializer<'a> {
         }
     }
 
-    /// Starts a struct (or struct variant) called `name`.
+    /// Starts a struct (or struct variant) called `name`, offering a derived impl to hand out
+    /// its fields in canonical order ([`canonical_order`]).
     #[inline]
     fn begin_struct(&mut self, name: &'static str, len: usize) -> Container {
         let mut c = self.begin(MAJOR_MAP, Some(len));
         if self.opts.sort {
             c.order = Order::Struct(name);
+            CANONICAL_ORDER.set(name.as_ptr() as usize);
         }
         c
     }
@@ -144,7 +146,7 @@ impl<'a> Serializer<'a> {
         if c.major == MAJOR_MAP {
             if self.opts.sort && c.count > 1 {
                 let end = self.out.len();
-                if let Some(last) = self.entries.last_mut() {
+                if let Some(last) = self.entries[c.entries_base..].last_mut() {
                     last.end = end;
                 }
                 let data_start = c.head_pos + c.head_size;
@@ -153,6 +155,7 @@ impl<'a> Serializer<'a> {
                         self.place(p, c.entries_base, data_start);
                         Ok(())
                     }
+                    Order::Ascending(_) => Ok(()),
                     _ => self.sort_entries(c.entries_base, data_start),
                 };
                 self.entries.truncate(c.entries_base);
@@ -245,14 +248,36 @@ impl<'a> Serializer<'a> {
 
     /// Writes the key of a struct field, following the struct's plan while it can. Entries of a
     /// planned struct get their rank as `prefix` and no `key_end` or `end` (see [`set_ends`]).
+    /// A struct in [`Order::Ascending`] records no entry at all while its keys keep ascending.
     #[inline(always)]
-    fn struct_key(&mut self, c: &mut Container, key: &'static str) {
-        if let Order::Planned(p) = &mut c.order {
-            if let Some(rank) = p.next(self.plans.get(p.plan), key) {
-                return self.ranked_key(c, rank, key);
+    fn struct_key(&mut self, c: &mut Container, key: &'static str) -> Result<()> {
+        match &mut c.order {
+            Order::Planned(p) => {
+                if let Some(rank) = p.next(self.plans.get(p.plan), key) {
+                    self.ranked_key(c, rank, key);
+                    return Ok(());
+                }
             }
+            Order::Ascending(last) if ascends(last, key) => {
+                self.ascending_key(c, key);
+                return Ok(());
+            }
+            // The first field of a struct whose derived impl took the offer (for any other, the
+            // mark is cleared here, and the slow path looks for its plan).
+            Order::Struct(_) if CANONICAL_ORDER.replace(0) == ACCEPTED => {
+                self.ascending_key(c, key);
+                return Ok(());
+            }
+            _ => {}
         }
-        self.struct_key_slow(c, key);
+        self.struct_key_slow(c, key)
+    }
+
+    #[inline(always)]
+    fn ascending_key(&mut self, c: &mut Container, key: &'static str) {
+        c.order = Order::Ascending(key);
+        c.count += 1;
+        self.write_str(key);
     }
 
     #[inline(always)]
@@ -271,16 +296,22 @@ impl<'a> Serializer<'a> {
     /// [`struct_key`](Self::struct_key) for a struct's first field, a field the plan did not
     /// expect next, and structs without a plan.
     #[inline(never)]
-    fn struct_key_slow(&mut self, c: &mut Container, key: &'static str) {
+    fn struct_key_slow(&mut self, c: &mut Container, key: &'static str) -> Result<()> {
         if let Order::Struct(name) = c.order {
             c.order = self.plan_for(name, key);
         }
-        if let Order::Planned(p) = &mut c.order {
-            let plan = self.plans.get(p.plan);
-            if let Some(rank) = p.next(plan, key).or_else(|| p.seek(plan, key)) {
-                return self.ranked_key(c, rank, key);
+        match &mut c.order {
+            Order::Planned(p) => {
+                let plan = self.plans.get(p.plan);
+                if let Some(rank) = p.next(plan, key).or_else(|| p.seek(plan, key)) {
+                    self.ranked_key(c, rank, key);
+                    return Ok(());
+                }
+                self.leave_plan(c);
             }
-            self.leave_plan(c);
+            // `struct_key` found that the key does not ascend.
+            Order::Ascending(_) => self.leave_ascending(c)?,
+            _ => {}
         }
         if let Order::Learning { .. } = c.order {
             self.learn.push(key);
@@ -288,6 +319,7 @@ impl<'a> Serializer<'a> {
         self.start_entry(c);
         self.write_str(key);
         self.end_key();
+        Ok(())
     }
 
     /// Notes a struct field that the value skips (`skip_serializing_if`).
@@ -303,8 +335,12 @@ impl<'a> Serializer<'a> {
         }
     }
 
-    /// How a struct called `name` whose first field is `first` is ordered.
+    /// How a struct called `name` whose first field is `first` is ordered: ascending if its
+    /// derived impl said so ([`canonical_order`]), else by its type's plan.
     fn plan_for(&self, name: &'static str, first: &'static str) -> Order {
+        if CANONICAL_ORDER.replace(0) == ACCEPTED {
+            return Order::Ascending("");
+        }
         match self.plans.find(name, first) {
             Some(plan) => Order::Planned(Planned::new(plan)),
             None if self.plans.has_room() => Order::Learning {
@@ -313,6 +349,27 @@ impl<'a> Serializer<'a> {
             },
             None => Order::Keys,
         }
+    }
+
+    /// A struct whose keys ascended so far got one that does not (out of order, or repeated):
+    /// finds the entries written so far, which were not recorded, by walking them, and goes on
+    /// comparing keys.
+    #[cold]
+    fn leave_ascending(&mut self, c: &mut Container) -> Result<()> {
+        let mut pos = c.head_pos + c.head_size;
+        while pos < self.out.len() {
+            let key_end = item_end(self.out, pos)?;
+            let end = item_end(self.out, key_end)?;
+            self.entries.push(Entry {
+                prefix: prefix_of(&self.out[pos..key_end]),
+                key_start: pos,
+                key_end,
+                end,
+            });
+            pos = end;
+        }
+        c.order = Order::Keys;
+        Ok(())
     }
 
     /// A struct left its plan: gives its entries so far what key comparisons need.
@@ -396,6 +453,16 @@ fn set_ends(es: &mut [Entry], end: usize) {
     }
 }
 
+/// Where the item written at `pos` of the output ends (raw items written verbatim included).
+fn item_end(out: &[u8], pos: usize) -> Result<usize> {
+    let unlimited = crate::options::DecodeOptions::default()
+        .max_depth(usize::MAX)
+        .max_array_len(u64::MAX)
+        .max_map_pairs(u64::MAX);
+    let (mut keys, mut sc) = (Default::default(), Default::default());
+    crate::scan::scan_with(out, pos, 0, &unlimited, &mut keys, &mut sc, false)
+}
+
 /// Copies the entries of a map, in the order given, over the map's data from `data_start`.
 fn reorder<'e>(
     out: &mut [u8],
@@ -427,6 +494,29 @@ thread_local! {
     /// Bookkeeping buffers and struct plans of the last serializer on this thread, so encodes in
     /// steady state do not allocate them again or learn the types again.
     static POOL: std::cell::RefCell<Option<Pooled>> = const { std::cell::RefCell::new(None) };
+
+    /// The handshake between the deterministic serializer and a struct's derived
+    /// `conneg_cbor::Serialize` impl: 0, or the address of the name of the struct the serializer
+    /// just began (its offer), or [`ACCEPTED`] once the impl took the offer
+    /// ([`canonical_order`]); the struct's first field reads and clears it.
+    static CANONICAL_ORDER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// [`CANONICAL_ORDER`] after a derived impl promised canonical order (no string lives at 1).
+const ACCEPTED: usize = 1;
+
+/// Whether the struct `name` being serialized should hand its fields out in canonical order:
+/// true only right after conneg-cbor's deterministic serializer began a struct under this very
+/// `name` (the same `'static` string, by address), which then expects the keys to ascend. Any
+/// other serializer (serde_json, a fast conneg-cbor encode) never sees an offer meant for an
+/// earlier struct: the mark is cleared. For `#[derive(conneg_cbor::Serialize)]`; the order is an
+/// optimisation only (the serializer checks every key, and sorts whatever does not ascend).
+#[doc(hidden)]
+#[inline]
+pub fn canonical_order(name: &'static str) -> bool {
+    let offered = CANONICAL_ORDER.get() == name.as_ptr() as usize;
+    CANONICAL_ORDER.set(if offered { ACCEPTED } else { 0 });
+    offered
 }
 
 impl Serializer<'_> {
@@ -447,6 +537,8 @@ impl Serializer<'_> {
         entries.clear();
         scratch.clear();
         learn.clear();
+        // A hand-written `Serialize` may have begun a struct without taking the flag.
+        let _ = CANONICAL_ORDER.try_with(|f| f.set(0));
         let _ = POOL.try_with(|p| {
             if let Ok(mut p) = p.try_borrow_mut() {
                 *p = Some(Pooled {
@@ -483,6 +575,24 @@ enum Order {
     Learning { name: &'static str, base: usize },
     /// A struct whose fields so far follow its plan.
     Planned(Planned),
+    /// A struct whose derived impl hands its fields out in canonical order, with the last key
+    /// so far: while each key sorts after the previous one, nothing is recorded.
+    Ascending(&'static str),
+}
+
+/// Whether the encoded key `b` sorts after `a` (both string keys of the same major type: by
+/// length, then bytes).
+#[inline(always)]
+fn ascends(a: &str, b: &str) -> bool {
+    if a.len() != b.len() {
+        return a.len() < b.len();
+    }
+    for (x, y) in a.bytes().zip(b.bytes()) {
+        if x != y {
+            return x < y;
+        }
+    }
+    false
 }
 
 fn float_err(v: f64) -> Error {
@@ -707,7 +817,7 @@ impl Compound<'_, '_> {
     #[inline(always)]
     fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
         if self.ser.opts.sort {
-            self.ser.struct_key(&mut self.c, key);
+            self.ser.struct_key(&mut self.c, key)?;
         } else {
             self.c.count += 1;
             self.ser.write_str(key);

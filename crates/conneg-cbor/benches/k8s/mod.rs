@@ -7,6 +7,7 @@
 
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -55,594 +56,612 @@ impl<'de> Deserialize<'de> for IntOrString {
     }
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Pod {
-    pub api_version: String,
-    pub kind: String,
-    pub metadata: ObjectMeta,
-    pub spec: PodSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<PodStatus>,
+/// The typed mirrors, defined once and instantiated twice: here with
+/// `conneg_cbor::Serialize` (fields handed to the deterministic encoder in canonical order), in
+/// [`serde_derived`] with serde's own derive (declaration order), so that both can be encoded
+/// in one run.
+macro_rules! k8s_types {
+    ($serialize:path) => {
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Pod {
+            pub api_version: String,
+            pub kind: String,
+            pub metadata: ObjectMeta,
+            pub spec: PodSpec,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub status: Option<PodStatus>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ObjectMeta {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub generate_name: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub namespace: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub uid: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resource_version: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub generation: Option<i64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub creation_timestamp: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub labels: Option<StringMap>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub annotations: Option<StringMap>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub owner_references: Vec<OwnerReference>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub finalizers: Vec<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct OwnerReference {
+            pub api_version: String,
+            pub kind: String,
+            pub name: String,
+            pub uid: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub controller: Option<bool>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub block_owner_deletion: Option<bool>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PodSpec {
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub volumes: Vec<Volume>,
+            pub containers: Vec<Container>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub restart_policy: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub termination_grace_period_seconds: Option<i64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub dns_policy: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub node_selector: Option<StringMap>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub service_account_name: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub service_account: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub node_name: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub security_context: Option<PodSecurityContext>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub scheduler_name: Option<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub tolerations: Vec<Toleration>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub priority: Option<i32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub enable_service_links: Option<bool>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub preemption_policy: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Volume {
+            pub name: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub config_map: Option<ConfigMapVolumeSource>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub empty_dir: Option<EmptyDirVolumeSource>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ConfigMapVolumeSource {
+            pub name: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub default_mode: Option<i32>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct EmptyDirVolumeSource {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub size_limit: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Container {
+            pub name: String,
+            pub image: String,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub command: Vec<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub args: Vec<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub ports: Vec<ContainerPort>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub env: Vec<EnvVar>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resources: Option<ResourceRequirements>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub volume_mounts: Vec<VolumeMount>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub liveness_probe: Option<Probe>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub readiness_probe: Option<Probe>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub lifecycle: Option<Lifecycle>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub termination_message_path: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub termination_message_policy: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub image_pull_policy: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub security_context: Option<SecurityContext>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ContainerPort {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name: Option<String>,
+            pub container_port: i32,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub protocol: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct EnvVar {
+            pub name: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub value: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub value_from: Option<EnvVarSource>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct EnvVarSource {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub field_ref: Option<ObjectFieldSelector>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resource_field_ref: Option<ResourceFieldSelector>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ObjectFieldSelector {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub api_version: Option<String>,
+            pub field_path: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ResourceFieldSelector {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub container_name: Option<String>,
+            pub resource: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub divisor: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ResourceRequirements {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub limits: Option<StringMap>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub requests: Option<StringMap>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct VolumeMount {
+            pub name: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub read_only: Option<bool>,
+            pub mount_path: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Probe {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub http_get: Option<HttpGetAction>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub initial_delay_seconds: Option<i32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub timeout_seconds: Option<i32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub period_seconds: Option<i32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub success_threshold: Option<i32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub failure_threshold: Option<i32>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct HttpGetAction {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub path: Option<String>,
+            pub port: IntOrString,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub scheme: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Lifecycle {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub pre_stop: Option<LifecycleHandler>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct LifecycleHandler {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub exec: Option<ExecAction>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ExecAction {
+            #[serde(default)]
+            pub command: Vec<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct SecurityContext {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub capabilities: Option<Capabilities>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub run_as_non_root: Option<bool>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub run_as_user: Option<i64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub read_only_root_filesystem: Option<bool>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub allow_privilege_escalation: Option<bool>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Capabilities {
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub add: Vec<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub drop: Vec<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PodSecurityContext {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fs_group: Option<i64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub seccomp_profile: Option<SeccompProfile>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct SeccompProfile {
+            #[serde(rename = "type")]
+            pub type_: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Toleration {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub key: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub operator: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub effect: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub toleration_seconds: Option<i64>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PodStatus {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub phase: Option<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub conditions: Vec<PodCondition>,
+            #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
+            pub host_ip: Option<String>,
+            #[serde(rename = "hostIPs", default, skip_serializing_if = "Vec::is_empty")]
+            pub host_ips: Vec<PodIp>,
+            #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
+            pub pod_ip: Option<String>,
+            #[serde(rename = "podIPs", default, skip_serializing_if = "Vec::is_empty")]
+            pub pod_ips: Vec<PodIp>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub start_time: Option<String>,
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub container_statuses: Vec<ContainerStatus>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub qos_class: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PodCondition {
+            #[serde(rename = "type")]
+            pub type_: String,
+            pub status: String,
+            /// Always written, `null` when unset (metav1.Time without omitempty).
+            #[serde(default)]
+            pub last_probe_time: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub last_transition_time: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct PodIp {
+            pub ip: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ContainerStatus {
+            pub name: String,
+            #[serde(default)]
+            pub state: ContainerState,
+            #[serde(default)]
+            pub last_state: ContainerState,
+            pub ready: bool,
+            pub restart_count: i32,
+            pub image: String,
+            #[serde(rename = "imageID")]
+            pub image_id: String,
+            #[serde(
+                rename = "containerID",
+                default,
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub container_id: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub started: Option<bool>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resources: Option<ResourceRequirements>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ContainerState {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub running: Option<ContainerStateRunning>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub terminated: Option<ContainerStateTerminated>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ContainerStateRunning {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub started_at: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ContainerStateTerminated {
+            pub exit_code: i32,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub reason: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub started_at: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub finished_at: Option<String>,
+            #[serde(
+                rename = "containerID",
+                default,
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub container_id: Option<String>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PodList {
+            pub api_version: String,
+            pub kind: String,
+            pub metadata: ListMeta,
+            pub items: Vec<Pod>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct ListMeta {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resource_version: Option<String>,
+        }
+
+        // ---- The custom resource (a PostgresCluster with a deeply nested spec). ----
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PostgresCluster {
+            pub api_version: String,
+            pub kind: String,
+            pub metadata: ObjectMeta,
+            pub spec: PostgresSpec,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub status: Option<PostgresStatus>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PostgresSpec {
+            pub postgres_version: i32,
+            pub replicas: i32,
+            pub instances: Vec<InstanceSet>,
+            /// Free-form server parameters (strings, integers, floats, booleans).
+            #[serde(default)]
+            pub parameters: BTreeMap<String, Value>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub backup: Option<Backup>,
+            #[serde(default)]
+            pub users: Vec<PgUser>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub monitoring: Option<Monitoring>,
+            #[serde(default)]
+            pub maintenance_windows: Vec<MaintenanceWindow>,
+            #[serde(default)]
+            pub paused: bool,
+            /// Present and null: kept apart from absent.
+            #[serde(default)]
+            pub standby: Option<Value>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct InstanceSet {
+            pub name: String,
+            pub replicas: i32,
+            pub resources: ResourceRequirements,
+            pub storage: Storage,
+            pub affinity: Affinity,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Storage {
+            pub size: String,
+            pub storage_class_name: String,
+            pub iops: i64,
+            #[serde(rename = "throughputMiBps")]
+            pub throughput_mibps: f64,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Affinity {
+            pub zones: Vec<String>,
+            pub anti_affinity: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Backup {
+            pub schedule: String,
+            pub retention: Retention,
+            pub destination: Destination,
+            pub compression: Compression,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct Retention {
+            pub days: u32,
+            pub weekly: u32,
+            pub monthly: u32,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct Destination {
+            pub bucket: String,
+            pub region: String,
+            pub encryption: Encryption,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct Encryption {
+            #[serde(rename = "kmsKeyID")]
+            pub kms_key_id: String,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct Compression {
+            pub algorithm: String,
+            pub level: u8,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PgUser {
+            pub name: String,
+            pub databases: Vec<String>,
+            pub options: String,
+            pub connection_limit: i32,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Monitoring {
+            pub enabled: bool,
+            pub scrape_interval: String,
+            pub sample_ratio: f64,
+            pub exporters: Vec<Exporter>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        pub struct Exporter {
+            pub name: String,
+            pub port: u16,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct MaintenanceWindow {
+            pub day: String,
+            pub start: String,
+            pub duration_minutes: u32,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct PostgresStatus {
+            pub observed_generation: i64,
+            pub phase: String,
+            pub ready_replicas: i32,
+            pub current_primary: String,
+            pub lag_bytes: BTreeMap<String, u64>,
+            pub last_successful_backup: BackupRecord,
+            pub conditions: Vec<Condition>,
+        }
+
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct BackupRecord {
+            pub time: String,
+            pub size_bytes: u64,
+            pub duration_seconds: f64,
+        }
+
+        /// metav1.Condition.
+        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Condition {
+            #[serde(rename = "type")]
+            pub type_: String,
+            pub status: String,
+            pub reason: String,
+            pub message: String,
+            pub last_transition_time: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub observed_generation: Option<i64>,
+        }
+    };
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectMeta {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generate_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub creation_timestamp: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub labels: Option<StringMap>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<StringMap>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub owner_references: Vec<OwnerReference>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub finalizers: Vec<String>,
-}
+k8s_types!(conneg_cbor::Serialize);
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct OwnerReference {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub uid: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub controller: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block_owner_deletion: Option<bool>,
-}
+/// The same types with `#[derive(serde::Serialize)]`.
+pub mod serde_derived {
+    use super::{BTreeMap, IntOrString, StringMap, Value};
+    use serde::Deserialize;
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PodSpec {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volumes: Vec<Volume>,
-    pub containers: Vec<Container>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_grace_period_seconds: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_selector: Option<StringMap>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_context: Option<PodSecurityContext>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduler_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tolerations: Vec<Toleration>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enable_service_links: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preemption_policy: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Volume {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_map: Option<ConfigMapVolumeSource>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub empty_dir: Option<EmptyDirVolumeSource>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ConfigMapVolumeSource {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_mode: Option<i32>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EmptyDirVolumeSource {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size_limit: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Container {
-    pub name: String,
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub command: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ports: Vec<ContainerPort>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<EnvVar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volume_mounts: Vec<VolumeMount>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub liveness_probe: Option<Probe>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub readiness_probe: Option<Probe>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lifecycle: Option<Lifecycle>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_message_path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_message_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image_pull_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_context: Option<SecurityContext>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerPort {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    pub container_port: i32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EnvVar {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value_from: Option<EnvVarSource>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct EnvVarSource {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field_ref: Option<ObjectFieldSelector>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_field_ref: Option<ResourceFieldSelector>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ObjectFieldSelector {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_version: Option<String>,
-    pub field_path: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceFieldSelector {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_name: Option<String>,
-    pub resource: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub divisor: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceRequirements {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<StringMap>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<StringMap>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct VolumeMount {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only: Option<bool>,
-    pub mount_path: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Probe {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_get: Option<HttpGetAction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub initial_delay_seconds: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_seconds: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub period_seconds: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub success_threshold: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure_threshold: Option<i32>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct HttpGetAction {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    pub port: IntOrString,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheme: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Lifecycle {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pre_stop: Option<LifecycleHandler>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LifecycleHandler {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec: Option<ExecAction>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecAction {
-    #[serde(default)]
-    pub command: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SecurityContext {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capabilities: Option<Capabilities>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_as_non_root: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_as_user: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_root_filesystem: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_privilege_escalation: Option<bool>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Capabilities {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub add: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub drop: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PodSecurityContext {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fs_group: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seccomp_profile: Option<SeccompProfile>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SeccompProfile {
-    #[serde(rename = "type")]
-    pub type_: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Toleration {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operator: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effect: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub toleration_seconds: Option<i64>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PodStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<PodCondition>,
-    #[serde(rename = "hostIP", default, skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<String>,
-    #[serde(rename = "hostIPs", default, skip_serializing_if = "Vec::is_empty")]
-    pub host_ips: Vec<PodIp>,
-    #[serde(rename = "podIP", default, skip_serializing_if = "Option::is_none")]
-    pub pod_ip: Option<String>,
-    #[serde(rename = "podIPs", default, skip_serializing_if = "Vec::is_empty")]
-    pub pod_ips: Vec<PodIp>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub container_statuses: Vec<ContainerStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qos_class: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PodCondition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    /// Always written, `null` when unset (metav1.Time without omitempty).
-    #[serde(default)]
-    pub last_probe_time: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct PodIp {
-    pub ip: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerStatus {
-    pub name: String,
-    #[serde(default)]
-    pub state: ContainerState,
-    #[serde(default)]
-    pub last_state: ContainerState,
-    pub ready: bool,
-    pub restart_count: i32,
-    pub image: String,
-    #[serde(rename = "imageID")]
-    pub image_id: String,
-    #[serde(
-        rename = "containerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub container_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerState {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub running: Option<ContainerStateRunning>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terminated: Option<ContainerStateTerminated>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerStateRunning {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ContainerStateTerminated {
-    pub exit_code: i32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<String>,
-    #[serde(
-        rename = "containerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub container_id: Option<String>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PodList {
-    pub api_version: String,
-    pub kind: String,
-    pub metadata: ListMeta,
-    pub items: Vec<Pod>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ListMeta {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
-}
-
-// ---- The custom resource (a PostgresCluster with a deeply nested spec). ----
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PostgresCluster {
-    pub api_version: String,
-    pub kind: String,
-    pub metadata: ObjectMeta,
-    pub spec: PostgresSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<PostgresStatus>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PostgresSpec {
-    pub postgres_version: i32,
-    pub replicas: i32,
-    pub instances: Vec<InstanceSet>,
-    /// Free-form server parameters (strings, integers, floats, booleans).
-    #[serde(default)]
-    pub parameters: BTreeMap<String, Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backup: Option<Backup>,
-    #[serde(default)]
-    pub users: Vec<PgUser>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub monitoring: Option<Monitoring>,
-    #[serde(default)]
-    pub maintenance_windows: Vec<MaintenanceWindow>,
-    #[serde(default)]
-    pub paused: bool,
-    /// Present and null: kept apart from absent.
-    #[serde(default)]
-    pub standby: Option<Value>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct InstanceSet {
-    pub name: String,
-    pub replicas: i32,
-    pub resources: ResourceRequirements,
-    pub storage: Storage,
-    pub affinity: Affinity,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Storage {
-    pub size: String,
-    pub storage_class_name: String,
-    pub iops: i64,
-    #[serde(rename = "throughputMiBps")]
-    pub throughput_mibps: f64,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Affinity {
-    pub zones: Vec<String>,
-    pub anti_affinity: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Backup {
-    pub schedule: String,
-    pub retention: Retention,
-    pub destination: Destination,
-    pub compression: Compression,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Retention {
-    pub days: u32,
-    pub weekly: u32,
-    pub monthly: u32,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Destination {
-    pub bucket: String,
-    pub region: String,
-    pub encryption: Encryption,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Encryption {
-    #[serde(rename = "kmsKeyID")]
-    pub kms_key_id: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Compression {
-    pub algorithm: String,
-    pub level: u8,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PgUser {
-    pub name: String,
-    pub databases: Vec<String>,
-    pub options: String,
-    pub connection_limit: i32,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Monitoring {
-    pub enabled: bool,
-    pub scrape_interval: String,
-    pub sample_ratio: f64,
-    pub exporters: Vec<Exporter>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Exporter {
-    pub name: String,
-    pub port: u16,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct MaintenanceWindow {
-    pub day: String,
-    pub start: String,
-    pub duration_minutes: u32,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PostgresStatus {
-    pub observed_generation: i64,
-    pub phase: String,
-    pub ready_replicas: i32,
-    pub current_primary: String,
-    pub lag_bytes: BTreeMap<String, u64>,
-    pub last_successful_backup: BackupRecord,
-    pub conditions: Vec<Condition>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct BackupRecord {
-    pub time: String,
-    pub size_bytes: u64,
-    pub duration_seconds: f64,
-}
-
-/// metav1.Condition.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Condition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: String,
-    pub message: String,
-    pub last_transition_time: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    k8s_types!(serde::Serialize);
 }
 
 // ---- Fixtures. ----

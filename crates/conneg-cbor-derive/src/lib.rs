@@ -1,0 +1,479 @@
+//! `#[derive(conneg_cbor::Serialize)]`: serde's `Serialize` for a struct with named fields, which
+//! hands its fields to conneg-cbor's deterministic encoder already in canonical CBOR order.
+//!
+//! Use it through `conneg_cbor` (this crate is its implementation); the documentation and the
+//! examples are on `conneg_cbor::Serialize`.
+//!
+//! The generated impl is what `#[derive(serde::Serialize)]` generates for the same struct (the
+//! same `serialize_struct` name and length, the same keys, `skip_field` for a field skipped by
+//! `skip_serializing_if`), with the field calls written out twice: in declaration order, and in
+//! the order of their encoded keys (shorter keys first, then bytewise: RFC 8949 §4.2.1 for keys
+//! that are all strings). A thread-local mark that only conneg-cbor's deterministic serializer
+//! sets, in its `serialize_struct`, picks the second order, so JSON and every other serializer
+//! see the declaration order.
+//!
+//! Only the serde attributes that do not change a struct's shape are accepted: `rename`,
+//! `rename_all`, `skip`, `skip_serializing`, `skip_serializing_if`, and the ones that concern
+//! deserialization only (`default`, `deserialize_with`, `alias`, ...). Anything else
+//! (`flatten`, `serialize_with`, `with`, `getter`, `tag`, `untagged`, `transparent`, `into`,
+//! `bound`, ...) is a compile error naming the attribute: derive `serde::Serialize` there.
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as TokenStream2;
+use quote::quote;
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::{Data, DeriveInput, Error, Fields, LitStr, Result, parse_macro_input, parse_quote};
+
+/// See `conneg_cbor::Serialize`.
+#[proc_macro_derive(Serialize, attributes(serde))]
+pub fn derive_serialize(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand(input)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
+}
+
+/// One serialized field.
+struct Field {
+    member: syn::Ident,
+    key: String,
+    skip_if: Option<syn::ExprPath>,
+}
+
+fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
+    let (rename, rename_all) = container_attrs(&input)?;
+    let named = match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(f) => &f.named,
+            _ => return Err(unsupported_shape(&input)),
+        },
+        _ => return Err(unsupported_shape(&input)),
+    };
+    let mut fields = Vec::new();
+    for f in named {
+        let ident = f.ident.clone().expect("a named field");
+        let attrs = field_attrs(f)?;
+        if attrs.skip {
+            continue;
+        }
+        let key = match attrs.rename {
+            Some(k) => k,
+            None => rename_all.apply(&ident.unraw().to_string()),
+        };
+        if fields.iter().any(|g: &Field| g.key == key) {
+            return Err(Error::new_spanned(
+                f,
+                format!("two fields serialize as {key:?}: a map cannot hold both"),
+            ));
+        }
+        fields.push(Field {
+            member: ident,
+            key,
+            skip_if: attrs.skip_if,
+        });
+    }
+
+    let name = &input.ident;
+    let type_name = rename.unwrap_or_else(|| name.unraw().to_string());
+    let serde = quote!(::conneg_cbor::__private::serde);
+    let type_params: Vec<syn::Ident> = input
+        .generics
+        .type_params()
+        .map(|p| p.ident.clone())
+        .collect();
+    if !type_params.is_empty() {
+        let wc = input.generics.make_where_clause();
+        for p in type_params {
+            wc.predicates.push(parse_quote!(#p: #serde::Serialize));
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+
+    let len = fields.iter().map(|f| match &f.skip_if {
+        None => quote!(1),
+        Some(path) => {
+            let m = &f.member;
+            quote!(if #path(&self.#m) { 0 } else { 1 })
+        }
+    });
+    let calls = |fs: &[&Field]| -> Vec<TokenStream2> {
+        fs.iter()
+            .map(|f| {
+                let (m, key) = (&f.member, &f.key);
+                let field = quote! {
+                    #serde::ser::SerializeStruct::serialize_field(&mut __state, #key, &self.#m)?;
+                };
+                match &f.skip_if {
+                    None => field,
+                    Some(path) => quote! {
+                        if #path(&self.#m) {
+                            #serde::ser::SerializeStruct::skip_field(&mut __state, #key)?;
+                        } else {
+                            #field
+                        }
+                    },
+                }
+            })
+            .collect()
+    };
+    let declared: Vec<&Field> = fields.iter().collect();
+    let mut canonical = declared.clone();
+    canonical.sort_by(|a, b| (a.key.len(), a.key.as_bytes()).cmp(&(b.key.len(), b.key.as_bytes())));
+    let body = if declared.iter().zip(&canonical).all(|(a, b)| a.key == b.key) {
+        // One order for every serializer; the flag is still taken, as it is meant for this
+        // struct only.
+        let calls = calls(&declared);
+        quote! {
+            let _ = ::conneg_cbor::__private::canonical_order(__NAME);
+            #(#calls)*
+        }
+    } else {
+        let (declared, canonical) = (calls(&declared), calls(&canonical));
+        quote! {
+            if ::conneg_cbor::__private::canonical_order(__NAME) {
+                #(#canonical)*
+            } else {
+                #(#declared)*
+            }
+        }
+    };
+
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_generics #serde::Serialize for #name #ty_generics #where_clause {
+            fn serialize<__S>(&self, __serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
+            where
+                __S: #serde::Serializer,
+            {
+                // One `'static` string for both calls: the serializer's mark is its address.
+                static __NAME: &str = #type_name;
+                #[allow(unused_mut)]
+                let mut __state = #serde::Serializer::serialize_struct(
+                    __serializer,
+                    __NAME,
+                    0usize #(+ #len)*,
+                )?;
+                #body
+                #serde::ser::SerializeStruct::end(__state)
+            }
+        }
+    })
+}
+
+fn unsupported_shape(input: &DeriveInput) -> Error {
+    Error::new_spanned(
+        &input.ident,
+        "conneg_cbor::Serialize supports structs with named fields; derive serde::Serialize for other types",
+    )
+}
+
+fn unsupported(meta: &ParseNestedMeta<'_>) -> Error {
+    let path = meta.path.clone();
+    let name = quote!(#path).to_string();
+    meta.error(format!(
+        "conneg_cbor::Serialize does not support `#[serde({name})]`; derive serde::Serialize for this type"
+    ))
+}
+
+/// The struct's own `rename` and its `rename_all` rule.
+fn container_attrs(input: &DeriveInput) -> Result<(Option<String>, RenameRule)> {
+    let (mut rename, mut rule) = (None, RenameRule::None);
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                rename = serialize_name(&meta)?.or(rename.take());
+            } else if meta.path.is_ident("rename_all") {
+                if let Some(r) = serialize_name(&meta)? {
+                    rule = RenameRule::from_str(&r).ok_or_else(|| {
+                        meta.error(format!("unknown rename rule `rename_all = {r:?}`"))
+                    })?;
+                }
+            } else if [
+                "deny_unknown_fields",
+                "default",
+                "from",
+                "try_from",
+                "expecting",
+                "crate",
+            ]
+            .iter()
+            .any(|k| meta.path.is_ident(k))
+            {
+                ignore(&meta)?;
+            } else {
+                return Err(unsupported(&meta));
+            }
+            Ok(())
+        })?;
+    }
+    Ok((rename, rule))
+}
+
+/// What a field's attributes say about its serialization.
+#[derive(Default)]
+struct FieldAttrs {
+    rename: Option<String>,
+    skip: bool,
+    skip_if: Option<syn::ExprPath>,
+}
+
+fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
+    let mut a = FieldAttrs::default();
+    for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                a.rename = serialize_name(&meta)?.or(a.rename.take());
+            } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_serializing") {
+                a.skip = true;
+            } else if meta.path.is_ident("skip_serializing_if") {
+                let s: LitStr = meta.value()?.parse()?;
+                a.skip_if = Some(s.parse()?);
+            } else if [
+                "default",
+                "deserialize_with",
+                "alias",
+                "skip_deserializing",
+                "borrow",
+            ]
+            .iter()
+            .any(|k| meta.path.is_ident(k))
+            {
+                ignore(&meta)?;
+            } else {
+                return Err(unsupported(&meta));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(a)
+}
+
+/// The name in `rename = "x"` or `rename(serialize = "x", deserialize = "y")`, if it names one for
+/// serialization.
+fn serialize_name(meta: &ParseNestedMeta<'_>) -> Result<Option<String>> {
+    if meta.input.peek(syn::Token![=]) {
+        let s: LitStr = meta.value()?.parse()?;
+        return Ok(Some(s.value()));
+    }
+    let mut name = None;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("serialize") {
+            let s: LitStr = inner.value()?.parse()?;
+            name = Some(s.value());
+        } else if inner.path.is_ident("deserialize") {
+            ignore(&inner)?;
+        } else {
+            return Err(inner.error("expected `serialize` or `deserialize`"));
+        }
+        Ok(())
+    })?;
+    Ok(name)
+}
+
+/// Consumes an attribute that does not concern serialization: `key`, `key = "..."` or
+/// `key(...)`.
+fn ignore(meta: &ParseNestedMeta<'_>) -> Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Lit>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| ignore(&inner))?;
+    }
+    Ok(())
+}
+
+/// serde's `rename_all` rules, applied to a field name written in snake_case.
+#[derive(Clone, Copy)]
+enum RenameRule {
+    None,
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl RenameRule {
+    fn from_str(s: &str) -> Option<Self> {
+        Some(match s {
+            "lowercase" => Self::Lower,
+            "UPPERCASE" => Self::Upper,
+            "PascalCase" => Self::Pascal,
+            "camelCase" => Self::Camel,
+            "snake_case" => Self::Snake,
+            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnake,
+            "kebab-case" => Self::Kebab,
+            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, field: &str) -> String {
+        match self {
+            Self::None | Self::Lower | Self::Snake => field.to_owned(),
+            Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
+            Self::Kebab => field.replace('_', "-"),
+            Self::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
+            Self::Pascal | Self::Camel => {
+                let mut out = String::with_capacity(field.len());
+                let mut upper = matches!(self, Self::Pascal);
+                for c in field.chars() {
+                    if c == '_' {
+                        upper = true;
+                    } else if upper {
+                        out.push(c.to_ascii_uppercase());
+                        upper = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                if matches!(self, Self::Camel) {
+                    // serde lowers the first character of the PascalCase form.
+                    if let Some(first) = out.get(..1) {
+                        out = first.to_ascii_lowercase() + &out[1..];
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(input: DeriveInput) -> String {
+        match expand(input) {
+            Ok(_) => panic!("expanded"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn attributes_that_change_the_shape_are_refused() {
+        let cases: [(DeriveInput, &str); 5] = [
+            (
+                parse_quote!(
+                    struct S {
+                        #[serde(flatten)]
+                        a: M,
+                    }
+                ),
+                "does not support `#[serde(flatten)]`",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[serde(default, serialize_with = "f")]
+                        a: u8,
+                    }
+                ),
+                "does not support `#[serde(serialize_with)]`",
+            ),
+            (
+                parse_quote!(
+                    #[serde(tag = "kind")]
+                    struct S {
+                        a: u8,
+                    }
+                ),
+                "does not support `#[serde(tag)]`",
+            ),
+            (
+                parse_quote!(
+                    #[serde(rename_all = "camel")]
+                    struct S {
+                        a: u8,
+                    }
+                ),
+                "unknown rename rule",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[serde(rename = "b")]
+                        a: u8,
+                        b: u8,
+                    }
+                ),
+                "two fields serialize as \"b\"",
+            ),
+        ];
+        for (input, want) in cases {
+            let got = error_of(input);
+            assert!(got.contains(want), "{got}");
+        }
+        for input in [
+            parse_quote!(
+                struct S(u8);
+            ),
+            parse_quote!(
+                struct S;
+            ),
+            parse_quote!(
+                enum E {
+                    A,
+                }
+            ),
+        ] {
+            assert!(error_of(input).contains("structs with named fields"));
+        }
+    }
+
+    #[test]
+    fn attributes_for_deserialization_only_are_passed_over() {
+        let input: DeriveInput = parse_quote! {
+            #[serde(deny_unknown_fields, default, rename(deserialize = "D"), crate = "serde")]
+            struct S {
+                #[serde(default = "f", alias = "x", deserialize_with = "g", borrow)]
+                a: u8,
+                #[serde(skip_deserializing, rename(serialize = "B", deserialize = "b"))]
+                b: u8,
+            }
+        };
+        let out = expand(input).unwrap().to_string();
+        assert!(out.contains("\"S\""), "{out}");
+        assert!(out.contains("\"B\""), "{out}");
+    }
+
+    #[test]
+    fn rename_rules_match_serdes() {
+        let cases = [
+            ("lowercase", "foo_bar_baz"),
+            ("UPPERCASE", "FOO_BAR_BAZ"),
+            ("PascalCase", "FooBarBaz"),
+            ("camelCase", "fooBarBaz"),
+            ("snake_case", "foo_bar_baz"),
+            ("SCREAMING_SNAKE_CASE", "FOO_BAR_BAZ"),
+            ("kebab-case", "foo-bar-baz"),
+            ("SCREAMING-KEBAB-CASE", "FOO-BAR-BAZ"),
+        ];
+        for (rule, want) in cases {
+            assert_eq!(
+                RenameRule::from_str(rule).unwrap().apply("foo_bar_baz"),
+                want
+            );
+        }
+        assert_eq!(RenameRule::Camel.apply("_leading"), "leading");
+        assert_eq!(RenameRule::Pascal.apply("a"), "A");
+        assert_eq!(RenameRule::Camel.apply(""), "");
+    }
+
+    #[test]
+    fn fields_are_handed_out_in_both_orders() {
+        let input: DeriveInput = parse_quote! {
+            struct S { metadata: u8, kind: u8, spec: u8 }
+        };
+        let out = expand(input).unwrap().to_string();
+        let pos = |k: &str, from: usize| from + out[from..].find(k).unwrap();
+        // Canonical first (kind, spec, metadata), then declared (metadata, kind, spec).
+        let c = pos("\"kind\"", 0);
+        assert!(pos("\"spec\"", c) < pos("\"metadata\"", c));
+        let d = pos("\"metadata\"", c);
+        assert!(pos("\"kind\"", d) < pos("\"spec\"", d));
+    }
+}
