@@ -2,7 +2,7 @@
 //! standalone so that clients which expect a core group (kube-rs discovery, kubectl, the
 //! Python client) find one. One version, so the type is its own internal form.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
 use crate::meta::{ObjectMeta, null_as_default};
@@ -42,7 +42,7 @@ pub const PHASE_ACTIVE: &str = "Active";
 pub const PHASE_TERMINATING: &str = "Terminating";
 
 /// `NamespaceSpec`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 pub struct NamespaceSpec {
     /// What must be done before the namespace is removed (`["kubernetes"]`).
     #[serde(
@@ -54,7 +54,7 @@ pub struct NamespaceSpec {
 }
 
 /// `NamespaceStatus`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 pub struct NamespaceStatus {
     /// `Active` or `Terminating`.
     #[serde(
@@ -73,7 +73,7 @@ pub struct NamespaceStatus {
 }
 
 /// `NamespaceCondition`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceCondition {
     /// The condition's type.
@@ -115,7 +115,7 @@ pub fn validate_status(ns: &Namespace) -> Vec<crate::validation::FieldError> {
 }
 
 /// `Namespace` (cluster-scoped).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Namespace {
     /// `Namespace`.

@@ -30,7 +30,7 @@ pub(crate) fn is_zero_i64(v: &i64) -> bool {
 }
 
 /// `apiVersion` and `kind`, inlined at the top of every object (`metav1.TypeMeta`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 pub struct TypeMeta {
     /// The kind, e.g. `Flunder`.
     #[serde(
@@ -223,7 +223,7 @@ pub const FINALIZER_ORPHAN: &str = "orphan";
 pub const FINALIZER_FOREGROUND: &str = "foregroundDeletion";
 
 /// `metav1.OwnerReference`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     /// API version of the referent.
@@ -247,7 +247,7 @@ pub struct OwnerReference {
 }
 
 /// `metav1.ManagedFieldsEntry`; `fieldsV1` is kept as the raw JSON value it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedFieldsEntry {
     /// The workflow managing these fields.
@@ -306,7 +306,7 @@ impl schemars::JsonSchema for ObjectMeta {
 }
 
 /// `metav1.ObjectMeta`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
     /// Unique name within the namespace.
@@ -402,7 +402,7 @@ pub struct ObjectMeta {
 }
 
 /// `metav1.ListMeta`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListMeta {
     /// Deprecated; accepted, never set.

@@ -12,6 +12,9 @@
 //! through them; conneg-cbor decodes the Kubernetes bytes (byte strings everywhere), and also
 //! the peers' bytes (`decode/cbor_text`), so that both inputs are compared. The encode floor for
 //! `Value` is `naive_write`, a plain tree walk; `decode/cbor_direct` is `value_from_slice`.
+//! The typed structs derive `conneg_cbor::Serialize`; `encode/cbor_deterministic_serde_derive`
+//! encodes the same structs deriving serde's `Serialize` (declaration order, reordered by the
+//! encoder).
 //!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
@@ -252,17 +255,43 @@ fn print_sizes(subjects: &[Subject]) {
     }
 }
 
+/// The typed benchmarks of one object: its types derive `conneg_cbor::Serialize` (`T`), and
+/// the same types with serde's derive (`U`, `k8s::serde_derived`) are encoded deterministically
+/// beside them (`encode/cbor_deterministic_serde_derive`), to the same bytes.
+fn bench_typed<T, U>(c: &mut Criterion, subject: &str, value: &Value)
+where
+    T: Serialize + DeserializeOwned + Clone + PartialEq + Debug,
+    U: Serialize + DeserializeOwned + PartialEq + Debug,
+{
+    let x = typed::<T>(value);
+    bench_repr(c, subject, "typed", &x);
+    let twin = typed::<U>(value);
+    let det = EncodeOptions::deterministic();
+    assert_eq!(det.to_vec(&twin).unwrap(), det.to_vec(&x).unwrap());
+    let mut g = c.benchmark_group(subject);
+    if value.to_string().len() > 100_000 {
+        g.sample_size(20);
+    }
+    g.bench_function(
+        BenchmarkId::new("encode/cbor_deterministic_serde_derive", "typed"),
+        |b| b.iter(|| det.to_vec(black_box(&twin)).unwrap()),
+    );
+}
+
 fn codec(c: &mut Criterion) {
+    use k8s::serde_derived;
     let subjects = subjects();
     print_sizes(&subjects);
     for s in &subjects {
         bench_repr(c, s.name, "value", &s.value);
         match s.name {
-            "pod" => bench_repr(c, s.name, "typed", &typed::<k8s::Pod>(&s.value)),
+            "pod" => bench_typed::<k8s::Pod, serde_derived::Pod>(c, s.name, &s.value),
             "custom_resource" => {
-                bench_repr(c, s.name, "typed", &typed::<k8s::PostgresCluster>(&s.value))
+                bench_typed::<k8s::PostgresCluster, serde_derived::PostgresCluster>(
+                    c, s.name, &s.value,
+                )
             }
-            _ => bench_repr(c, s.name, "typed", &typed::<k8s::PodList>(&s.value)),
+            _ => bench_typed::<k8s::PodList, serde_derived::PodList>(c, s.name, &s.value),
         }
     }
 }

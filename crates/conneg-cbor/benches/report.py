@@ -23,6 +23,7 @@ def fmt(ns):
 print("| object | repr | JSON encode | CBOR det. encode | CBOR fast encode | det. speed-up | fast speed-up "
       "| JSON decode | CBOR decode | decode speed-up |")
 print("|---|---|---|---|---|---|---|---|---|---|")
+serde_rows = []
 for obj in ["pod", "custom_resource", "pod_list_1mib"]:
     for r in ["value", "typed"]:
         try:
@@ -36,7 +37,19 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
             continue
         print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
               f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
+        try:
+            sd = median_ns(obj, "encode", "cbor_deterministic_serde_derive", r)
+            serde_rows.append(f"| {obj} | {fmt(je)} | {fmt(de_)} ({je / de_:.2f}x) | {fmt(sd)} ({je / sd:.2f}x) |")
+        except FileNotFoundError:
+            pass
 print()
+if serde_rows:
+    print("Deterministic encode of the typed structs by derive (speed-up against serde_json's encode):")
+    print()
+    print("| object | serde_json | `conneg_cbor::Serialize` | serde's `Serialize` |")
+    print("|---|---|---|---|")
+    print("\n".join(serde_rows))
+    print()
 print("`Value` encode against the floor (a plain tree walk, `naive_write`; fraction = floor time / encode time):")
 print()
 print("| object | naive writer | serde_json | CBOR det. | CBOR fast |")

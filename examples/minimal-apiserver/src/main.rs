@@ -18,7 +18,7 @@ use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, namespaces, router};
 use conneg_apiserver::timeouts;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 const GROUP: &str = "widgets.example.com";
@@ -30,7 +30,9 @@ const WIDGETS: ResourceInfo =
 // One version, so the type is its own internal form. The schema and the rules are derived
 // (`JsonSchema`, doc comments are descriptions): the server publishes them in its OpenAPI
 // documents and enforces them on every write (`conneg_apiserver::declarative`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+// `conneg_cbor::Serialize` is serde's `Serialize` that also hands the storage encoder (sorted
+// CBOR) the fields already in order.
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 // Widget names are DNS-1123 labels (the name-format rule), declared as a CEL rule on the object.
 #[schemars(extend("x-kubernetes-validations" = [
@@ -49,7 +51,7 @@ struct Widget {
 }
 
 /// What a widget should be.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.color) || self.color != 'black' || self.size <= 10",
      "message": "black widgets are at most 10 big", "fieldPath": ".size"}]))]

@@ -2,7 +2,7 @@
 //! version. Defaulting (§3) and the hand-written Flunder conversion (§4) live here.
 
 use conneg_apiserver::declarative::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use conneg_apiserver::meta::{ObjectMeta, null_as_default};
 
@@ -16,7 +16,7 @@ pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
 ///
 /// One reference plus its type. Its rules are declared here, once: the server enforces them
 /// and publishes them in its OpenAPI.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.referenceType) || self.referenceType != 'Flunder' || has(self.reference)",
      "message": "cannot be empty if referenceType is Flunder",
@@ -42,12 +42,12 @@ pub struct FlunderSpec {
 
 /// FlunderStatus is empty.
 // Always written, as `{}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 pub struct FlunderStatus {}
 
 /// Flunder is an example type with a spec and a status.
 // v1alpha1 `Flunder`, the storage version.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
     /// `Flunder`.
@@ -77,7 +77,7 @@ pub struct Flunder {
 
 /// Fischer names flunders that the BanFlunder admission plugin refuses to create.
 // v1alpha1 `Fischer` (cluster-scoped).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fischer {
     /// `Fischer`.

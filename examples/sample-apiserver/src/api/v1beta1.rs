@@ -2,7 +2,7 @@
 //! to internal is field for field; there is no defaulting.
 
 use conneg_apiserver::declarative::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use conneg_apiserver::meta::{ObjectMeta, null_as_default};
 
@@ -17,7 +17,7 @@ pub const API_VERSION: &str = "wardle.example.com/v1beta1";
 ///
 /// Its rules are declared here, once: the server enforces them and publishes them in its
 /// OpenAPI (`x-kubernetes-validations`, the `referenceType` enum).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 // The rules are exclusive, as the hand-written checks were (the first that applied was the
 // only one reported): each holds unless its own case is the one at hand.
@@ -65,12 +65,12 @@ pub struct FlunderSpec {
 
 /// FlunderStatus is empty.
 // Always written, as `{}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 pub struct FlunderStatus {}
 
 /// Flunder is an example type with a spec and a status.
 // v1beta1 `Flunder`, the preferred version.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
     /// `Flunder`.
