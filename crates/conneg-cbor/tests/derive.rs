@@ -350,3 +350,30 @@ proptest! {
         }
     }
 }
+
+/// Borrowed fields, a lifetime and a where clause of the struct's own.
+#[derive(conneg_cbor::Serialize)]
+struct Borrowed<'a, T>
+where
+    T: Clone,
+{
+    metadata: &'a BTreeMap<String, T>,
+    kind: &'a str,
+    #[serde(skip_serializing_if = "<[T]>::is_empty")]
+    items: &'a [T],
+}
+
+#[test]
+fn lifetimes_and_where_clauses() {
+    let labels = BTreeMap::from([("app".to_string(), 1u8), ("tier".to_string(), 2)]);
+    for items in [&[][..], &[3u8, 4][..]] {
+        let b = Borrowed {
+            metadata: &labels,
+            kind: "K",
+            items,
+        };
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(json.starts_with(r#"{"metadata":"#), "{json}");
+        assert_eq!(det(&b).unwrap(), as_map(&b));
+    }
+}
