@@ -99,6 +99,14 @@ impl<'a> Serializer<'a> {
 
     #[inline]
     fn write_str(&mut self, s: &str) {
+        self.write_name(s)
+    }
+
+    /// [`write_str`](Self::write_str) for a struct field's name, always inlined: in a derived
+    /// impl the name is a literal, so its length is known and its copy is a few moves instead of
+    /// a `memcpy` call.
+    #[inline(always)]
+    fn write_name(&mut self, s: &str) {
         let major = match self.opts.strings {
             StringEncoding::Bytes => MAJOR_BYTES,
             StringEncoding::Text => MAJOR_TEXT,
@@ -143,7 +151,8 @@ impl<'a> Serializer<'a> {
     /// Ends a container: sorts map entries (deterministic mode) and fixes the head if the count
     /// differs from the declared length.
     fn finish(&mut self, c: &Container) -> Result<()> {
-        if c.major == MAJOR_MAP {
+        // A struct whose keys ascended has nothing to put in order (and recorded no entries).
+        if c.major == MAJOR_MAP && !matches!(c.order, Order::Ascending(_)) {
             if self.opts.sort && c.count > 1 {
                 let end = self.out.len();
                 if let Some(last) = self.entries[c.entries_base..].last_mut() {
@@ -155,7 +164,6 @@ impl<'a> Serializer<'a> {
                         self.place(p, c.entries_base, data_start);
                         Ok(())
                     }
-                    Order::Ascending(_) => Ok(()),
                     _ => self.sort_entries(c.entries_base, data_start),
                 };
                 self.entries.truncate(c.entries_base);
@@ -259,25 +267,22 @@ impl<'a> Serializer<'a> {
                 }
             }
             Order::Ascending(last) if ascends(last, key) => {
-                self.ascending_key(c, key);
+                *last = key;
+                c.count += 1;
+                self.write_name(key);
                 return Ok(());
             }
             // The first field of a struct whose derived impl took the offer (for any other, the
             // mark is cleared here, and the slow path looks for its plan).
             Order::Struct(_) if CANONICAL_ORDER.replace(0) == ACCEPTED => {
-                self.ascending_key(c, key);
+                c.order = Order::Ascending(key);
+                c.count += 1;
+                self.write_name(key);
                 return Ok(());
             }
             _ => {}
         }
         self.struct_key_slow(c, key)
-    }
-
-    #[inline(always)]
-    fn ascending_key(&mut self, c: &mut Container, key: &'static str) {
-        c.order = Order::Ascending(key);
-        c.count += 1;
-        self.write_str(key);
     }
 
     #[inline(always)]
@@ -820,7 +825,7 @@ impl Compound<'_, '_> {
             self.ser.struct_key(&mut self.c, key)?;
         } else {
             self.c.count += 1;
-            self.ser.write_str(key);
+            self.ser.write_name(key);
         }
         value.serialize(&mut *self.ser)
     }
