@@ -5,7 +5,9 @@
 //! entries are already in order (a derived struct whose fields are declared in order needs no
 //! work) and only otherwise reorders them through a scratch buffer kept for the whole encode.
 //! Equal keys are an error in deterministic mode. Structs take their order from a per-type
-//! [`Plan`](crate::plan) instead of comparing keys, as long as their fields follow it.
+//! [`Plan`](crate::plan) instead of comparing keys, as long as their fields follow it; structs
+//! whose `#[derive(conneg_cbor::Serialize)]` impl hands them out in canonical order (the
+//! handshake is [`canonical_order`]) are only checked, key against key, and written straight out.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::head::{
