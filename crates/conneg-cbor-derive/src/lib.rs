@@ -13,14 +13,14 @@
 //! see the declaration order.
 //!
 //! Only the serde attributes that do not change a struct's shape are accepted: `rename`,
-//! `rename_all`, `skip`, `skip_serializing`, `skip_serializing_if`, and the ones that concern
-//! deserialization only (`default`, `deserialize_with`, `alias`, ...). Anything else
-//! (`flatten`, `serialize_with`, `with`, `getter`, `tag`, `untagged`, `transparent`, `into`,
+//! `rename_all`, `skip`, `skip_serializing`, `skip_serializing_if`, `serialize_with`, `with`,
+//! and the ones that concern deserialization only (`default`, `deserialize_with`, `alias`,
+//! ...). Anything else (`flatten`, `getter`, `tag`, `untagged`, `transparent`, `into`,
 //! `bound`, ...) is a compile error naming the attribute: derive `serde::Serialize` there.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
-use quote::quote;
+use quote::{format_ident, quote};
 use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::{Data, DeriveInput, Error, Fields, LitStr, Result, parse_macro_input, parse_quote};
@@ -37,8 +37,12 @@ pub fn derive_serialize(input: TokenStream) -> TokenStream {
 /// One serialized field.
 struct Field {
     member: syn::Ident,
+    ty: syn::Type,
     key: String,
     skip_if: Option<syn::ExprPath>,
+    /// `serialize_with` (or `with`'s `serialize`): the function, and the wrapper type that
+    /// calls it.
+    with: Option<(syn::ExprPath, syn::Ident)>,
 }
 
 fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
@@ -67,10 +71,13 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
                 format!("two fields serialize as {key:?}: a map cannot hold both"),
             ));
         }
+        let wrapper = format_ident!("__SerializeWith{}", fields.len());
         fields.push(Field {
             member: ident,
+            ty: f.ty.clone(),
             key,
             skip_if: attrs.skip_if,
+            with: attrs.with.map(|path| (path, wrapper)),
         });
     }
 
@@ -89,6 +96,7 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
         }
     }
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let wrappers = with_wrappers(&fields, &input.generics, name, &serde);
 
     let len = fields.iter().map(|f| match &f.skip_if {
         None => quote!(1),
@@ -101,8 +109,17 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
         fs.iter()
             .map(|f| {
                 let (m, key) = (&f.member, &f.key);
+                let value = match &f.with {
+                    None => quote!(&self.#m),
+                    Some((_, w)) => quote! {
+                        &#w {
+                            value: &self.#m,
+                            phantom: ::core::marker::PhantomData::<#name #ty_generics>,
+                        }
+                    },
+                };
                 let field = quote! {
-                    #serde::ser::SerializeStruct::serialize_field(&mut __state, #key, &self.#m)?;
+                    #serde::ser::SerializeStruct::serialize_field(&mut __state, #key, #value)?;
                 };
                 match &f.skip_if {
                     None => field,
@@ -148,6 +165,7 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
             {
                 // One `'static` string for both calls: the serializer's mark is its address.
                 static __NAME: &str = #type_name;
+                #wrappers
                 #[allow(unused_mut)]
                 let mut __state = #serde::Serializer::serialize_struct(
                     __serializer,
@@ -159,6 +177,40 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
             }
         }
     })
+}
+
+/// For each `serialize_with` field, a type holding a reference to the field whose `Serialize`
+/// calls the function (as serde's derive does): declared inside `serialize`, it repeats the
+/// struct's generics, with a lifetime for the reference.
+fn with_wrappers(
+    fields: &[Field],
+    generics: &syn::Generics,
+    name: &syn::Ident,
+    serde: &TokenStream2,
+) -> TokenStream2 {
+    let mut g = generics.clone();
+    g.params.insert(0, parse_quote!('__a));
+    let (w_impl, w_ty, w_where) = g.split_for_impl();
+    let ty_generics = generics.split_for_impl().1;
+    let items = fields.iter().filter_map(|f| {
+        let (path, w) = f.with.as_ref()?;
+        let ty = &f.ty;
+        Some(quote! {
+            struct #w #w_impl #w_where {
+                value: &'__a #ty,
+                phantom: ::core::marker::PhantomData<#name #ty_generics>,
+            }
+            impl #w_impl #serde::Serialize for #w #w_ty #w_where {
+                fn serialize<__S2>(&self, __s: __S2) -> ::core::result::Result<__S2::Ok, __S2::Error>
+                where
+                    __S2: #serde::Serializer,
+                {
+                    #path(self.value, __s)
+                }
+            }
+        })
+    });
+    quote!(#(#items)*)
 }
 
 fn unsupported_shape(input: &DeriveInput) -> Error {
@@ -216,6 +268,7 @@ struct FieldAttrs {
     rename: Option<String>,
     skip: bool,
     skip_if: Option<syn::ExprPath>,
+    with: Option<syn::ExprPath>,
 }
 
 fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
@@ -229,6 +282,12 @@ fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
             } else if meta.path.is_ident("skip_serializing_if") {
                 let s: LitStr = meta.value()?.parse()?;
                 a.skip_if = Some(s.parse()?);
+            } else if meta.path.is_ident("serialize_with") {
+                let s: LitStr = meta.value()?.parse()?;
+                a.with = Some(s.parse()?);
+            } else if meta.path.is_ident("with") {
+                let s: LitStr = meta.value()?.parse()?;
+                a.with = Some(syn::parse_str(&format!("{}::serialize", s.value()))?);
             } else if [
                 "default",
                 "deserialize_with",
@@ -368,11 +427,11 @@ mod tests {
             (
                 parse_quote!(
                     struct S {
-                        #[serde(default, serialize_with = "f")]
+                        #[serde(default, getter = "f")]
                         a: u8,
                     }
                 ),
-                "does not support `#[serde(serialize_with)]`",
+                "does not support `#[serde(getter)]`",
             ),
             (
                 parse_quote!(

@@ -109,10 +109,11 @@ pub use ser::{Compound, Serializer};
 /// comes out of it). docs/benchmarks.md has the figures.
 ///
 /// Accepted serde attributes: `rename`, `rename_all`, `skip`, `skip_serializing`,
-/// `skip_serializing_if`, and those that concern deserialization only (`default`,
-/// `deserialize_with`, `alias`, `deny_unknown_fields`, ...). Any other (`flatten`,
-/// `serialize_with`, `with`, `tag`, `untagged`, `transparent`, `bound`, ...) is a compile error:
-/// derive `serde::Serialize` for that type. Type parameters get a `T: Serialize` bound.
+/// `skip_serializing_if`, `serialize_with`, `with`, and those that concern deserialization only
+/// (`default`, `deserialize_with`, `alias`, `deny_unknown_fields`, ...). Any other (`flatten`,
+/// `tag`, `untagged`, `transparent`, `bound`, ...) is a compile error: derive
+/// `serde::Serialize` for that type. Type parameters get a `T: Serialize` bound. The expansion
+/// names `::conneg_cbor`, so the crate must depend on `conneg-cbor` directly.
 ///
 /// ```
 /// use serde::Deserialize;

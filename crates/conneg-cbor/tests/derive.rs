@@ -74,6 +74,8 @@ twins! {
         #[serde(skip_serializing, default)]
         hidden: u8,
         long_field_name: Vec<u8>,
+        #[serde(with = "upper")]
+        motto: String,
     }
 
     #[serde(rename = "Renamed", rename_all = "PascalCase")]
@@ -113,6 +115,19 @@ twins! {
         empty_key: OneEmptyKey,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         items: Vec<Object>,
+    }
+}
+
+/// A `with` module: upper case on the wire, lower case in memory.
+mod upper {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_uppercase())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Ok(String::deserialize(d)?.to_lowercase())
     }
 }
 
@@ -157,6 +172,7 @@ fn object() -> impl Strategy<Value = ours::Object> {
                 spec_b: n / 2,
                 hidden: 1,
                 long_field_name: vec![n; (n % 3) as usize],
+                motto: s.clone(),
             },
             pascal: ours::Pascal {
                 r#type: s.clone(),
@@ -376,4 +392,33 @@ fn lifetimes_and_where_clauses() {
         assert!(json.starts_with(r#"{"metadata":"#), "{json}");
         assert_eq!(det(&b).unwrap(), as_map(&b));
     }
+}
+
+/// `serialize_with` on a generic struct's field whose type names the parameter.
+#[derive(conneg_cbor::Serialize)]
+struct Counted<'a, T> {
+    #[serde(serialize_with = "count")]
+    items: &'a [T],
+    kind: &'static str,
+}
+
+fn count<T, S: Serializer>(items: &&[T], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(items.len() as u64)
+}
+
+#[test]
+fn serialize_with_on_a_generic_struct() {
+    let c = Counted {
+        items: &["a", "b", "c"][..],
+        kind: "K",
+    };
+    assert_eq!(
+        serde_json::to_string(&c).unwrap(),
+        r#"{"items":3,"kind":"K"}"#
+    );
+    assert_eq!(det(&c).unwrap(), as_map(&c));
+    assert_eq!(
+        conneg_cbor::from_slice::<BTreeMap<String, serde_json::Value>>(&det(&c).unwrap()).unwrap(),
+        BTreeMap::from([("items".into(), 3.into()), ("kind".into(), "K".into())]),
+    );
 }
