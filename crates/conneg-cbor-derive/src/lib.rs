@@ -138,7 +138,7 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
     let mut canonical = declared.clone();
     canonical.sort_by(|a, b| (a.key.len(), a.key.as_bytes()).cmp(&(b.key.len(), b.key.as_bytes())));
     let body = if declared.iter().zip(&canonical).all(|(a, b)| a.key == b.key) {
-        // One order for every serializer; the flag is still taken, as it is meant for this
+        // One order for every serializer; the mark is still taken, as it is meant for this
         // struct only.
         let calls = calls(&declared);
         quote! {
