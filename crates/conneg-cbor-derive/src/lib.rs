@@ -241,20 +241,18 @@ fn container_attrs(input: &DeriveInput) -> Result<(Option<String>, RenameRule)> 
                         meta.error(format!("unknown rename rule `rename_all = {r:?}`"))
                     })?;
                 }
-            } else if [
-                "deny_unknown_fields",
-                "default",
-                "from",
-                "try_from",
-                "expecting",
-                "crate",
-            ]
-            .iter()
-            .any(|k| meta.path.is_ident(k))
-            {
-                ignore(&meta)?;
             } else {
-                return Err(unsupported(&meta));
+                pass_over(
+                    &meta,
+                    &[
+                        "deny_unknown_fields",
+                        "default",
+                        "from",
+                        "try_from",
+                        "expecting",
+                        "crate",
+                    ],
+                )?;
             }
             Ok(())
         })?;
@@ -280,27 +278,22 @@ fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
             } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_serializing") {
                 a.skip = true;
             } else if meta.path.is_ident("skip_serializing_if") {
-                let s: LitStr = meta.value()?.parse()?;
-                a.skip_if = Some(s.parse()?);
+                a.skip_if = Some(path_value(&meta, "")?);
             } else if meta.path.is_ident("serialize_with") {
-                let s: LitStr = meta.value()?.parse()?;
-                a.with = Some(s.parse()?);
+                a.with = Some(path_value(&meta, "")?);
             } else if meta.path.is_ident("with") {
-                let s: LitStr = meta.value()?.parse()?;
-                a.with = Some(syn::parse_str(&format!("{}::serialize", s.value()))?);
-            } else if [
-                "default",
-                "deserialize_with",
-                "alias",
-                "skip_deserializing",
-                "borrow",
-            ]
-            .iter()
-            .any(|k| meta.path.is_ident(k))
-            {
-                ignore(&meta)?;
+                a.with = Some(path_value(&meta, "::serialize")?);
             } else {
-                return Err(unsupported(&meta));
+                pass_over(
+                    &meta,
+                    &[
+                        "default",
+                        "deserialize_with",
+                        "alias",
+                        "skip_deserializing",
+                        "borrow",
+                    ],
+                )?;
             }
             Ok(())
         })?;
@@ -328,6 +321,22 @@ fn serialize_name(meta: &ParseNestedMeta<'_>) -> Result<Option<String>> {
         Ok(())
     })?;
     Ok(name)
+}
+
+/// The path in `key = "path"`, with `suffix` appended (`with = "m"` names `m::serialize`).
+fn path_value(meta: &ParseNestedMeta<'_>, suffix: &str) -> Result<syn::ExprPath> {
+    let s: LitStr = meta.value()?.parse()?;
+    syn::parse_str(&format!("{}{suffix}", s.value())).map_err(|e| Error::new(s.span(), e))
+}
+
+/// Consumes an attribute named in `harmless` (one that does not concern serialization);
+/// refuses any other.
+fn pass_over(meta: &ParseNestedMeta<'_>, harmless: &[&str]) -> Result<()> {
+    if harmless.iter().any(|k| meta.path.is_ident(k)) {
+        ignore(meta)
+    } else {
+        Err(unsupported(meta))
+    }
 }
 
 /// Consumes an attribute that does not concern serialization: `key`, `key = "..."` or

@@ -270,21 +270,27 @@ impl<'a> Serializer<'a> {
             }
             Order::Ascending(last) if ascends(last, key) => {
                 *last = key;
-                c.count += 1;
-                self.write_name(key);
+                self.key_in_place(c, key);
                 return Ok(());
             }
             // The first field of a struct whose derived impl took the offer (for any other, the
             // mark is cleared here, and the slow path looks for its plan).
             Order::Struct(_) if CANONICAL_ORDER.replace(0) == ACCEPTED => {
                 c.order = Order::Ascending(key);
-                c.count += 1;
-                self.write_name(key);
+                self.key_in_place(c, key);
                 return Ok(());
             }
             _ => {}
         }
         self.struct_key_slow(c, key)
+    }
+
+    /// Writes a struct field's key where it stands, with nothing recorded (fast mode, and
+    /// ascending structs).
+    #[inline(always)]
+    fn key_in_place(&mut self, c: &mut Container, key: &'static str) {
+        c.count += 1;
+        self.write_name(key);
     }
 
     #[inline(always)]
@@ -826,8 +832,7 @@ impl Compound<'_, '_> {
         if self.ser.opts.sort {
             self.ser.struct_key(&mut self.c, key)?;
         } else {
-            self.c.count += 1;
-            self.ser.write_name(key);
+            self.ser.key_in_place(&mut self.c, key);
         }
         value.serialize(&mut *self.ser)
     }

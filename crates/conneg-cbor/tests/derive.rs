@@ -224,15 +224,20 @@ proptest! {
     }
 }
 
-#[test]
-fn keys_are_written_shortest_first_then_bytewise() {
-    let p = ours::Pascal {
+/// A `Pascal` whose keys are three of four letters and one longer.
+fn pascal() -> ours::Pascal {
+    ours::Pascal {
         r#type: "t".into(),
         kind: "k".into(),
         spec: "s".into(),
         api_version: "v".into(),
         status: None,
-    };
+    }
+}
+
+#[test]
+fn keys_are_written_shortest_first_then_bytewise() {
+    let p = pascal();
     let bytes = EncodeOptions::deterministic()
         .self_described(false)
         .string_encoding(conneg_cbor::StringEncoding::Text)
@@ -266,13 +271,7 @@ impl serde::Serialize for JsonInside {
 
 #[test]
 fn other_serializers_inside_an_encode_keep_declaration_order() {
-    let p = ours::Pascal {
-        r#type: "t".into(),
-        kind: "k".into(),
-        spec: "s".into(),
-        api_version: "v".into(),
-        status: None,
-    };
+    let p = pascal();
     let v = JsonInside(p.clone());
     let bytes = det(&v).unwrap();
     let back: BTreeMap<String, serde_json::Value> = conneg_cbor::from_slice(&bytes).unwrap();
