@@ -1,6 +1,7 @@
 //! Rough encode/decode timing against serde_json on Kubernetes-shaped objects:
 //! `cargo run --release -p conneg-cbor --example perf`. `perf encode` times only the encode of
-//! the benchmark's typed objects (see [`encode_k8s`]); `perf profile WORKLOAD` loops one
+//! the benchmark's typed objects (see [`encode_k8s`]), `perf decode` their decode (see
+//! [`decode_k8s`]); `perf profile WORKLOAD` loops one
 //! operation for a profiler.
 
 // The benchmark's typed Kubernetes objects, for the `*-k8s` workloads below.
@@ -224,9 +225,61 @@ fn encode_k8s() {
     rows("pod list 1MiB", &list, &list2);
 }
 
+/// `perf decode`: typed decode (`from_slice`, as the criterion benchmark does) of the
+/// benchmark's Pod, custom resource and 1 MiB Pod list, each against serde_json's decode of the
+/// same object in alternating batches, like `perf encode`; then minicbor-serde and cbor4ii on the
+/// text-string encoding of the same object (what they can read), also against serde_json.
+fn decode_k8s() {
+    fn rows<T: Serialize + serde::de::DeserializeOwned>(name: &str, x: &T) {
+        let json = serde_json::to_vec(x).unwrap();
+        let cbor = conneg_cbor::to_vec(x).unwrap();
+        let text = text_cbor(&serde_json::to_value(x).unwrap());
+        let mut json_decode = || {
+            black_box(serde_json::from_slice::<T>(black_box(&json)).unwrap());
+        };
+        let (c, j) = pair(
+            &mut || {
+                black_box(conneg_cbor::from_slice::<T>(black_box(&cbor)).unwrap());
+            },
+            &mut json_decode,
+        );
+        row(&format!("decode k8s {name}"), c, j);
+        type Peer<T> = (&'static str, fn(&[u8]) -> Result<T, String>);
+        let peers: [Peer<T>; 2] = [
+            ("minicbor-serde", |b| {
+                minicbor_serde::from_slice(b).map_err(|e| e.to_string())
+            }),
+            ("cbor4ii", |b| {
+                cbor4ii::serde::from_slice(b).map_err(|e| e.to_string())
+            }),
+        ];
+        for (peer, decode) in peers {
+            if let Err(e) = decode(&text) {
+                println!("  {peer} {name}: fails ({e}), not timed");
+                continue;
+            }
+            let (c, j) = pair(
+                &mut || {
+                    black_box(decode(black_box(&text)).unwrap());
+                },
+                &mut json_decode,
+            );
+            row(&format!("  {peer} {name}"), c, j);
+        }
+    }
+    let pod: k8s::Pod = serde_json::from_value(k8s::pod_value()).unwrap();
+    let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
+    let list: k8s::PodList = serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
+    rows("pod", &pod);
+    rows("custom resource", &cr);
+    rows("pod list 1MiB", &list);
+}
+
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("encode") {
-        return encode_k8s();
+    match std::env::args().nth(1).as_deref() {
+        Some("encode") => return encode_k8s(),
+        Some("decode") => return decode_k8s(),
+        _ => {}
     }
     let pod_v = pod_json(1);
     let list_v = json!({
@@ -360,25 +413,31 @@ fn main() {
                     black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
                 })
             }
-            // The benchmark's typed custom resource (benches/k8s), decoded by conneg-cbor and
-            // serde_json: `dec-cr`, `dec-json-cr`.
-            "dec-cr" | "dec-json-cr" => {
+            // The benchmark's typed custom resource (benches/k8s), decoded by conneg-cbor,
+            // serde_json and minicbor-serde: `dec-cr`, `dec-json-cr`, `dec-minicbor-cr`.
+            "dec-cr" | "dec-json-cr" | "dec-minicbor-cr" => {
                 let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
                 let cbor = conneg_cbor::to_vec(&cr).unwrap();
                 let json = serde_json::to_vec(&cr).unwrap();
-                if what == "dec-cr" {
-                    Box::new(move || {
+                let text = text_cbor(&k8s::cr_value());
+                match what.as_str() {
+                    "dec-cr" => Box::new(move || {
                         black_box(conneg_cbor::from_slice::<k8s::PostgresCluster>(&cbor).unwrap());
-                    })
-                } else {
-                    Box::new(move || {
+                    }),
+                    "dec-minicbor-cr" => Box::new(move || {
+                        black_box(
+                            minicbor_serde::from_slice::<k8s::PostgresCluster>(&text).unwrap(),
+                        );
+                    }),
+                    _ => Box::new(move || {
                         black_box(serde_json::from_slice::<k8s::PostgresCluster>(&json).unwrap());
-                    })
+                    }),
                 }
             }
             // The benchmark's typed Pod (benches/k8s), encoded: `enc-det-pod-k8s` (the types
             // derive `conneg_cbor::Serialize`), `enc-det-serde-pod-k8s` (the same Pod with
-            // serde's derive), `enc-fast-pod-k8s`, `enc-json-pod-k8s`.
+            // serde's derive), `enc-fast-pod-k8s`, `enc-json-pod-k8s`; decoded: `dec-pod-k8s`,
+            // `dec-json-pod-k8s`.
             w if w.ends_with("-pod-k8s") => {
                 let v = k8s::pod_value();
                 let pod: k8s::Pod = serde_json::from_value(v.clone()).unwrap();
@@ -393,6 +452,18 @@ fn main() {
                     "enc-fast-pod-k8s" => Box::new(move || {
                         black_box(fast.to_vec(&pod).unwrap());
                     }),
+                    "dec-pod-k8s" => {
+                        let cbor = conneg_cbor::to_vec(&pod).unwrap();
+                        Box::new(move || {
+                            black_box(conneg_cbor::from_slice::<k8s::Pod>(&cbor).unwrap());
+                        })
+                    }
+                    "dec-json-pod-k8s" => {
+                        let json = serde_json::to_vec(&pod).unwrap();
+                        Box::new(move || {
+                            black_box(serde_json::from_slice::<k8s::Pod>(&json).unwrap());
+                        })
+                    }
                     _ => Box::new(move || {
                         black_box(serde_json::to_vec(&pod).unwrap());
                     }),
