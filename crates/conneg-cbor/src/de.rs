@@ -14,10 +14,6 @@ use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
 
 mod value;
 
-/// Leave this much stack before recursing into a container; otherwise grow by `STACK_GROW`.
-pub(crate) const RED_ZONE: usize = 128 * 1024;
-pub(crate) const STACK_GROW: usize = 2 * 1024 * 1024;
-
 /// Working buffers of the last deserializer on this thread, so decodes in steady state do not
 /// allocate them again.
 #[derive(Default)]
@@ -559,7 +555,7 @@ impl<'de> Deserializer<'de> {
             hinted,
             done: false,
         };
-        let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_seq(&mut access));
+        let r = crate::stack::guarded(|| visitor.visit_seq(&mut access));
         let (index, done, left) = (access.index, access.done, access.left);
         let v = r?;
         self.reserved -= (hinted as u64).saturating_sub(index) as usize;
@@ -613,7 +609,7 @@ impl<'de> Deserializer<'de> {
             },
             seen: 0,
         };
-        let r = stacker::maybe_grow(RED_ZONE, STACK_GROW, || visitor.visit_map(&mut access));
+        let r = crate::stack::guarded(|| visitor.visit_map(&mut access));
         let MapAccess {
             left,
             done,

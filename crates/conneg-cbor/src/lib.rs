@@ -85,6 +85,7 @@ mod raw;
 mod scan;
 mod seq;
 mod ser;
+mod stack;
 mod strenc;
 mod time;
 pub mod transcode;

@@ -20,7 +20,7 @@
 //! of 128 is lifted; the stack grows on the heap as the decoder's does). The CBOR decoder's limit
 //! of 10,000 also counts tags, so self-described CBOR holds 9,999 levels of containers.
 
-use crate::de::{Deserializer as CborDeserializer, RED_ZONE, STACK_GROW};
+use crate::de::Deserializer as CborDeserializer;
 use crate::error::{Error, ErrorKind, Result};
 use crate::keys::display_key;
 use crate::options::{DecodeOptions, EncodeOptions};
@@ -236,7 +236,7 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
-        stacker::maybe_grow(RED_ZONE, STACK_GROW, move || {
+        crate::stack::guarded(move || {
             while let Some(r) = seq.next_element_seed(Element(&mut out, levels))? {
                 if let Err(e) = r {
                     return Ok(Err(e));
@@ -252,7 +252,7 @@ impl<'de, S: Serializer> Visitor<'de> for Pump<S> {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
-        stacker::maybe_grow(RED_ZONE, STACK_GROW, move || {
+        crate::stack::guarded(move || {
             if let Err(e) = Self::entries(&mut map, &mut out, levels)? {
                 return Ok(Err(e));
             }

@@ -13,7 +13,7 @@
 //! always the one `from_slice::<Value>` gives (`tests/value.rs` checks this on generated and
 //! malformed input); only the speed differs.
 
-use super::{Deserializer, RED_ZONE, STACK_GROW};
+use super::Deserializer;
 use crate::error::{Error, Result};
 use crate::head::{BREAK, Head, MAJOR_ARRAY, MAJOR_MAP, MAJOR_TAG};
 use crate::keys::{KeyRef, MapKeys};
@@ -84,7 +84,7 @@ impl<'de> Deserializer<'de> {
     /// An array or a map whose head was just read.
     fn container(&mut self, h: Head, start: usize) -> Result<Value> {
         self.enter(start)?;
-        let v = stacker::maybe_grow(RED_ZONE, STACK_GROW, || {
+        let v = crate::stack::guarded(|| {
             if h.major == MAJOR_ARRAY {
                 self.array(h, start)
             } else {
