@@ -71,6 +71,17 @@ enum Tagged {
     Epoch,
 }
 
+/// How [`Deserializer::text`] checks a string that the current run does not cover.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Starts a new run: where map keys are text to validate too (maps, `Value`s,
+    /// `deserialize_any`).
+    Run,
+    /// Validates the string alone: string values of typed targets, whose neighbours are mostly
+    /// struct keys.
+    Alone,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum StrMode {
     /// `deserialize_any`: strings that are valid UTF-8 are offered as `str`, others as bytes.
@@ -291,7 +302,7 @@ impl<'de> Deserializer<'de> {
     /// that is valid UTF-8, with no tag in front and no tag 21-23 in force. `None` means "take
     /// the general path" (which also produces any error).
     #[inline(always)]
-    fn short_str(&mut self) -> Result<Option<&'de str>> {
+    fn short_str(&mut self, check: Check) -> Result<Option<&'de str>> {
         let input: &'de [u8] = self.input;
         let Some((s, n)) = short_string(input, self.pos) else {
             return Ok(None);
@@ -299,7 +310,7 @@ impl<'de> Deserializer<'de> {
         if self.enc.is_some() && input[self.pos] < 0x60 {
             return Ok(None);
         }
-        let v = self.text(s, s + n);
+        let v = self.text(s, s + n, check);
         if v.is_some() {
             self.pos = s + n;
         }
@@ -312,15 +323,21 @@ impl<'de> Deserializer<'de> {
     /// (string heads, small integers) are ASCII too: the first string of such a stretch finds
     /// where the stretch ends and validates it whole, once; the strings after it in the stretch
     /// are slices of that `str`. Validating each string alone costs a `from_utf8` call per
-    /// string, mostly fixed overhead.
+    /// string, mostly fixed overhead. That pays where the keys between the strings are text to
+    /// validate too; where they are struct keys, which are matched against the field names and
+    /// never validated, a run validates them for nothing, and `check` says to validate a string
+    /// outside the current run alone.
     #[inline(always)]
-    fn text(&mut self, s: usize, e: usize) -> Option<&'de str> {
+    fn text(&mut self, s: usize, e: usize, check: Check) -> Option<&'de str> {
         if let Some(off) = s.checked_sub(self.run_start) {
             if let Some(t) = self.run.get(off..off + (e - s)) {
                 return Some(t);
             }
         }
-        self.text_new_run(s, e)
+        match check {
+            Check::Run => self.text_new_run(s, e),
+            Check::Alone => std::str::from_utf8(&self.input[s..e]).ok(),
+        }
     }
 
     /// `text` outside the current run: starts a new run at `s` when the string is ASCII and lies
@@ -432,7 +449,12 @@ impl<'de> Deserializer<'de> {
         let text = if mode == StrMode::Bytes || (h.major == MAJOR_BYTES && self.enc.is_some()) {
             None
         } else {
-            self.text(self.pos, e)
+            let check = if mode == StrMode::Any {
+                Check::Run
+            } else {
+                Check::Alone
+            };
+            self.text(self.pos, e, check)
         };
         self.pos = e;
         if mode == StrMode::Bytes {
@@ -663,7 +685,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if let Some(s) = self.short_str()? {
+        if let Some(s) = self.short_str(Check::Run)? {
             return visitor.visit_borrowed_str(s);
         }
         if let Some(&b @ 0x00..=0x17) = self.input.get(self.pos) {
@@ -675,7 +697,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
 
     #[inline]
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if let Some(s) = self.short_str()? {
+        if let Some(s) = self.short_str(Check::Alone)? {
             return visitor.visit_borrowed_str(s);
         }
         self.with_head(|de, h, start, tagged| match h.major {
@@ -1001,7 +1023,7 @@ impl<'de> MapAccess<'_, 'de> {
                 fields[i]
             }
             None => {
-                let k = self.de.text(s, s + n)?;
+                let k = self.de.text(s, s + n, Check::Run)?;
                 if !self.de.keys.insert(&mut self.keys, input, key) {
                     return None;
                 }

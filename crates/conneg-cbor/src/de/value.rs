@@ -49,7 +49,7 @@ impl<'de> Deserializer<'de> {
     /// One item: short strings, arrays and maps here, everything else through serde_json's
     /// visitor.
     fn value(&mut self) -> Result<Value> {
-        if let Some(s) = self.short_str()? {
+        if let Some(s) = self.short_str(super::Check::Run)? {
             return Ok(Value::String(s.to_owned()));
         }
         let Some(&b) = self.input.get(self.pos) else {
@@ -180,7 +180,7 @@ impl<'de> Deserializer<'de> {
         let text = if key.arena {
             std::str::from_utf8(&self.keys.arena[key.start..key.end]).ok()
         } else {
-            self.text(key.start, key.end)
+            self.text(key.start, key.end, super::Check::Run)
         };
         let Some(k) = text.map(str::to_owned) else {
             return Err(self.invalid_utf8_bytes(kstart));
