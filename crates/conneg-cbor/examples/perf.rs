@@ -227,8 +227,9 @@ fn encode_k8s() {
 
 /// `perf decode`: typed decode (`from_slice`, as the criterion benchmark does) of the
 /// benchmark's Pod, custom resource and 1 MiB Pod list, each against serde_json's decode of the
-/// same object in alternating batches, like `perf encode`; then minicbor-serde and cbor4ii on the
-/// text-string encoding of the same object (what they can read), also against serde_json.
+/// same object in alternating batches, like `perf encode`, and the same for `value_from_slice`
+/// against serde_json's decode into `Value`; then minicbor-serde and cbor4ii on the text-string
+/// encoding of the same object (what they can read), typed, also against serde_json.
 fn decode_k8s() {
     fn rows<T: Serialize + serde::de::DeserializeOwned>(name: &str, x: &T) {
         let json = serde_json::to_vec(x).unwrap();
@@ -244,6 +245,15 @@ fn decode_k8s() {
             &mut json_decode,
         );
         row(&format!("decode k8s {name}"), c, j);
+        let (c, j) = pair(
+            &mut || {
+                black_box(conneg_cbor::value_from_slice(black_box(&cbor)).unwrap());
+            },
+            &mut || {
+                black_box(serde_json::from_slice::<Value>(black_box(&json)).unwrap());
+            },
+        );
+        row(&format!("decode value {name}"), c, j);
         type Peer<T> = (&'static str, fn(&[u8]) -> Result<T, String>);
         let peers: [Peer<T>; 2] = [
             ("minicbor-serde", |b| {
