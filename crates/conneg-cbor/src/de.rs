@@ -577,7 +577,7 @@ impl<'de> Deserializer<'de> {
             hinted,
             done: false,
         };
-        let r = crate::stack::guarded(|| visitor.visit_seq(&mut access));
+        let r = crate::stack::guarded_once(|| visitor.visit_seq(&mut access));
         let (index, done, left) = (access.index, access.done, access.left);
         let v = r?;
         self.reserved -= (hinted as u64).saturating_sub(index) as usize;
@@ -631,7 +631,7 @@ impl<'de> Deserializer<'de> {
             },
             seen: 0,
         };
-        let r = crate::stack::guarded(|| visitor.visit_map(&mut access));
+        let r = crate::stack::guarded_once(|| visitor.visit_map(&mut access));
         let MapAccess {
             left,
             done,
