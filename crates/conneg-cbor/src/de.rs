@@ -534,7 +534,7 @@ impl<'de> Deserializer<'de> {
             }
             MAJOR_BYTES | MAJOR_TEXT => self.visit_string(h, start, StrMode::Any, visitor),
             MAJOR_ARRAY => self.visit_array(h, start, visitor),
-            MAJOR_MAP => self.visit_map(h, start, None, visitor),
+            MAJOR_MAP => self.visit_map::<V, false>(h, start, &[], visitor),
             _ => match h.info {
                 20 => visitor.visit_bool(false),
                 21 => visitor.visit_bool(true),
@@ -596,11 +596,14 @@ impl<'de> Deserializer<'de> {
         Ok(v)
     }
 
-    fn visit_map<V: Visitor<'de>>(
+    /// Visits a map whose head was just read: a struct's fields when `STRUCT` (a compile-time
+    /// choice, so that each visitor carries the key path of its own kind only), else a plain map
+    /// (`fields` is then empty).
+    fn visit_map<V: Visitor<'de>, const STRUCT: bool>(
         &mut self,
         h: Head,
         start: usize,
-        fields: Option<&'static [&'static str]>,
+        fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
         self.enter(start)?;
@@ -616,7 +619,7 @@ impl<'de> Deserializer<'de> {
         let hint_left = self.reserve(declared, 2);
         let left = declared.unwrap_or(self.opts.max_map_pairs);
         let mk = self.keys.open();
-        let mut access = MapAccess {
+        let mut access = MapAccess::<'_, 'de, STRUCT> {
             de: self,
             left,
             indefinite,
@@ -758,7 +761,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         visitor: V,
     ) -> Result<V::Value> {
         self.with_head(|de, h, start, tagged| match h.major {
-            MAJOR_MAP => de.visit_map(h, start, Some(fields), visitor),
+            MAJOR_MAP => de.visit_map::<V, true>(h, start, fields, visitor),
             _ => de.any_with_head(h, start, tagged, visitor),
         })
     }
@@ -902,7 +905,8 @@ impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
     }
 }
 
-struct MapAccess<'a, 'de> {
+/// A map being visited: a struct's fields when `STRUCT`, else a plain map.
+struct MapAccess<'a, 'de, const STRUCT: bool> {
     de: &'a mut Deserializer<'de>,
     /// Pairs still expected (definite length) or still allowed by `max_map_pairs` (indefinite).
     left: u64,
@@ -912,7 +916,8 @@ struct MapAccess<'a, 'de> {
     /// Pairs of the size hint not read yet: each holds two bytes of `Deserializer::reserved`.
     hint_left: usize,
     keys: MapKeys,
-    fields: Option<&'static [&'static str]>,
+    /// The struct's field names (empty for a plain map).
+    fields: &'static [&'static str],
     /// The last key read: the path segment of its value.
     key: KeyRef,
     /// Known fields seen so far (struct mode, first 64 fields).
@@ -964,7 +969,7 @@ fn find_field(fields: &'static [&'static str], kb: &[u8]) -> Option<usize> {
     fields.iter().position(|f| key_eq(f.as_bytes(), kb))
 }
 
-impl<'de> MapAccess<'_, 'de> {
+impl<'de, const STRUCT: bool> MapAccess<'_, 'de, STRUCT> {
     /// Advances to the next key; false at the end of the map.
     #[inline]
     fn has_next(&mut self) -> Result<bool> {
@@ -1011,24 +1016,21 @@ impl<'de> MapAccess<'_, 'de> {
             end: s + n,
             arena: false,
         };
-        let k = match self.fields {
-            Some(fields) => {
-                // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
-                let i = find_field(fields, &input[s..s + n]).filter(|&i| i < 64)?;
-                let bit = 1u64 << i;
-                if self.seen & bit != 0 {
-                    return None;
-                }
-                self.seen |= bit;
-                fields[i]
+        let k = if STRUCT {
+            // A key equal to a field name is that (UTF-8) name: no UTF-8 check needed.
+            let i = find_field(self.fields, &input[s..s + n]).filter(|&i| i < 64)?;
+            let bit = 1u64 << i;
+            if self.seen & bit != 0 {
+                return None;
             }
-            None => {
-                let k = self.de.text(s, s + n, Check::Run)?;
-                if !self.de.keys.insert(&mut self.keys, input, key) {
-                    return None;
-                }
-                k
+            self.seen |= bit;
+            self.fields[i]
+        } else {
+            let k = self.de.text(s, s + n, Check::Run)?;
+            if !self.de.keys.insert(&mut self.keys, input, key) {
+                return None;
             }
+            k
         };
         self.de.pos = s + n;
         self.key = key;
@@ -1048,7 +1050,11 @@ impl<'de> MapAccess<'_, 'de> {
             let input: &'de [u8] = self.de.input;
             let key = self.de.read_key()?;
             let kb = self.de.keys.resolve(input, key);
-            let known = self.fields.and_then(|f| find_field(f, kb));
+            let known = if STRUCT {
+                find_field(self.fields, kb)
+            } else {
+                None
+            };
             let fresh = match known {
                 // Known fields of small structs: a bit per field.
                 Some(i) if i < 64 => {
@@ -1062,7 +1068,7 @@ impl<'de> MapAccess<'_, 'de> {
             if !fresh {
                 return Err(scan::dup_key(kstart, self.de.keys.resolve(input, key)));
             }
-            if self.fields.is_some() && known.is_none() {
+            if STRUCT && known.is_none() {
                 let kb = self.de.keys.resolve(input, key);
                 let err = Error::at(
                     ErrorKind::UnknownField,
@@ -1084,9 +1090,11 @@ impl<'de> MapAccess<'_, 'de> {
                 continue;
             }
             self.key = key;
-            if let (Some(fields), Some(i)) = (self.fields, known) {
+            if let Some(i) = known {
                 return seed
-                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(fields[i]))
+                    .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(
+                        self.fields[i],
+                    ))
                     .map(Some);
             }
             return if key.arena {
@@ -1107,7 +1115,7 @@ impl<'de> MapAccess<'_, 'de> {
     }
 }
 
-impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
+impl<'de, const STRUCT: bool> de::MapAccess<'de> for MapAccess<'_, 'de, STRUCT> {
     type Error = Error;
 
     #[inline]
