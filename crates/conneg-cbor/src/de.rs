@@ -322,9 +322,9 @@ impl<'de> Deserializer<'de> {
     /// Most strings of an API object are short and ASCII, and most of the bytes between them
     /// (string heads, small integers) are ASCII too: the first string of such a stretch finds
     /// where the stretch ends and validates it whole, once; the strings after it in the stretch
-    /// are slices of that `str`. Validating each string alone costs a `from_utf8` call per
-    /// string, mostly fixed overhead. That pays where the keys between the strings are text to
-    /// validate too; where they are struct keys, which are matched against the field names and
+    /// are slices of that `str`. Validating each string alone costs a check per string (see
+    /// [`as_text`]), mostly fixed overhead. That pays where the keys between the strings are text
+    /// to validate too; where they are struct keys, which are matched against the field names and
     /// never validated, a run validates them for nothing, and `check` says to validate a string
     /// outside the current run alone.
     #[inline(always)]
@@ -336,7 +336,7 @@ impl<'de> Deserializer<'de> {
         }
         match check {
             Check::Run => self.text_new_run(s, e),
-            Check::Alone => std::str::from_utf8(&self.input[s..e]).ok(),
+            Check::Alone => as_text(&self.input[s..e]),
         }
     }
 
@@ -349,13 +349,13 @@ impl<'de> Deserializer<'de> {
         if s >= self.run_start + self.run.len() {
             let n = ascii_len(&input[s..]);
             if n >= e - s {
-                let run = std::str::from_utf8(&input[s..s + n]).expect("ASCII is UTF-8");
+                let run = as_text(&input[s..s + n]).expect("ASCII is UTF-8");
                 self.run = run;
                 self.run_start = s;
                 return Some(&run[..e - s]);
             }
         }
-        std::str::from_utf8(&input[s..e]).ok()
+        as_text(&input[s..e])
     }
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
@@ -945,6 +945,18 @@ fn short_string(input: &[u8], pos: usize) -> Option<(usize, usize)> {
     Some((s, n))
 }
 
+/// `b` as text. ASCII, nearly every string of an API object, is recognised inline a word at a
+/// time (`ascii` does the cast from checked ASCII to `str` that this crate's `forbid(unsafe_code)`
+/// rules out); anything else goes to `str::from_utf8`, whose cost for a short string is mostly
+/// the call's fixed overhead.
+#[inline(always)]
+fn as_text(b: &[u8]) -> Option<&str> {
+    match ascii::AsciiStr::from_ascii(b) {
+        Ok(a) => Some(a.as_str()),
+        Err(_) => std::str::from_utf8(b).ok(),
+    }
+}
+
 /// The length of the ASCII prefix of `b`, eight bytes at a time.
 fn ascii_len(b: &[u8]) -> usize {
     let mut words = b.chunks_exact(8);
@@ -1337,7 +1349,23 @@ impl<'de> Deserializer<'de> {
 
 #[cfg(test)]
 mod tests {
-    use super::ascii_len;
+    use super::{as_text, ascii_len};
+
+    #[test]
+    fn as_text_is_from_utf8() {
+        let cases: [&[u8]; 7] = [
+            b"",
+            b"nginx:1.27",
+            b"a string of more than sixteen bytes",
+            "caf\u{e9} \u{1F600}".as_bytes(),
+            b"\xc3\x28",
+            b"ascii then \xff",
+            b"\xe2\x82",
+        ];
+        for b in cases {
+            assert_eq!(as_text(b), std::str::from_utf8(b).ok(), "{b:?}");
+        }
+    }
 
     #[test]
     fn ascii_len_is_the_ascii_prefix() {
