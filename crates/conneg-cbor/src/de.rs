@@ -634,7 +634,12 @@ impl<'de> Deserializer<'de> {
             },
             seen: 0,
         };
-        let r = crate::stack::guarded_once(|| visitor.visit_map(&mut access));
+        // A struct's `deserialize_struct` made sure of the stack already.
+        let r = if STRUCT {
+            visitor.visit_map(&mut access)
+        } else {
+            crate::stack::guarded_once(|| visitor.visit_map(&mut access))
+        };
         let MapAccess {
             left,
             done,
@@ -756,10 +761,16 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
+        // The stack check of `visit_map`, made here: with too little stack left, this whole call
+        // is made again on a stack with room, so the visitor's code is inlined here and nowhere
+        // else.
+        if !crate::stack::has_room() {
+            return crate::stack::make_room(move || self.deserialize_struct(name, fields, visitor));
+        }
         self.with_head(|de, h, start, tagged| match h.major {
             MAJOR_MAP => de.visit_map::<V, true>(h, start, fields, visitor),
             _ => de.any_with_head(h, start, tagged, visitor),

