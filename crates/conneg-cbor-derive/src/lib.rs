@@ -1,8 +1,10 @@
 //! `#[derive(conneg_cbor::Serialize)]`: serde's `Serialize` for a struct with named fields, which
-//! hands its fields to conneg-cbor's deterministic encoder already in canonical CBOR order.
+//! hands its fields to conneg-cbor's deterministic encoder already in canonical CBOR order; and
+//! `#[derive(conneg_cbor::Decode)]` (in `decode.rs`), which reads a struct without serde's
+//! visitors.
 //!
-//! Use it through `conneg_cbor` (this crate is its implementation); the documentation and the
-//! examples are on `conneg_cbor::Serialize`.
+//! Use them through `conneg_cbor` (this crate is their implementation); the documentation and the
+//! examples are on `conneg_cbor::Serialize` and `conneg_cbor::Decode`.
 //!
 //! The generated impl is what `#[derive(serde::Serialize)]` generates for the same struct (the
 //! same `serialize_struct` name and length, the same keys, `skip_field` for a field skipped by
@@ -17,6 +19,8 @@
 //! and the ones that concern deserialization only (`default`, `deserialize_with`, `alias`,
 //! ...). Anything else (`flatten`, `getter`, `tag`, `untagged`, `transparent`, `into`,
 //! `bound`, ...) is a compile error naming the attribute: derive `serde::Serialize` there.
+
+mod decode;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -34,6 +38,15 @@ pub fn derive_serialize(input: TokenStream) -> TokenStream {
         .into()
 }
 
+/// See `conneg_cbor::Decode`.
+#[proc_macro_derive(Decode, attributes(serde))]
+pub fn derive_decode(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    decode::expand(input)
+        .unwrap_or_else(Error::into_compile_error)
+        .into()
+}
+
 /// One serialized field.
 struct Field {
     member: syn::Ident,
@@ -46,7 +59,11 @@ struct Field {
 }
 
 fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
-    let (rename, rename_all) = container_attrs(&input)?;
+    let ContainerAttrs {
+        rename,
+        rename_all: (rename_all, _),
+        ..
+    } = container_attrs(&input)?;
     let named = match &input.data {
         Data::Struct(s) => match &s.fields {
             Fields::Named(f) => &f.named,
@@ -61,7 +78,7 @@ fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
         if attrs.skip {
             continue;
         }
-        let key = match attrs.rename {
+        let key = match attrs.rename.0 {
             Some(k) => k,
             None => rename_all.apply(&ident.unraw().to_string()),
         };
@@ -224,49 +241,65 @@ fn unsupported(meta: &ParseNestedMeta<'_>) -> Error {
     let path = meta.path.clone();
     let name = quote!(#path).to_string();
     meta.error(format!(
-        "conneg_cbor::Serialize does not support `#[serde({name})]`; derive serde::Serialize for this type"
+        "conneg-cbor's derive does not support `#[serde({name})]`; use serde's for this type"
     ))
 }
 
-/// The struct's own `rename` and its `rename_all` rule.
-fn container_attrs(input: &DeriveInput) -> Result<(Option<String>, RenameRule)> {
-    let (mut rename, mut rule) = (None, RenameRule::None);
+/// What a struct's own attributes say.
+#[derive(Default)]
+struct ContainerAttrs {
+    /// `rename`, for serialization.
+    rename: Option<String>,
+    /// `rename_all`, for serialization and for deserialization.
+    rename_all: (RenameRule, RenameRule),
+    /// `default`: missing fields come from the struct's default.
+    default: bool,
+    /// `from` or `try_from`: deserialized through another type.
+    from: bool,
+}
+
+fn container_attrs(input: &DeriveInput) -> Result<ContainerAttrs> {
+    let mut c = ContainerAttrs::default();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
-                rename = serialize_name(&meta)?.or(rename.take());
+                c.rename = names(&meta)?.0.or(c.rename.take());
             } else if meta.path.is_ident("rename_all") {
-                if let Some(r) = serialize_name(&meta)? {
-                    rule = RenameRule::from_str(&r).ok_or_else(|| {
+                let (ser, de) = names(&meta)?;
+                let rule = |r: Option<String>, old: RenameRule| match r {
+                    None => Ok(old),
+                    Some(r) => RenameRule::from_str(&r).ok_or_else(|| {
                         meta.error(format!("unknown rename rule `rename_all = {r:?}`"))
-                    })?;
-                }
+                    }),
+                };
+                c.rename_all = (rule(ser, c.rename_all.0)?, rule(de, c.rename_all.1)?);
+            } else if meta.path.is_ident("default") {
+                c.default = true;
+                ignore(&meta)?;
+            } else if meta.path.is_ident("from") || meta.path.is_ident("try_from") {
+                c.from = true;
+                ignore(&meta)?;
             } else {
-                pass_over(
-                    &meta,
-                    &[
-                        "deny_unknown_fields",
-                        "default",
-                        "from",
-                        "try_from",
-                        "expecting",
-                        "crate",
-                    ],
-                )?;
+                pass_over(&meta, &["deny_unknown_fields", "expecting", "crate"])?;
             }
             Ok(())
         })?;
     }
-    Ok((rename, rule))
+    Ok(c)
 }
 
-/// What a field's attributes say about its serialization.
+/// What a field's attributes say about its serialization and deserialization.
 #[derive(Default)]
 struct FieldAttrs {
-    rename: Option<String>,
+    /// `rename`: the key to serialize as, and the key to deserialize from.
+    rename: (Option<String>, Option<String>),
     skip: bool,
     skip_if: Option<syn::ExprPath>,
     with: Option<syn::ExprPath>,
+    skip_deserializing: bool,
+    /// `default` (`Some(None)`) or `default = "path"`.
+    default: Option<Option<syn::ExprPath>>,
+    deserialize_with: Option<syn::ExprPath>,
 }
 
 fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
@@ -274,26 +307,37 @@ fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
-                a.rename = serialize_name(&meta)?.or(a.rename.take());
-            } else if meta.path.is_ident("skip") || meta.path.is_ident("skip_serializing") {
+                let (ser, de) = names(&meta)?;
+                a.rename = (ser.or(a.rename.0.take()), de.or(a.rename.1.take()));
+            } else if meta.path.is_ident("skip") {
                 a.skip = true;
+                a.skip_deserializing = true;
+            } else if meta.path.is_ident("skip_serializing") {
+                a.skip = true;
+            } else if meta.path.is_ident("skip_deserializing") {
+                a.skip_deserializing = true;
             } else if meta.path.is_ident("skip_serializing_if") {
-                a.skip_if = Some(path_value(&meta, "")?);
+                a.skip_if = Some(path_value(&meta)?);
             } else if meta.path.is_ident("serialize_with") {
-                a.with = Some(path_value(&meta, "")?);
+                a.with = Some(path_value(&meta)?);
+            } else if meta.path.is_ident("deserialize_with") {
+                a.deserialize_with = Some(path_value(&meta)?);
             } else if meta.path.is_ident("with") {
-                a.with = Some(path_value(&meta, "::serialize")?);
+                let module: LitStr = meta.value()?.parse()?;
+                let path = |f: &str| {
+                    syn::parse_str(&format!("{}::{f}", module.value()))
+                        .map_err(|e| Error::new(module.span(), e))
+                };
+                a.with = Some(path("serialize")?);
+                a.deserialize_with = Some(path("deserialize")?);
+            } else if meta.path.is_ident("default") {
+                a.default = Some(if meta.input.peek(syn::Token![=]) {
+                    Some(path_value(&meta)?)
+                } else {
+                    None
+                });
             } else {
-                pass_over(
-                    &meta,
-                    &[
-                        "default",
-                        "deserialize_with",
-                        "alias",
-                        "skip_deserializing",
-                        "borrow",
-                    ],
-                )?;
+                pass_over(&meta, &["alias", "borrow"])?;
             }
             Ok(())
         })?;
@@ -301,32 +345,31 @@ fn field_attrs(f: &syn::Field) -> Result<FieldAttrs> {
     Ok(a)
 }
 
-/// The name in `rename = "x"` or `rename(serialize = "x", deserialize = "y")`, if it names one for
-/// serialization.
-fn serialize_name(meta: &ParseNestedMeta<'_>) -> Result<Option<String>> {
+/// The names in `rename = "x"` (both) or `rename(serialize = "x", deserialize = "y")`.
+fn names(meta: &ParseNestedMeta<'_>) -> Result<(Option<String>, Option<String>)> {
     if meta.input.peek(syn::Token![=]) {
         let s: LitStr = meta.value()?.parse()?;
-        return Ok(Some(s.value()));
+        return Ok((Some(s.value()), Some(s.value())));
     }
-    let mut name = None;
+    let (mut ser, mut de) = (None, None);
     meta.parse_nested_meta(|inner| {
+        let s: LitStr = inner.value()?.parse()?;
         if inner.path.is_ident("serialize") {
-            let s: LitStr = inner.value()?.parse()?;
-            name = Some(s.value());
+            ser = Some(s.value());
         } else if inner.path.is_ident("deserialize") {
-            ignore(&inner)?;
+            de = Some(s.value());
         } else {
             return Err(inner.error("expected `serialize` or `deserialize`"));
         }
         Ok(())
     })?;
-    Ok(name)
+    Ok((ser, de))
 }
 
-/// The path in `key = "path"`, with `suffix` appended (`with = "m"` names `m::serialize`).
-fn path_value(meta: &ParseNestedMeta<'_>, suffix: &str) -> Result<syn::ExprPath> {
+/// The path in `key = "path"`.
+fn path_value(meta: &ParseNestedMeta<'_>) -> Result<syn::ExprPath> {
     let s: LitStr = meta.value()?.parse()?;
-    syn::parse_str(&format!("{}{suffix}", s.value())).map_err(|e| Error::new(s.span(), e))
+    syn::parse_str(&s.value()).map_err(|e| Error::new(s.span(), e))
 }
 
 /// Consumes an attribute named in `harmless` (one that does not concern serialization);
@@ -351,8 +394,9 @@ fn ignore(meta: &ParseNestedMeta<'_>) -> Result<()> {
 }
 
 /// serde's `rename_all` rules, applied to a field name written in snake_case.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 enum RenameRule {
+    #[default]
     None,
     Lower,
     Upper,
@@ -490,6 +534,79 @@ mod tests {
         ] {
             assert!(error_of(input).contains("structs with named fields"));
         }
+    }
+
+    #[test]
+    fn decode_refuses_what_it_cannot_read_the_way_serde_does() {
+        let cases: [(DeriveInput, &str); 5] = [
+            (
+                parse_quote!(
+                    struct S {
+                        #[serde(flatten)]
+                        a: M,
+                    }
+                ),
+                "does not support `#[serde(flatten)]`",
+            ),
+            (
+                parse_quote!(
+                    #[serde(try_from = "u8")]
+                    struct S {
+                        a: u8,
+                    }
+                ),
+                "does not support `#[serde(from)]` or `#[serde(try_from)]`",
+            ),
+            (
+                parse_quote!(
+                    struct S<'a> {
+                        a: &'a str,
+                    }
+                ),
+                "decodes owned types",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[serde(rename(deserialize = "b"))]
+                        a: u8,
+                        b: u8,
+                    }
+                ),
+                "two fields deserialize from \"b\"",
+            ),
+            (
+                parse_quote!(
+                    enum E {
+                        A,
+                    }
+                ),
+                "structs with named fields",
+            ),
+        ];
+        for (input, want) in cases {
+            let got = match decode::expand(input) {
+                Ok(_) => panic!("expanded"),
+                Err(e) => e.to_string(),
+            };
+            assert!(got.contains(want), "{got}");
+        }
+        // Keys are the deserialize names; skipped fields are not matched.
+        let out = decode::expand(parse_quote! {
+            #[serde(rename_all(serialize = "UPPERCASE", deserialize = "camelCase"))]
+            struct S {
+                #[serde(rename(serialize = "X", deserialize = "ex"))]
+                x: u8,
+                some_field: u8,
+                #[serde(skip_deserializing)]
+                skipped: u8,
+            }
+        })
+        .unwrap()
+        .to_string();
+        assert!(out.contains("b\"ex\""), "{out}");
+        assert!(out.contains("b\"someField\""), "{out}");
+        assert!(!out.contains("b\"skipped\""), "{out}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::scan::{self, Scanner};
 use crate::strenc::LaterEncoding;
 use serde::de::{self, Deserialize, DeserializeSeed, IntoDeserializer, Visitor};
 
+pub(crate) mod decode;
 mod value;
 
 /// Working buffers of the last deserializer on this thread, so decodes in steady state do not

@@ -91,6 +91,7 @@ mod time;
 pub mod transcode;
 
 pub use de::Deserializer;
+pub use de::decode::{Decode, Decoder, Fallback};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
 pub use raw::{RawExtension, RawFormat};
@@ -139,9 +140,21 @@ pub use ser::{Compound, Serializer};
 #[doc(inline)]
 pub use conneg_cbor_derive::Serialize;
 
+/// Derives [`Decode`](trait@Decode) for a struct with named fields: reads its map directly,
+/// matching each key to its field once, instead of through serde's visitors. The struct must
+/// also derive serde's `Deserialize`, with the same serde attributes: they are read the same
+/// way (`rename`, `rename_all`, `default`, `skip`, `skip_deserializing`, `deserialize_with`,
+/// `with`; `alias`, `deny_unknown_fields` and a container `default` are left to the serde path),
+/// and whatever the derived `decode` does not take goes to `Deserialize` (see
+/// [`decode`](fn@decode)). Field types must implement `Decode`; type parameters get a
+/// `T: Decode` bound.
+#[doc(inline)]
+pub use conneg_cbor_derive::Decode;
+
 /// What `#[derive(conneg_cbor::Serialize)]` expands to refers to; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::de::decode::decode_with;
     pub use crate::ser::canonical_order;
     pub use serde;
 }
@@ -170,6 +183,32 @@ pub fn to_writer<W: std::io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> R
 /// Decodes exactly one item with the default (strict) options.
 pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     DecodeOptions::default().from_slice(bytes)
+}
+
+/// Decodes exactly one item into `T` with the default (strict) options, through its
+/// [`Decode`] where the input allows: the value, or the error, that `from_slice::<T>` gives,
+/// faster.
+///
+/// ```
+/// #[derive(conneg_cbor::Decode, serde::Deserialize, serde::Serialize, Debug, PartialEq)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Meta {
+///     name: String,
+///     resource_version: String,
+/// }
+///
+/// let m = Meta { name: "a".into(), resource_version: "7".into() };
+/// let bytes = conneg_cbor::to_vec(&m).unwrap();
+/// assert_eq!(conneg_cbor::decode::<Meta>(&bytes).unwrap(), m);
+/// // Errors are serde's, path included.
+/// let bad = conneg_cbor::to_vec(&serde_json::json!({"name": "a", "resourceVersion": 7})).unwrap();
+/// assert_eq!(
+///     conneg_cbor::decode::<Meta>(&bad).unwrap_err().to_string(),
+///     conneg_cbor::from_slice::<Meta>(&bad).unwrap_err().to_string(),
+/// );
+/// ```
+pub fn decode<T: Decode + DeserializeOwned>(bytes: &[u8]) -> Result<T> {
+    DecodeOptions::default().decode(bytes)
 }
 
 /// Decodes exactly one item into a [`serde_json::Value`] with the default (strict) options.

@@ -164,6 +164,16 @@ impl DecodeOptions {
         r
     }
 
+    /// Decodes exactly one item into `T`: the same value, or the same error, as `from_slice`,
+    /// through `T`'s [`Decode`](crate::Decode) where the input allows (see
+    /// [`decode`](crate::decode())).
+    pub fn decode<T: crate::Decode + DeserializeOwned>(&self, bytes: &[u8]) -> Result<T> {
+        let mut de = Deserializer::with_options(bytes, *self);
+        let r = de.decode_whole();
+        de.recycle();
+        r
+    }
+
     /// Decodes exactly one item into a [`serde_json::Value`]: the same value, or the same error,
     /// as `from_slice::<Value>`, built without serde's visitor (faster; see
     /// [`value_from_slice`](crate::value_from_slice)).

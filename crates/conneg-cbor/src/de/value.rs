@@ -36,7 +36,7 @@ impl<'de> Deserializer<'de> {
 
     /// Forgets everything read so far, for decoding the input again from its start.
     #[cold]
-    fn restart(&mut self) {
+    pub(super) fn restart(&mut self) {
         self.pos = 0;
         self.depth = 0;
         self.enc = None;
@@ -48,7 +48,7 @@ impl<'de> Deserializer<'de> {
 
     /// One item: short strings, arrays and maps here, everything else through serde_json's
     /// visitor.
-    fn value(&mut self) -> Result<Value> {
+    pub(super) fn value(&mut self) -> Result<Value> {
         if let Some(s) = self.short_str(super::Check::Run)? {
             return Ok(Value::String(s.to_owned()));
         }
