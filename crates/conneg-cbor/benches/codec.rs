@@ -14,7 +14,8 @@
 //! `Value` is `naive_write`, a plain tree walk; `decode/cbor_direct` is `value_from_slice`.
 //! The typed structs derive `conneg_cbor::Serialize`; `encode/cbor_deterministic_serde_derive`
 //! encodes the same structs deriving serde's `Serialize` (declaration order, reordered by the
-//! encoder).
+//! encoder). They also derive `conneg_cbor::Decode`, which `decode/cbor_derive` reads with
+//! (`conneg_cbor::decode`, no serde visitors).
 //!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
@@ -257,21 +258,27 @@ fn print_sizes(subjects: &[Subject]) {
 
 /// The typed benchmarks of one object: its types derive `conneg_cbor::Serialize` (`T`), and
 /// the same types with serde's derive (`U`, `k8s::serde_derived`) are encoded deterministically
-/// beside them (`encode/cbor_deterministic_serde_derive`), to the same bytes.
+/// beside them (`encode/cbor_deterministic_serde_derive`), to the same bytes. Both derive
+/// `conneg_cbor::Decode` too, which `decode/cbor_derive` reads the same bytes with.
 fn bench_typed<T, U>(c: &mut Criterion, subject: &str, value: &Value)
 where
-    T: Serialize + DeserializeOwned + Clone + PartialEq + Debug,
+    T: Serialize + DeserializeOwned + conneg_cbor::Decode + Clone + PartialEq + Debug,
     U: Serialize + DeserializeOwned + PartialEq + Debug,
 {
     let x = typed::<T>(value);
     bench_repr(c, subject, "typed", &x);
     let twin = typed::<U>(value);
     let det = EncodeOptions::deterministic();
-    assert_eq!(det.to_vec(&twin).unwrap(), det.to_vec(&x).unwrap());
+    let cbor = det.to_vec(&x).unwrap();
+    assert_eq!(det.to_vec(&twin).unwrap(), cbor);
+    assert_eq!(conneg_cbor::decode::<T>(&cbor).unwrap(), x);
     let mut g = c.benchmark_group(subject);
     if value.to_string().len() > 100_000 {
         g.sample_size(20);
     }
+    g.bench_function(BenchmarkId::new("decode/cbor_derive", "typed"), |b| {
+        b.iter(|| conneg_cbor::decode::<T>(black_box(&cbor)).unwrap())
+    });
     g.bench_function(
         BenchmarkId::new("encode/cbor_deterministic_serde_derive", "typed"),
         |b| b.iter(|| det.to_vec(black_box(&twin)).unwrap()),

@@ -233,7 +233,7 @@ fn encode_k8s() {
 /// "no parsing" row builds the typed object from a `serde_json::Value` of it: the part of typed
 /// decode that serde's visitors and the allocator take whatever the format.
 fn decode_k8s() {
-    fn rows<T: Serialize + serde::de::DeserializeOwned>(name: &str, x: &T) {
+    fn rows<T: Serialize + serde::de::DeserializeOwned + conneg_cbor::Decode>(name: &str, x: &T) {
         let json = serde_json::to_vec(x).unwrap();
         let cbor = conneg_cbor::to_vec(x).unwrap();
         let text = text_cbor(&serde_json::to_value(x).unwrap());
@@ -247,6 +247,13 @@ fn decode_k8s() {
             &mut json_decode,
         );
         row(&format!("decode k8s {name}"), c, j);
+        let (c, j) = pair(
+            &mut || {
+                black_box(conneg_cbor::decode::<T>(black_box(&cbor)).unwrap());
+            },
+            &mut json_decode,
+        );
+        row(&format!("decode k8s {name}, derived Decode"), c, j);
         // What is left without any parsing: serde's derived visitors building the same struct
         // from a `Value` (field matching, staging, allocation and copies of every string).
         let tree = serde_json::to_value(x).unwrap();

@@ -1,5 +1,6 @@
 //! Typed mirrors of the benchmark objects (the shape of k8s.io/api core/v1 Pod and of a custom
-//! resource), and the generated 1 MiB Pod list. Shared by the benchmarks and the fuzz seed test.
+//! resource), and the generated 1 MiB Pod list. Shared by the benchmarks, `perf` and
+//! `tests/decode.rs`. Each type derives serde's `Deserialize` and `conneg_cbor::Decode`.
 //! Optional fields are skipped when absent, like Go's `omitempty`, so that a typed round trip
 //! gives back exactly the fixture JSON.
 
@@ -27,6 +28,12 @@ impl Serialize for IntOrString {
             IntOrString::Int(i) => s.serialize_i32(*i),
             IntOrString::String(v) => s.serialize_str(v),
         }
+    }
+}
+
+impl conneg_cbor::Decode for IntOrString {
+    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::Fallback> {
+        d.serde()
     }
 }
 
@@ -62,7 +69,7 @@ impl<'de> Deserialize<'de> for IntOrString {
 /// in one run.
 macro_rules! k8s_types {
     ($serialize:path) => {
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Pod {
             pub api_version: String,
@@ -73,7 +80,9 @@ macro_rules! k8s_types {
             pub status: Option<PodStatus>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+        #[derive(
+            $serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq, Default,
+        )]
         #[serde(rename_all = "camelCase")]
         pub struct ObjectMeta {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,7 +109,7 @@ macro_rules! k8s_types {
             pub finalizers: Vec<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct OwnerReference {
             pub api_version: String,
@@ -113,7 +122,7 @@ macro_rules! k8s_types {
             pub block_owner_deletion: Option<bool>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PodSpec {
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -147,7 +156,7 @@ macro_rules! k8s_types {
             pub preemption_policy: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Volume {
             pub name: String,
@@ -157,7 +166,7 @@ macro_rules! k8s_types {
             pub empty_dir: Option<EmptyDirVolumeSource>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ConfigMapVolumeSource {
             pub name: String,
@@ -165,14 +174,14 @@ macro_rules! k8s_types {
             pub default_mode: Option<i32>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct EmptyDirVolumeSource {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub size_limit: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Container {
             pub name: String,
@@ -205,7 +214,7 @@ macro_rules! k8s_types {
             pub security_context: Option<SecurityContext>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ContainerPort {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,7 +224,7 @@ macro_rules! k8s_types {
             pub protocol: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct EnvVar {
             pub name: String,
@@ -225,7 +234,7 @@ macro_rules! k8s_types {
             pub value_from: Option<EnvVarSource>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct EnvVarSource {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -234,7 +243,7 @@ macro_rules! k8s_types {
             pub resource_field_ref: Option<ResourceFieldSelector>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ObjectFieldSelector {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,7 +251,7 @@ macro_rules! k8s_types {
             pub field_path: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ResourceFieldSelector {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -252,7 +261,7 @@ macro_rules! k8s_types {
             pub divisor: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ResourceRequirements {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -261,7 +270,7 @@ macro_rules! k8s_types {
             pub requests: Option<StringMap>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct VolumeMount {
             pub name: String,
@@ -270,7 +279,7 @@ macro_rules! k8s_types {
             pub mount_path: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Probe {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -287,7 +296,7 @@ macro_rules! k8s_types {
             pub failure_threshold: Option<i32>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct HttpGetAction {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,28 +306,28 @@ macro_rules! k8s_types {
             pub scheme: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Lifecycle {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub pre_stop: Option<LifecycleHandler>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct LifecycleHandler {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub exec: Option<ExecAction>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ExecAction {
             #[serde(default)]
             pub command: Vec<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct SecurityContext {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -333,7 +342,7 @@ macro_rules! k8s_types {
             pub allow_privilege_escalation: Option<bool>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Capabilities {
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -342,7 +351,7 @@ macro_rules! k8s_types {
             pub drop: Vec<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PodSecurityContext {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -351,14 +360,14 @@ macro_rules! k8s_types {
             pub seccomp_profile: Option<SeccompProfile>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct SeccompProfile {
             #[serde(rename = "type")]
             pub type_: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Toleration {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -371,7 +380,7 @@ macro_rules! k8s_types {
             pub toleration_seconds: Option<i64>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PodStatus {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -394,7 +403,7 @@ macro_rules! k8s_types {
             pub qos_class: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PodCondition {
             #[serde(rename = "type")]
@@ -407,12 +416,12 @@ macro_rules! k8s_types {
             pub last_transition_time: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct PodIp {
             pub ip: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ContainerStatus {
             pub name: String,
@@ -437,7 +446,9 @@ macro_rules! k8s_types {
             pub resources: Option<ResourceRequirements>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+        #[derive(
+            $serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq, Default,
+        )]
         #[serde(rename_all = "camelCase")]
         pub struct ContainerState {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -446,14 +457,14 @@ macro_rules! k8s_types {
             pub terminated: Option<ContainerStateTerminated>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ContainerStateRunning {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub started_at: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ContainerStateTerminated {
             pub exit_code: i32,
@@ -471,7 +482,7 @@ macro_rules! k8s_types {
             pub container_id: Option<String>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PodList {
             pub api_version: String,
@@ -480,7 +491,7 @@ macro_rules! k8s_types {
             pub items: Vec<Pod>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct ListMeta {
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -489,7 +500,7 @@ macro_rules! k8s_types {
 
         // ---- The custom resource (a PostgresCluster with a deeply nested spec). ----
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PostgresCluster {
             pub api_version: String,
@@ -500,7 +511,7 @@ macro_rules! k8s_types {
             pub status: Option<PostgresStatus>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PostgresSpec {
             pub postgres_version: i32,
@@ -524,7 +535,7 @@ macro_rules! k8s_types {
             pub standby: Option<Value>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct InstanceSet {
             pub name: String,
@@ -534,7 +545,7 @@ macro_rules! k8s_types {
             pub affinity: Affinity,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Storage {
             pub size: String,
@@ -544,14 +555,14 @@ macro_rules! k8s_types {
             pub throughput_mibps: f64,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Affinity {
             pub zones: Vec<String>,
             pub anti_affinity: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Backup {
             pub schedule: String,
@@ -560,33 +571,33 @@ macro_rules! k8s_types {
             pub compression: Compression,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct Retention {
             pub days: u32,
             pub weekly: u32,
             pub monthly: u32,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct Destination {
             pub bucket: String,
             pub region: String,
             pub encryption: Encryption,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct Encryption {
             #[serde(rename = "kmsKeyID")]
             pub kms_key_id: String,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct Compression {
             pub algorithm: String,
             pub level: u8,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PgUser {
             pub name: String,
@@ -595,7 +606,7 @@ macro_rules! k8s_types {
             pub connection_limit: i32,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Monitoring {
             pub enabled: bool,
@@ -604,13 +615,13 @@ macro_rules! k8s_types {
             pub exporters: Vec<Exporter>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         pub struct Exporter {
             pub name: String,
             pub port: u16,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct MaintenanceWindow {
             pub day: String,
@@ -618,7 +629,7 @@ macro_rules! k8s_types {
             pub duration_minutes: u32,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct PostgresStatus {
             pub observed_generation: i64,
@@ -630,7 +641,7 @@ macro_rules! k8s_types {
             pub conditions: Vec<Condition>,
         }
 
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct BackupRecord {
             pub time: String,
@@ -639,7 +650,7 @@ macro_rules! k8s_types {
         }
 
         /// metav1.Condition.
-        #[derive($serialize, Deserialize, Clone, Debug, PartialEq)]
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
         pub struct Condition {
             #[serde(rename = "type")]
