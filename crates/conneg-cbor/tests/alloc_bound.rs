@@ -46,17 +46,19 @@ static GLOBAL: Counting = Counting;
 
 const LIMIT: usize = 16 * 1024;
 
-type Decode<'a> = &'a dyn Fn(&[u8]);
+type Decoding<'a> = &'a dyn Fn(&[u8]);
 
 /// The most bytes any of the decoders asks for while decoding `input` (results dropped after).
 fn allocated_by(input: &[u8]) -> usize {
     let lax = conneg_cbor::DecodeOptions::new().unknown_fields(conneg_cbor::UnknownFields::Ignore);
-    let decoders: [Decode<'_>; 4] = [
+    let decoders: [Decoding<'_>; 5] = [
         &|b| drop(conneg_cbor::from_slice::<serde_json::Value>(b)),
         &|b| drop(conneg_cbor::value_from_slice(b)),
         &|b| drop(lax.from_slice::<serde::de::IgnoredAny>(b)),
         // A typed target that trusts size hints at every level (serde's Vec visitor pre-allocates).
         &|b| drop(conneg_cbor::from_slice::<Tree>(b)),
+        // The same through `Decode`, which pre-allocates by itself.
+        &|b| drop(conneg_cbor::decode::<Tree>(b)),
     ];
     decoders
         .iter()
@@ -72,6 +74,12 @@ fn allocated_by(input: &[u8]) -> usize {
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
 struct Tree(Vec<Tree>);
+
+impl conneg_cbor::Decode for Tree {
+    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::Fallback> {
+        Vec::decode(d).map(Tree)
+    }
+}
 
 /// A small fixed-seed xorshift generator, so the corpus is the same on every run.
 struct Rng(u64);

@@ -184,12 +184,6 @@ impl<'de> Decoder<'_, 'de> {
         }
         null
     }
-
-    /// A size hint for `n` items of at least one byte each, bounded by the input left.
-    #[inline]
-    fn capacity(&self, n: u64) -> usize {
-        (n as usize).min(self.de.input.len() - self.de.pos)
-    }
 }
 
 impl Deserializer<'_> {
@@ -288,8 +282,14 @@ impl<T: Decode> Decode for Vec<T> {
             return Err(Fallback);
         }
         d.enter()?;
-        let mut v = Vec::with_capacity(d.capacity(h.arg));
-        for _ in 0..h.arg {
+        // Pre-allocated as the serde path does: at most one element per byte of input not
+        // promised to an enclosing array (`reserve`), and at most 1 MiB.
+        let hinted = d.de.reserve(Some(h.arg), 1);
+        let mut v = Vec::with_capacity(hinted.min((1 << 20) / std::mem::size_of::<T>().max(1)));
+        for i in 0..h.arg {
+            if i < hinted as u64 {
+                d.de.reserved -= 1;
+            }
             v.push(T::decode(d)?);
         }
         d.de.depth -= 1;
