@@ -8,11 +8,11 @@
 //! and skipping follow the serde attributes, read as serde's derive reads them, so that the
 //! struct's serde `Deserialize` agrees with it.
 
-use super::{ContainerAttrs, container_attrs, field_attrs};
+use super::{ContainerAttrs, bound_type_params, container_attrs, field_attrs};
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::{Data, DeriveInput, Error, Fields, LitByteStr, Result, parse_quote};
+use syn::{Data, DeriveInput, Error, Fields, LitByteStr, Result};
 
 pub(crate) fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
     let ContainerAttrs {
@@ -106,17 +106,7 @@ pub(crate) fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
     }
 
     let name = &input.ident;
-    let type_params: Vec<syn::Ident> = input
-        .generics
-        .type_params()
-        .map(|p| p.ident.clone())
-        .collect();
-    if !type_params.is_empty() {
-        let wc = input.generics.make_where_clause();
-        for p in type_params {
-            wc.predicates.push(parse_quote!(#p: #decode));
-        }
-    }
+    bound_type_params(&mut input.generics, decode.clone());
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         #[automatically_derived]

@@ -1,8 +1,8 @@
 //! `decode` reads a type through its derived `Decode` and leaves whatever that does not take to
 //! serde: it must give exactly what `from_slice` gives, value or error, on every input and with
 //! every option. Checked on the benchmark's Kubernetes objects (as encoded, and with every byte
-//! changed or cut), on the profile's rules, on each serde attribute the derive reads, and on deep
-//! nesting; and the direct path must really be the one taken where it can.
+//! changed or cut), on the profile's rules and on each serde attribute the derive reads (deep
+//! nesting: `tests/deep.rs`); and the direct path must really be the one taken where it can.
 
 use conneg_cbor::{
     Decode, DecodeOptions, Decoder, EncodeOptions, ErrorKind, Fallback, UnknownFields,
@@ -283,58 +283,4 @@ fn the_direct_path_runs_where_it_can_and_serde_elsewhere() {
         conneg_cbor::decode::<Holder>(&extra).unwrap_err().kind(),
         ErrorKind::UnknownField
     );
-}
-
-#[derive(conneg_cbor::Decode, Deserialize)]
-struct Node {
-    a: Option<Box<Node>>,
-}
-
-impl Drop for Node {
-    /// Iteratively: the derived drop recurses once per level.
-    fn drop(&mut self) {
-        let mut next = self.a.take();
-        while let Some(mut n) = next {
-            next = n.a.take();
-        }
-    }
-}
-
-fn depth(n: &Node) -> usize {
-    let (mut d, mut at) = (1, n);
-    while let Some(next) = &at.a {
-        d += 1;
-        at = next;
-    }
-    d
-}
-
-/// `levels` maps, each `{"a": <the next>}`, the innermost `{"a": null}`.
-fn nested_nodes(levels: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(levels * 3 + 1);
-    for _ in 0..levels {
-        b.extend_from_slice(&[0xa1, 0x61, b'a']);
-    }
-    b.push(0xf6);
-    b
-}
-
-#[test]
-fn deep_nesting_decodes_on_a_small_stack() {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(|| {
-            let n: Node = conneg_cbor::decode(&nested_nodes(10_000)).unwrap();
-            assert_eq!(depth(&n), 10_000);
-            let e = conneg_cbor::decode::<Node>(&nested_nodes(10_001))
-                .err()
-                .unwrap();
-            assert_eq!(e.kind(), ErrorKind::DepthLimit);
-            let opts = DecodeOptions::default().max_depth(usize::MAX);
-            let n: Node = opts.decode(&nested_nodes(1_000_000)).unwrap();
-            assert_eq!(depth(&n), 1_000_000);
-        })
-        .unwrap()
-        .join()
-        .unwrap();
 }

@@ -93,8 +93,9 @@ fn one_level_more_is_a_depth_error_not_a_crash() {
 }
 
 /// A struct that nests through itself: each level is a `deserialize_struct` call, whose stack
-/// check is the only one on the way down.
-#[derive(Deserialize)]
+/// check is the only one on the way down (and, through `decode`, a derived `Decode` that gives
+/// up to serde when the stack runs low).
+#[derive(Deserialize, conneg_cbor::Decode)]
 struct Node {
     a: Option<Box<Node>>,
 }
@@ -134,15 +135,20 @@ fn nested_nodes(levels: usize) -> Vec<u8> {
 #[test]
 fn a_recursive_struct_nests_as_deep_as_a_value() {
     on_small_stack(|| {
-        let n: Node = conneg_cbor::from_slice(&nested_nodes(10_000)).unwrap();
-        assert_eq!(n.depth(), 10_000);
-        let e = conneg_cbor::from_slice::<Node>(&nested_nodes(10_001))
-            .err()
-            .unwrap();
-        assert_eq!(e.kind(), ErrorKind::DepthLimit);
-        // With the limit lifted, a million levels go on new stack segments.
-        let opts = conneg_cbor::DecodeOptions::new().max_depth(usize::MAX);
-        let n: Node = opts.from_slice(&nested_nodes(1_000_000)).unwrap();
-        assert_eq!(n.depth(), 1_000_000);
+        let opts = conneg_cbor::DecodeOptions::new();
+        let lifted = opts.max_depth(usize::MAX);
+        type Decoding = fn(&conneg_cbor::DecodeOptions, &[u8]) -> conneg_cbor::Result<Node>;
+        let decoders: [Decoding; 2] = [|o, b| o.from_slice(b), |o, b| o.decode(b)];
+        for decode in decoders {
+            assert_eq!(
+                decode(&opts, &nested_nodes(10_000)).unwrap().depth(),
+                10_000
+            );
+            let e = decode(&opts, &nested_nodes(10_001)).err().unwrap();
+            assert_eq!(e.kind(), ErrorKind::DepthLimit);
+            // With the limit lifted, a million levels go on new stack segments.
+            let n = decode(&lifted, &nested_nodes(1_000_000)).unwrap();
+            assert_eq!(n.depth(), 1_000_000);
+        }
     });
 }
