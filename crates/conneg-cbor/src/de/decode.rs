@@ -32,8 +32,9 @@ use std::collections::BTreeMap;
 /// reads), which decodes whatever this does not take, and produces every error.
 ///
 /// Implemented for `String`, `bool`, the integer types, `f64`, `Option`, `Box`, `Vec`,
-/// `BTreeMap<String, _>` and `serde_json::Value`. A type of your own whose `Deserialize` is
-/// written by hand can implement it by handing the item to serde:
+/// `BTreeMap<String, _>` and `serde_json::Value`. A hand-written `decode` must read exactly one
+/// item and return what the type's `Deserialize` gives for it, or [`Fallback`]; the simplest,
+/// for a type whose `Deserialize` is written by hand, hands the item to serde:
 ///
 /// ```
 /// use conneg_cbor::{Decode, Decoder, Fallback};
