@@ -1,6 +1,6 @@
 //! `#[derive(conneg_cbor::Decode)]`: conneg-cbor's `Decode` for a struct with named fields.
 //!
-//! The generated `decode` reads a definite-length map whose keys are text: it matches each key
+//! The generated `decode` reads a definite-length map whose keys are strings: it matches each key
 //! against the fields' names once (a `match` on the key's bytes), decodes the field's value with
 //! its own `Decode` (or its `deserialize_with` function), and builds the struct. It gives up
 //! (`Fallback`, and the input goes to the serde path) on an unknown or repeated key and on a
