@@ -42,7 +42,7 @@ pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> R {
     if has_room() {
         return f();
     }
-    slow(f)
+    make_room(f)
 }
 
 /// [`guarded`] for a step that is generic code (a serde visitor): its code is compiled once, into
@@ -70,20 +70,14 @@ pub(crate) fn has_room() -> bool {
     floor != 0 && here() > floor
 }
 
-/// Runs `f` with at least [`RED_ZONE`] bytes of stack left, on a new segment if need be, for a
-/// caller that found no room (`!has_room()`). Inside `f`, `has_room()` holds, so a caller may
-/// pass a call to itself as `f`: its code, visitor and all, is then compiled once and inlined.
+/// Runs `f` with at least [`RED_ZONE`] bytes of stack left, for a caller that found no room
+/// (`!has_room()`, as `guarded` does when the cached floor says no or is not known yet): asks
+/// `stacker`, caches the answer, and grows the stack if the red zone is reached. Inside `f`,
+/// `has_room()` holds, so a caller may pass a call to itself as `f`: its code, visitor and all,
+/// is then compiled once and inlined.
 #[cold]
 #[inline(never)]
 pub(crate) fn make_room<R>(f: impl FnOnce() -> R) -> R {
-    slow(f)
-}
-
-/// `guarded` when the cached floor does not say there is room (or is not known yet): asks
-/// `stacker`, caches the answer, and grows the stack if the red zone is reached.
-#[cold]
-#[inline(never)]
-fn slow<R>(f: impl FnOnce() -> R) -> R {
     match stacker::remaining_stack() {
         Some(left) if left >= RED_ZONE => {
             FLOOR.set(here().saturating_sub(left) + RED_ZONE);

@@ -169,6 +169,8 @@ struct Attrs {
     value: Option<serde_json::Value>,
     nested: Option<Box<Attrs>>,
     float: Option<f64>,
+    /// Which path decoded the struct (see `Which`).
+    which: Option<Which>,
 }
 
 fn seven() -> u8 {
@@ -208,11 +210,14 @@ fn serde_attributes_mean_the_same_both_ways() {
             }
         }
     }
-    let full = conneg_cbor::to_vec(&json!({"plainName": "a", "other": 1})).unwrap();
-    let d: Attrs = conneg_cbor::decode(&full).unwrap();
+    // Valid input with the attributes in play is read by the derived `decode` itself.
+    let all = json!({"plainName": "a", "other": 1, "de": 2, "doubled": 3, "which": 0,
+        "nested": {"plainName": "b", "other": 2}, "value": [1], "float": 0.5});
+    let d: Attrs = conneg_cbor::decode(&conneg_cbor::to_vec(&all).unwrap()).unwrap();
+    assert_eq!(d.which, Some(Which("Decode")));
     assert_eq!(
-        (d.seven, d.defaulted.len(), d.split, d.skipped),
-        (7, 0, None, false)
+        (d.split, d.doubled, d.seven, d.defaulted.len(), d.skipped),
+        (Some(2), 6, 7, 0, false)
     );
 }
 

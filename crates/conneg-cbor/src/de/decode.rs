@@ -89,7 +89,7 @@ impl<'de> Decoder<'_, 'de> {
     /// its checks: the way to implement [`Decode`] for a type whose `Deserialize` is written by
     /// hand.
     pub fn serde<T: DeserializeOwned>(&mut self) -> Step<T> {
-        T::deserialize(&mut *self.de).map_err(|_| Fallback)
+        decode_with(self, |de| T::deserialize(de))
     }
 
     /// The next head, if it is well formed.
