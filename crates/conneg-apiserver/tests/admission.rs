@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use conneg::Status;
-use conneg_apiserver::config::OpenedStorage;
 use conneg_apiserver::core_v1::Namespace;
-use conneg_apiserver::server::admission::{Operation, Plugin, Request};
+use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
+use conneg_apiserver::registry::Registry;
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{AppState, ServerBuilder, ServerOptions, router};
+use conneg_apiserver::storage::OpenedStorage;
 use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
 use conneg_apiserver::storage::keys::Keys;
 use conneg_apiserver::storage::{MemoryStore, Store};
@@ -56,7 +57,7 @@ impl Plugin for Locks {
     fn name(&self) -> &'static str {
         "Locks"
     }
-    fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
+    fn admit<'a>(&'a self, _: &'a Registry, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
             record(&self.seen, &req);
             if locked(req.object) || locked(req.old_object) {
@@ -78,7 +79,7 @@ impl Plugin for Last {
     fn name(&self) -> &'static str {
         "Last"
     }
-    fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
+    fn admit<'a>(&'a self, _: &'a Registry, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
             record(&self.seen, &req);
             Ok(())

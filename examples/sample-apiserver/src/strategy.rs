@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::api::{FISCHERS, FLUNDERS, internal, v1alpha1, v1beta1};
+use conneg_apiserver::registry::{Column, Kind, ServedVersion};
 use conneg_apiserver::resource::ResourceInfo;
-use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
 
 impl Kind for internal::Flunder {
     type Stored = v1alpha1::Flunder;

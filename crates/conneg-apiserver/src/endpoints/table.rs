@@ -8,9 +8,9 @@
 use conneg::{Conversion, Status};
 use serde_json::{Value, json};
 
-use super::handlers::{Params, Served};
-use super::kinds::Kind;
+use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
+use crate::registry::Kind;
 
 /// Builds a Table of `items`.
 pub fn table<T: Served>(

@@ -9,13 +9,13 @@ use conneg::{Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::handlers::Served;
-use super::kinds::Kind;
+use super::Served;
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
+use crate::registry::Kind;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's

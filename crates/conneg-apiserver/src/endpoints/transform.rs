@@ -4,8 +4,8 @@
 use conneg::{Conversion, Status};
 use serde_json::Value;
 
-use super::handlers::{Params, Served};
 use super::table;
+use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta};
 use crate::metadata_only;
 

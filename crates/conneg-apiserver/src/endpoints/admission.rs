@@ -41,8 +41,8 @@ use std::fmt::Debug;
 use conneg::Status;
 use futures_util::future::BoxFuture;
 
-use super::AppState;
-use super::kinds::Kind;
+use super::Context;
+use crate::registry::{Kind, Registry};
 use crate::resource::ResourceInfo;
 
 /// The operation being admitted.
@@ -129,14 +129,18 @@ pub trait Plugin: Debug + Send + Sync + 'static {
     /// The plugin's registered name (`BanFlunder`).
     fn name(&self) -> &'static str;
     /// `Ok` to let the request through; the `Status` that answers it otherwise.
-    fn admit<'a>(&'a self, st: &'a AppState, req: Request<'a>)
-    -> BoxFuture<'a, Result<(), Status>>;
+    /// `registry` reads what the decision needs (Kubernetes reads an informer).
+    fn admit<'a>(
+        &'a self,
+        registry: &'a Registry,
+        req: Request<'a>,
+    ) -> BoxFuture<'a, Result<(), Status>>;
 }
 
 /// Runs every registered plugin, in order, until one refuses.
-pub async fn admit(st: &AppState, req: Request<'_>) -> Result<(), Status> {
+pub async fn admit(st: &Context, req: Request<'_>) -> Result<(), Status> {
     for plugin in st.admission.iter() {
-        plugin.admit(st, req).await.inspect_err(|s| {
+        plugin.admit(&st.registry, req).await.inspect_err(|s| {
             tracing::debug!(
                 plugin = plugin.name(),
                 ?req,

@@ -17,7 +17,7 @@
 use conneg::Status;
 use serde_json::{Value, json};
 
-use super::handlers::Params;
+use super::Params;
 use crate::validation::{BadValue, FieldError, invalid};
 
 /// The annotation on the bookmark that ends a watch's initial events.
