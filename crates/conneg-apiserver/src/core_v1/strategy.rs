@@ -40,22 +40,12 @@ impl Kind for Namespace {
         super::PHASE_ACTIVE.clone_into(&mut self.status.phase);
     }
     /// Finalizers change only through deletion (Kubernetes: the `finalize` subresource, not
-    /// served here), the status only through `/status`.
+    /// served here); the status, only through `/status`, is kept by the registry.
     fn prepare_for_update(&mut self, old: &Self) {
         self.spec.finalizers.clone_from(&old.spec.finalizers);
-        self.status.clone_from(&old.status);
     }
     fn validate_status_update(&self) -> Vec<FieldError> {
         super::validate_status(self)
-    }
-    fn prepare_for_status_update(&mut self, old: &Self) {
-        let status = std::mem::take(&mut self.status);
-        let resource_version = std::mem::take(&mut self.metadata.resource_version);
-        let managed_fields = self.metadata.managed_fields.take();
-        self.clone_from(old);
-        self.status = status;
-        self.metadata.resource_version = resource_version;
-        self.metadata.managed_fields = managed_fields;
     }
     fn begin_delete(&mut self) -> Result<bool, Status> {
         lifecycle::admit_delete(&self.metadata.name)?;

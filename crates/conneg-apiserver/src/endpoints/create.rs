@@ -11,7 +11,7 @@ use super::validate::{declaration, declared_errors};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
-use crate::registry::Kind;
+use crate::registry::{Kind, status};
 use crate::validation::{invalid, validate_object_meta};
 
 pub(super) async fn create<T: Served>(
@@ -52,6 +52,10 @@ pub(super) async fn create_object<T: Served>(
         m.deletion_timestamp = None;
         m.deletion_grace_period_seconds = None;
     }
+    let resource = <T::K as Kind>::RESOURCE;
+    if resource.status_subresource {
+        status::clear_status(&mut k)?;
+    }
     k.prepare_for_create();
     // Admission sees the name as requested (empty when generated).
     admission::admit(
@@ -68,7 +72,6 @@ pub(super) async fn create_object<T: Served>(
         }
         k.meta_mut().name = name;
     }
-    let resource = <T::K as Kind>::RESOURCE;
     let mut errs = k.validate_create();
     errs.extend(declared_errors::<T>(st, &versioned, None)?);
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));

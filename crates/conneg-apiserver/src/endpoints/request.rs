@@ -9,7 +9,7 @@ use conneg::Status;
 
 use super::resource_not_found;
 use crate::names;
-use crate::registry::{Kind, Registry};
+use crate::registry::{Kind, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
 use crate::selector::Selectors;
 use crate::validation::invalid;
@@ -39,13 +39,18 @@ impl Target {
     }
 
     /// Puts back in `new` what a write through this endpoint may not change (the strategy's
-    /// `PrepareForUpdate`): everything but the status through `/status`, otherwise what the
-    /// kind says (the status, for a kind with a status subresource).
+    /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
+    /// object and everything but the status through `/status` ([`status`]); then what the
+    /// kind's own strategy keeps.
     pub fn reset_fields<K: Kind>(&self, new: &mut K, old: &K) -> Result<(), Status> {
         if !self.status {
+            if self.resource.status_subresource {
+                status::keep_status(new, old)?;
+            }
             new.prepare_for_update(old);
             return Ok(());
         }
+        status::status_only(new, old)?;
         new.prepare_for_status_update(old);
         let errs = new.validate_status_update();
         if errs.is_empty() {

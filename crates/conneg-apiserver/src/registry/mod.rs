@@ -8,11 +8,13 @@
 //!   tokens, revisions), [`Registry::list_all`], [`Registry::create`] (with `generateName`
 //!   retries), [`Registry::update`] (one compare-and-swap; the deletion of a finalized object)
 //!   and, in [`delete`], DELETE with its options, finalizers and preconditions.
-//! * [`strategy`]: the [`Kind`] trait, what differs between kinds.
+//! * [`strategy`]: the [`Kind`] trait, what differs between kinds; [`status`]: the status
+//!   subresource of any kind that declares one.
 //! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
 
 pub mod backoff;
 pub mod delete;
+pub mod status;
 pub mod strategy;
 
 use std::sync::Arc;

@@ -82,12 +82,12 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Server-set fields on create, after defaulting (the strategy's `PrepareForCreate`).
     fn prepare_for_create(&mut self) {}
-    /// Fields an update may not change, carried over from `old` (`PrepareForUpdate`).
+    /// Fields an update of the object may not change, carried over from `old`
+    /// (`PrepareForUpdate`). The status of a kind with a status subresource is already
+    /// carried over ([`super::status`]); this is for what else the kind keeps.
     fn prepare_for_update(&mut self, _old: &Self) {}
-    /// For a kind with a status subresource ([`ResourceInfo::status_subresource`]): a write
-    /// to `/status` changes the status only; everything else comes from `old` but the
-    /// `resourceVersion` (the client's precondition) and the `managedFields` it sent (the
-    /// status strategy's `PrepareForUpdate` and `ResetObjectMetaForStatus`).
+    /// For a kind with a status subresource: what else a write to `/status` may not change,
+    /// after everything but the status was carried over from `old` ([`super::status`]).
     fn prepare_for_status_update(&mut self, _old: &Self) {}
     /// The rules a write to `/status` must follow (`ValidateStatusUpdate`).
     fn validate_status_update(&self) -> Vec<FieldError> {
