@@ -9,13 +9,7 @@
 //! ```
 
 use clap::Parser;
-use conneg_apiserver::config::{ServeArgs, StorageArgs};
-use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::meta::ObjectMeta;
-use conneg_apiserver::registry::{Column, Kind, ServedVersion};
-use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
-use conneg_apiserver::server::openapi::OpenApiInfo;
-use conneg_apiserver::server::{ServerBuilder, ServerOptions};
+use conneg_apiserver::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -1,37 +1,37 @@
 //! The resource endpoints: what an HTTP request to a resource asks, answered through the
-//! [`registry`](crate::registry). Every request resolves the URL into a [`Target`]
-//! ([`request`]: version, resource, namespace, name, subresource), then the [`Endpoint`] of
+//! [`registry`](crate::registry). Every request resolves the URL into a target
+//! (`request.rs`: version, resource, namespace, name, subresource), then the [`Endpoint`] of
 //! that version and resource runs the verb, generic over the versioned Rust type that serves
-//! it ([`endpoint`]). The pipelines are the ones Kubernetes' generic registry runs:
+//! it (`endpoint.rs`). The pipelines are the ones Kubernetes' generic registry runs:
 //!
-//! * create ([`create`]): decode the versioned body (conneg, with `fieldValidation`) →
-//!   defaults → internal ([`body`]) → `managedFields` ([`field_manager`]) → server-managed
-//!   metadata → admission ([`admission`]) → generateName → validation ([`validate`]) →
+//! * create (`create.rs`): decode the versioned body (conneg, with `fieldValidation`) →
+//!   defaults → internal (`body.rs`) → `managedFields` (`field_manager.rs`) → server-managed
+//!   metadata → [`admission`] → generateName → validation (`validate.rs`) →
 //!   [`Registry::create`](crate::registry::Registry::create);
-//! * update, patch and apply ([`update`]): one pipeline after the new object is known (the
+//! * update, patch and apply (`update.rs`): one pipeline after the new object is known (the
 //!   body, the patched object or the applied one): what the endpoint may not change put back,
 //!   `managedFields`, the update's checks, admission, then one compare-and-swap
 //!   ([`Registry::update`](crate::registry::Registry::update));
-//! * delete and deletecollection ([`delete`]): the options, then
+//! * delete and deletecollection (`delete.rs`): the options, then
 //!   [`Registry::delete`](crate::registry::Registry::delete), which admits the stored object;
-//! * get and list ([`read`]): stored bytes → internal → the version in the URL → the
-//!   negotiated codec, or a Table or metadata only ([`transform`], [`table`]);
-//! * watch ([`watch`]): events as a stream, with the options of [`list_options`].
+//! * get and list (`read.rs`): stored bytes → internal → the version in the URL → the
+//!   negotiated codec, or a Table or metadata only (`transform.rs`, `table.rs`);
+//! * watch (`watch.rs`): events as a stream, with the options of `list_options.rs`.
 
 pub mod admission;
-pub mod body;
-pub mod create;
-pub mod delete;
-pub mod endpoint;
-pub mod field_manager;
-pub mod list_options;
-pub mod read;
-pub mod request;
-pub mod table;
-pub mod transform;
-pub mod update;
-pub mod validate;
-pub mod watch;
+mod body;
+mod create;
+mod delete;
+mod endpoint;
+mod field_manager;
+mod list_options;
+mod read;
+mod request;
+mod table;
+mod transform;
+mod update;
+mod validate;
+pub(crate) mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -50,29 +50,30 @@ use crate::registry::Registry;
 use crate::resource::Catalog;
 use endpoint::Call;
 pub use endpoint::{Endpoint, Served};
-pub use request::{Params, Target};
+pub(crate) use request::{Params, Target};
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
-pub type HResult = Result<Response, Status>;
+pub(crate) type HResult = Result<Response, Status>;
 
-/// What the endpoints need; cheap to clone.
+/// What the endpoints need; cheap to clone. The server builds it
+/// ([`ServerBuilder`](crate::server::ServerBuilder)).
 #[derive(Clone, Debug)]
 pub struct Context {
     /// The registry: storage and what is served.
-    pub registry: Registry,
+    pub(crate) registry: Registry,
     /// Whether CBOR is served (false with `--no-cbor`).
-    pub cbor: bool,
+    pub(crate) cbor: bool,
     /// Shared watch fan-out, one hub per version and resource ([`watch`]).
-    pub hubs: watch::Hubs,
+    pub(crate) hubs: watch::Hubs,
     /// Permits for work run on the blocking pool (parsing and applying patches): one per
     /// CPU, so hostile bodies queue instead of taking every thread.
-    pub blocking: Arc<tokio::sync::Semaphore>,
+    pub(crate) blocking: Arc<tokio::sync::Semaphore>,
     /// The endpoint of each served version and resource.
-    pub endpoints: Arc<[Endpoint]>,
+    pub(crate) endpoints: Arc<[Endpoint]>,
     /// The admission chain, in order.
-    pub admission: Arc<[Arc<dyn admission::Plugin>]>,
+    pub(crate) admission: Arc<[Arc<dyn admission::Plugin>]>,
     /// The declarative validation of each served kind.
-    pub validators: Arc<Validators>,
+    pub(crate) validators: Arc<Validators>,
 }
 
 /// The catalog of what `endpoints` serve: group versions in the order they first appear
@@ -85,7 +86,7 @@ pub fn catalog_of(endpoints: &[Endpoint]) -> Catalog {
 
 /// The resource routes (namespaced and cluster-wide forms) of named groups (`/apis/{group}`)
 /// and of the core group (`/api`), for any application state the [`Context`] comes from;
-/// [`Target::resolve`] answers 404 for what is not served.
+/// a path that names nothing served is answered 404.
 pub fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,

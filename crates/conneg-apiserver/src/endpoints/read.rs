@@ -34,7 +34,7 @@ pub(super) async fn get<T: Served>(
 /// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
 /// and `resourceVersionMatch` (`None`: the current revision), once validated by
 /// [`list_options::ListOptions::parse`].
-pub async fn list_revision(
+pub(super) async fn list_revision(
     st: &Context,
     res: &ResourceInfo,
     q: &Params,

@@ -19,7 +19,7 @@ const NAMESPACES: &str = "namespaces";
 
 /// What a URL names.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub(crate) struct Target {
     /// Version in the URL.
     pub version: GroupVersion,
     /// Resource in the URL.
@@ -34,7 +34,7 @@ pub struct Target {
 
 impl Target {
     /// The subresource written through, as `managedFields` name it (`""`: the object).
-    pub fn subresource(&self) -> &'static str {
+    pub(crate) fn subresource(&self) -> &'static str {
         if self.status { "status" } else { "" }
     }
 
@@ -42,7 +42,7 @@ impl Target {
     /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
     /// object and everything but the status through `/status` ([`status`]); then what the
     /// kind's own strategy keeps.
-    pub fn reset_fields<K: Kind>(&self, new: &mut K, old: &K) -> Result<(), Status> {
+    pub(crate) fn reset_fields<K: Kind>(&self, new: &mut K, old: &K) -> Result<(), Status> {
         if !self.status {
             if self.resource.status_subresource {
                 status::keep_status(new, old)?;
@@ -67,7 +67,7 @@ impl Target {
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404
     /// for what is not served, 400 for a name or namespace no object can have.
-    pub fn resolve(p: &BTreeMap<String, String>, catalog: &Catalog) -> Result<Self, Status> {
+    pub(crate) fn resolve(p: &BTreeMap<String, String>, catalog: &Catalog) -> Result<Self, Status> {
         let group = p.get("group").map_or(CORE_GROUP, String::as_str);
         let version = p
             .get("version")
@@ -139,17 +139,17 @@ impl Target {
     }
 
     /// The object's name (`""` for a collection).
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("")
     }
 
     /// The namespace (`""` for all namespaces or a cluster-scoped resource).
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         self.namespace.as_deref().unwrap_or("")
     }
 
     /// The storage key of the named object.
-    pub fn key(&self, registry: &Registry) -> String {
+    pub(crate) fn key(&self, registry: &Registry) -> String {
         registry
             .keys
             .object(self.resource, self.namespace(), self.name())
@@ -158,19 +158,19 @@ impl Target {
 
 /// Query parameters (last value wins).
 #[derive(Debug, Clone, Default)]
-pub struct Params(pub BTreeMap<String, String>);
+pub(crate) struct Params(pub BTreeMap<String, String>);
 
 impl Params {
     /// A parameter, if present and non-empty.
-    pub fn get(&self, k: &str) -> Option<&str> {
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
     }
     /// A boolean parameter (`true`, `1`, ...), as Go's `strconv.ParseBool`.
-    pub fn flag(&self, k: &str) -> bool {
+    pub(crate) fn flag(&self, k: &str) -> bool {
         self.get(k).and_then(conneg::parse_bool) == Some(true)
     }
     /// `dryRun`: `All` or nothing.
-    pub fn dry_run(&self) -> Result<bool, Status> {
+    pub(crate) fn dry_run(&self) -> Result<bool, Status> {
         match self.get("dryRun") {
             None => Ok(false),
             Some("All") => Ok(true),
@@ -184,7 +184,7 @@ impl Params {
 
 impl Params {
     /// The query of a request; 400 when it does not parse.
-    pub fn from_query(
+    pub(crate) fn from_query(
         q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
     ) -> Result<Self, Status> {
         q.map(|Query(m)| Self(m))
@@ -192,7 +192,7 @@ impl Params {
     }
 
     /// The label and field selectors.
-    pub fn selectors(&self) -> Result<Selectors, Status> {
+    pub(crate) fn selectors(&self) -> Result<Selectors, Status> {
         Selectors::parse(self.get("labelSelector"), self.get("fieldSelector"))
             .map_err(|e| Status::bad_request(e.0))
     }

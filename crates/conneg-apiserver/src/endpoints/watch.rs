@@ -67,7 +67,7 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
 /// The object of an event: the typed object, or a JSON value (Table, bookmark).
 #[derive(Serialize)]
 #[serde(untagged)]
-pub enum Obj<T> {
+pub(crate) enum Obj<T> {
     /// A typed object.
     Typed(T),
     /// Any other shape.
@@ -87,7 +87,7 @@ impl Filter {
 
 /// The shared hubs, by (version, resource); each holds a `WatchHub<T>` for its type.
 #[derive(Clone, Default)]
-pub struct Hubs(Arc<Mutex<HubMap>>);
+pub(crate) struct Hubs(Arc<Mutex<HubMap>>);
 
 type HubMap = HashMap<(&'static str, &'static str), Box<dyn Any + Send + Sync>>;
 
@@ -231,7 +231,12 @@ async fn watch_shared<T: Served>(
 }
 
 /// Serves a watch on the target collection (or object).
-pub async fn watch<T: Served>(st: &Context, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+pub(crate) async fn watch<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+) -> HResult {
     let opts = ListOptions::parse(q)?;
     if let Some(conv) = n.conversion() {
         transform::check_watch::<T>(conv)?;

@@ -59,7 +59,7 @@ use openapi::{Documents, OpenApiInfo};
 pub struct AppState {
     /// What the resource endpoints need: the registry, the admission chain, the
     /// declarations, watch fan-out.
-    pub ctx: Context,
+    pub(crate) ctx: Context,
     /// Request counters for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
     /// The OpenAPI documents, built on first use.

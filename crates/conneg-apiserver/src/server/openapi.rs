@@ -1,13 +1,13 @@
 //! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/{group}/{version}` and
 //! `/openapi/v3/api/v1` (one document per served group-version) and `/openapi/v2` (the same
 //! schemas as Swagger 2.0 definitions), built from the registered kinds: the paths from each
-//! served resource, the schemas from each versioned type's [`OpenApiSchema`].
+//! served resource, the schemas from each versioned type's [`OpenApiSchema`](crate::definitions::OpenApiSchema).
 //!
 //! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
 //! before leaving validation to the server, and `explain` renders the schemas. A type
 //! publishes its enums (enum KEP: `enum` plus "Possible enum values" in the description,
-//! [`enum_schema`]) and its validation rules as `x-kubernetes-validations` (CEL, as the
+//! [`enum_schema`](crate::definitions::enum_schema)) and its validation rules as `x-kubernetes-validations` (CEL, as the
 //! declarative-validation KEP publishes them).
 //!
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
