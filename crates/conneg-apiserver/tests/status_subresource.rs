@@ -3,20 +3,18 @@
 //! `/status`, whatever the verb (update, merge patch, apply), as Kubernetes' generic registry
 //! does.
 
-use axum::body::Body;
+mod support;
+use support::{call, memory_storage};
+
 use conneg_apiserver::declarative::JsonSchema;
 use conneg_apiserver::meta::ObjectMeta;
 use conneg_apiserver::registry::{Column, Kind, ServedVersion};
 use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, router};
-use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
-use conneg_apiserver::storage::keys::Keys;
-use conneg_apiserver::storage::{MemoryStore, OpenedStorage, Store};
 use http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 const V1: GroupVersion = GroupVersion::new("gadgets.example.com/v1");
 static GADGETS: ResourceInfo = ResourceInfo {
@@ -96,11 +94,7 @@ impl Kind for Gadget {
 }
 
 fn app() -> axum::Router {
-    let storage = OpenedStorage {
-        store: Store::Memory(MemoryStore::new()),
-        codec: StorageCodec::new(StorageMediaType::Cbor),
-        keys: Keys::for_group("gadgets.example.com"),
-    };
+    let storage = memory_storage("gadgets.example.com");
     let info = OpenApiInfo {
         title: "Gadgets",
         package: "com.example.gadgets",
@@ -115,28 +109,6 @@ fn app() -> axum::Router {
             .serve::<Gadget>()
             .build(storage, options),
     )
-}
-
-async fn call(
-    app: &axum::Router,
-    method: Method,
-    uri: &str,
-    ct: &str,
-    body: Value,
-) -> (StatusCode, Value) {
-    let req = http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", ct)
-        .header("accept", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let resp = app.clone().oneshot(req).await.unwrap();
-    let code = resp.status();
-    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 const COLLECTION: &str = "/apis/gadgets.example.com/v1/namespaces/default/gadgets";

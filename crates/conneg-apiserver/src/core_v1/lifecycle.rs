@@ -211,13 +211,12 @@ mod tests {
 
     const NOW: Time = Time { unix_seconds: 100 };
 
+    /// The metadata of a namespace with `finalizers` in its metadata.
     fn meta(finalizers: &[&str]) -> ObjectMeta {
+        let finalizers = finalizers.iter().map(|f| (*f).to_owned()).collect();
         ObjectMeta {
             name: "a".into(),
-            uid: "u1".into(),
-            resource_version: "7".into(),
-            generation: 1,
-            finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
+            finalizers,
             ..Default::default()
         }
     }

@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::body::defaulted_kind;
 use super::request::check_namespace;
-use super::validate::{declaration, declared_errors};
+use super::validate::{declaration, declared_errors, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
 use crate::registry::{Kind, status};
-use crate::validation::{invalid, validate_object_meta};
+use crate::validation::validate_object_meta;
 
 pub(super) async fn create<T: Served>(
     st: &Context,
@@ -75,14 +75,7 @@ pub(super) async fn create_object<T: Served>(
     let mut errs = k.validate_create();
     errs.extend(declared_errors::<T>(st, &versioned, None)?);
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));
-    if !errs.is_empty() {
-        return Err(invalid(
-            resource.group,
-            resource.kind,
-            &k.meta().name,
-            &errs,
-        ));
-    }
+    valid(&k, &errs)?;
     let created = st.registry.create(k, generated, dry_run).await?;
     Ok((StatusCode::CREATED, T::from_kind(created)))
 }

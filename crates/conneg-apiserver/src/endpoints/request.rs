@@ -8,11 +8,11 @@ use axum::extract::rejection::QueryRejection;
 use conneg::Status;
 
 use super::resource_not_found;
+use super::validate::valid;
 use crate::names;
 use crate::registry::{Kind, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
 use crate::selector::Selectors;
-use crate::validation::invalid;
 
 /// The resource whose name is the `/namespaces/{namespace}/` segment of namespaced paths.
 const NAMESPACES: &str = "namespaces";
@@ -52,17 +52,7 @@ impl Target {
         }
         status::status_only(new, old)?;
         new.prepare_for_status_update(old);
-        let errs = new.validate_status_update();
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(invalid(
-                K::RESOURCE.group,
-                K::RESOURCE.kind,
-                &new.meta().name,
-                &errs,
-            ))
-        }
+        valid(new, &new.validate_status_update())
     }
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::body::{decode_json, defaulted_kind};
 use super::create::create_object;
 use super::request::{check_name, check_namespace};
-use super::validate::{check_declared_update, declaration};
+use super::validate::{check_declared_update, declaration, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
@@ -19,7 +19,7 @@ use crate::registry::Kind;
 use crate::registry::backoff::ConflictBackoff;
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
-use crate::validation::{invalid, resource_version_required, validate_object_meta_update};
+use crate::validation::{resource_version_required, validate_object_meta_update};
 
 /// Carries server-managed metadata over from `old` and validates the change
 /// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
@@ -41,17 +41,7 @@ fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
         nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
     }
     nm.self_link.clear();
-    let errs = validate_object_meta_update(new.meta(), old.meta());
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        Err(invalid(
-            K::RESOURCE.group,
-            K::RESOURCE.kind,
-            &new.meta().name,
-            &errs,
-        ))
-    }
+    valid(new, &validate_object_meta_update(new.meta(), old.meta()))
 }
 
 /// 409 for a write whose resourceVersion is not the stored one.

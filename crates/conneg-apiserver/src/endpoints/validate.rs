@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::body::to_json;
 use super::{Context, Served, Target};
 use crate::declarative::Validator;
-use crate::meta::HasObjectMeta;
 use crate::registry::Kind;
 use crate::validation::{FieldError, invalid};
 
@@ -47,9 +46,14 @@ pub(super) fn check_declared_update<T: Served>(
         versioned
     };
     let errs = declared_errors::<T>(st, &versioned, Some(old))?;
+    valid(new, &errs)
+}
+
+/// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
+pub(super) fn valid<K: Kind>(k: &K, errs: &[FieldError]) -> Result<(), Status> {
     if errs.is_empty() {
         return Ok(());
     }
-    let r = <T::K as Kind>::RESOURCE;
-    Err(invalid(r.group, r.kind, &new.meta().name, &errs))
+    let r = K::RESOURCE;
+    Err(invalid(r.group, r.kind, &k.meta().name, errs))
 }
