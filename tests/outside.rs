@@ -40,7 +40,6 @@ conneg-apiserver = {{ path = {apiserver:?} }}
 clap = {{ version = "4", features = ["derive"] }}
 schemars = "1"
 serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
 tokio = {{ version = "1", features = ["rt-multi-thread", "macros", "net"] }}
 
 [workspace]

@@ -5,7 +5,6 @@
 use clap::Parser;
 use conneg_apiserver::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 const V1: GroupVersion = GroupVersion::new("inventory.example.com/v1");
 static ITEMS: ResourceInfo = ResourceInfo::new(
@@ -73,12 +72,7 @@ impl Kind for Item {
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
     }
-    fn columns() -> &'static [Column] {
-        &[]
-    }
-    fn cells(&self) -> Vec<Value> {
-        Vec::new()
-    }
+    
 }
 
 #[derive(Debug, Parser)]
