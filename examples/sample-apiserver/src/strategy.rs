@@ -5,13 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::api::{FISCHERS, FLUNDERS, internal, v1alpha1, v1beta1};
-use conneg_apiserver::resource::ResourceInfo;
+use crate::api::{internal, v1alpha1, v1beta1};
 use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
 
 impl Kind for internal::Flunder {
     type Stored = v1alpha1::Flunder;
-    const RESOURCE: &'static ResourceInfo = &FLUNDERS;
 
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![
@@ -56,7 +54,6 @@ impl Kind for internal::Flunder {
 
 impl Kind for internal::Fischer {
     type Stored = v1alpha1::Fischer;
-    const RESOURCE: &'static ResourceInfo = &FISCHERS;
 
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![ServedVersion::of::<v1alpha1::Fischer>()]
