@@ -327,25 +327,31 @@ fn expand(args: TokenStream2, item: TokenStream2) -> Result<TokenStream2> {
         }
     };
     let (kind_schema, version_schema) = schema_attrs.unzip();
+    // `kind` and `apiVersion`: Go's `omitempty` strings.
+    let type_meta = |ident: &str, wire: &str, doc: &str, schema: Option<TokenStream2>| {
+        let ident = syn::Ident::new(ident, Span::call_site());
+        quote! {
+            #[doc = #doc]
+            #schema
+            #[serde(
+                rename = #wire,
+                default,
+                deserialize_with = "::conneg_apiserver::meta::null_as_default",
+                skip_serializing_if = "::std::string::String::is_empty"
+            )]
+            #vis #ident: ::std::string::String,
+        }
+    };
+    let kind_field = type_meta("kind", "kind", &kind_doc, kind_schema);
+    let api_version_field = type_meta(
+        "api_version",
+        "apiVersion",
+        &api_version_doc,
+        version_schema,
+    );
     let injected: syn::FieldsNamed = parse_quote!({
-        #[doc = #kind_doc]
-        #kind_schema
-        #[serde(
-            rename = "kind",
-            default,
-            deserialize_with = "::conneg_apiserver::meta::null_as_default",
-            skip_serializing_if = "::std::string::String::is_empty"
-        )]
-        #vis kind: ::std::string::String,
-        #[doc = #api_version_doc]
-        #version_schema
-        #[serde(
-            rename = "apiVersion",
-            default,
-            deserialize_with = "::conneg_apiserver::meta::null_as_default",
-            skip_serializing_if = "::std::string::String::is_empty"
-        )]
-        #vis api_version: ::std::string::String,
+        #kind_field
+        #api_version_field
         /// Metadata (always written).
         #[serde(
             rename = "metadata",
@@ -488,121 +494,112 @@ fn inline_resource(r: &Inline) -> TokenStream2 {
 mod tests {
     use super::*;
 
-    fn error(args: TokenStream2, item: TokenStream2) -> String {
+    /// `args` on `item` is a compile error that says `want`.
+    fn refused(args: TokenStream2, item: TokenStream2, want: &str) {
         match expand(args, item) {
-            Ok(out) => panic!("expected an error, got {out}"),
-            Err(e) => e.to_string(),
+            Ok(out) => panic!("expected an error saying {want:?}, got {out}"),
+            Err(e) => assert!(e.to_string().contains(want), "{e}"),
         }
     }
 
-    fn widget() -> TokenStream2 {
-        quote!(
-            struct Widget {
-                spec: u8,
-            }
-        )
+    /// `args` on a plain struct is refused with `want`.
+    fn refused_args(args: TokenStream2, want: &str) {
+        refused(
+            args,
+            quote!(
+                struct Widget {
+                    spec: u8,
+                }
+            ),
+            want,
+        );
     }
 
     #[test]
     fn missing_options_are_named() {
-        let e = error(quote!(group = "g", kind = "W"), widget());
-        assert!(e.contains("missing `version"), "{e}");
-        let e = error(quote!(version = "v1", kind = "W"), widget());
-        assert!(e.contains("missing `group"), "{e}");
-        let e = error(quote!(group = "", version = "v1"), widget());
-        assert!(e.contains("missing `kind"), "{e}");
+        refused_args(quote!(group = "g", kind = "W"), "missing `version");
+        refused_args(quote!(version = "v1", kind = "W"), "missing `group");
+        refused_args(quote!(group = "", version = "v1"), "missing `kind");
     }
 
     #[test]
     fn unknown_and_repeated_options_are_refused() {
-        let e = error(
+        let (unknown, twice, flag) = (
             quote!(version = "v1", resource = R, colour = "red"),
-            widget(),
-        );
-        assert!(e.contains("unknown option `colour`"), "{e}");
-        let e = error(
             quote!(version = "v1", version = "v2", resource = R),
-            widget(),
-        );
-        assert!(e.contains("`version` is given twice"), "{e}");
-        let e = error(
             quote!(version = "v1", resource = R, namespaced = true),
-            widget(),
         );
-        assert!(e.contains("`namespaced` is a flag"), "{e}");
+        refused_args(unknown, "unknown option `colour`");
+        refused_args(twice, "`version` is given twice");
+        refused_args(flag, "`namespaced` is a flag");
     }
 
     #[test]
     fn a_shared_resource_takes_no_resource_facts() {
-        let e = error(
+        let (plural, scope) = (
             quote!(version = "v1", resource = R, plural = "ws"),
-            widget(),
-        );
-        assert!(e.contains("`plural` comes from `resource = R`"), "{e}");
-        let e = error(
             quote!(version = "v1", resource = a::R, namespaced),
-            widget(),
         );
-        assert!(
-            e.contains("`namespaced` comes from `resource = a::R`"),
-            "{e}"
-        );
+        refused_args(plural, "`plural` comes from `resource = R`");
+        refused_args(scope, "`namespaced` comes from `resource = a::R`");
     }
 
     #[test]
     fn names_are_checked() {
-        let e = error(quote!(group = "g", version = "v1/x", kind = "W"), widget());
-        assert!(e.contains("`version` must not contain"), "{e}");
-        let e = error(quote!(group = "g", version = "v1", kind = ""), widget());
-        assert!(e.contains("`kind` must not be empty"), "{e}");
+        let (slash, empty) = (
+            quote!(group = "g", version = "v1/x", kind = "W"),
+            quote!(group = "g", version = "v1", kind = ""),
+        );
+        refused_args(slash, "`version` must not contain");
+        refused_args(empty, "`kind` must not be empty");
     }
 
     #[test]
     fn only_structs_with_named_fields() {
         let args = quote!(version = "v1", resource = R);
-        let e = error(
-            args.clone(),
-            quote!(
-                struct W(u8);
+        for (item, want) in [
+            (
+                quote!(
+                    struct W(u8);
+                ),
+                "not a tuple or unit struct",
             ),
-        );
-        assert!(e.contains("not a tuple or unit struct"), "{e}");
-        let e = error(
-            args.clone(),
-            quote!(
-                struct W;
+            (
+                quote!(
+                    struct W;
+                ),
+                "not a tuple or unit struct",
             ),
-        );
-        assert!(e.contains("not a tuple or unit struct"), "{e}");
-        let e = error(
-            args.clone(),
-            quote!(
-                enum W {
-                    A,
-                }
+            (
+                quote!(
+                    enum W {
+                        A,
+                    }
+                ),
+                "not an enum",
             ),
-        );
-        assert!(e.contains("not an enum"), "{e}");
-        let e = error(
-            args,
-            quote!(
-                struct W<T> {
-                    t: T,
-                }
+            (
+                quote!(
+                    struct W<T> {
+                        t: T,
+                    }
+                ),
+                "without generic parameters",
             ),
-        );
-        assert!(e.contains("without generic parameters"), "{e}");
+        ] {
+            refused(args.clone(), item, want);
+        }
     }
 
     #[test]
     fn the_added_fields_must_not_be_written() {
         for field in INJECTED {
             let ident = syn::Ident::new(field, Span::call_site());
-            let e = error(
+            refused(
                 quote!(version = "v1", resource = R),
                 quote!(struct W { #ident: String }),
+                &format!("`{field}` is added by #[kind]"),
             );
-            assert!(e.contains(&format!("`{field}` is added by #[kind]")), "{e}");
         }
     }
 
@@ -610,7 +607,9 @@ mod tests {
     fn defaults_follow_the_kind() {
         let out = expand(
             quote!(group = "", version = "v1", kind = "Gadget"),
-            widget(),
+            quote!(
+                struct Gadget {}
+            ),
         )
         .unwrap()
         .to_string()

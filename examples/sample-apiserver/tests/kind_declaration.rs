@@ -11,6 +11,49 @@ use sample_apiserver::api::{FLUNDERS, GROUP, ReferenceType, V1ALPHA1, V1BETA1, v
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+/// A type as it was written by hand before `#[kind]`: the `kind`, `apiVersion` and `metadata`
+/// fields copied onto every object, then its own fields.
+macro_rules! handwritten {
+    // Flunder, the same in both versions but for its spec (and so its status) types.
+    (Flunder, $api_version:literal) => {
+        handwritten!(
+            /// Flunder is an example type with a spec and a status.
+            Flunder, " `Flunder`.", $api_version, {
+            /// The desired state.
+            #[serde(default, deserialize_with = "null_as_default")]
+            pub(crate) spec: FlunderSpec,
+            /// The observed state.
+            #[serde(default, deserialize_with = "null_as_default")]
+            pub(crate) status: FlunderStatus,
+        });
+    };
+    ($(#[$attr:meta])* $name:ident, $kind:literal, $api_version:literal, { $($fields:tt)* }) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub(crate) struct $name {
+            #[doc = $kind]
+            #[serde(
+                default,
+                deserialize_with = "null_as_default",
+                skip_serializing_if = "String::is_empty"
+            )]
+            pub(crate) kind: String,
+            #[doc = $api_version]
+            #[serde(
+                default,
+                deserialize_with = "null_as_default",
+                skip_serializing_if = "String::is_empty"
+            )]
+            pub(crate) api_version: String,
+            /// Metadata (always written).
+            #[serde(default, deserialize_with = "null_as_default")]
+            pub(crate) metadata: ObjectMeta,
+            $($fields)*
+        }
+    };
+}
+
 mod handwritten {
     pub(crate) mod v1alpha1 {
         use conneg_apiserver::declarative::JsonSchema;
@@ -18,60 +61,11 @@ mod handwritten {
         use sample_apiserver::api::v1alpha1::{FlunderSpec, FlunderStatus};
         use serde::Deserialize;
 
-        /// Flunder is an example type with a spec and a status.
-        #[derive(
-            Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema,
-        )]
-        #[serde(rename_all = "camelCase")]
-        pub(crate) struct Flunder {
-            /// `Flunder`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) kind: String,
-            /// `wardle.example.com/v1alpha1`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) api_version: String,
-            /// Metadata (always written).
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) metadata: ObjectMeta,
-            /// The desired state.
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) spec: FlunderSpec,
-            /// The observed state.
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) status: FlunderStatus,
-        }
+        handwritten!(Flunder, " `wardle.example.com/v1alpha1`.");
 
-        /// Fischer names flunders that the BanFlunder admission plugin refuses to create.
-        #[derive(
-            Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema,
-        )]
-        #[serde(rename_all = "camelCase")]
-        pub(crate) struct Fischer {
-            /// `Fischer`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) kind: String,
-            /// `wardle.example.com/v1alpha1`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) api_version: String,
-            /// Metadata (always written).
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) metadata: ObjectMeta,
+        handwritten!(
+            /// Fischer names flunders that the BanFlunder admission plugin refuses to create.
+            Fischer, " `Fischer`.", " `wardle.example.com/v1alpha1`.", {
             /// DisallowedFlunders holds a list of Flunder.Names that are disallowed.
             #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
             #[serde(
@@ -80,7 +74,7 @@ mod handwritten {
                 skip_serializing_if = "Vec::is_empty"
             )]
             pub(crate) disallowed_flunders: Vec<String>,
-        }
+        });
     }
 
     pub(crate) mod v1beta1 {
@@ -89,36 +83,7 @@ mod handwritten {
         use sample_apiserver::api::v1beta1::{FlunderSpec, FlunderStatus};
         use serde::Deserialize;
 
-        /// Flunder is an example type with a spec and a status.
-        #[derive(
-            Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema,
-        )]
-        #[serde(rename_all = "camelCase")]
-        pub(crate) struct Flunder {
-            /// `Flunder`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) kind: String,
-            /// `wardle.example.com/v1beta1`.
-            #[serde(
-                default,
-                deserialize_with = "null_as_default",
-                skip_serializing_if = "String::is_empty"
-            )]
-            pub(crate) api_version: String,
-            /// Metadata (always written).
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) metadata: ObjectMeta,
-            /// The desired state.
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) spec: FlunderSpec,
-            /// The observed state.
-            #[serde(default, deserialize_with = "null_as_default")]
-            pub(crate) status: FlunderStatus,
-        }
+        handwritten!(Flunder, " `wardle.example.com/v1beta1`.");
     }
 }
 
@@ -224,10 +189,12 @@ fn the_declared_facts_are_the_served_ones() {
 fn conversions_are_the_handwritten_ones() {
     // v1alpha1 defaulting (the reference type follows the reference) and both directions of
     // the conversion through the internal type, with `apiVersion`/`kind` set on the way out.
-    let mut old = v1alpha1::Flunder::default();
-    old.metadata = ObjectMeta {
-        name: "a".into(),
-        ..ObjectMeta::default()
+    let mut old = v1alpha1::Flunder {
+        metadata: ObjectMeta {
+            name: "a".into(),
+            ..ObjectMeta::default()
+        },
+        ..Default::default()
     };
     old.spec.reference = "b".into();
     old.apply_defaults();
