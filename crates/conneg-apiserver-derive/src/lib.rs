@@ -24,7 +24,7 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Data, DeriveInput, Error, Fields, LitStr, Result, Token, parse_quote};
 
-/// See `conneg_apiserver::kind`.
+/// (Implemented by the conneg-apiserver-derive crate.)
 #[proc_macro_attribute]
 pub fn kind(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args.into(), item.into())
