@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::serve::ConnLimits;
+use crate::server::Serving;
 use crate::storage::codec::{StorageCodec, StorageMediaType};
 use crate::storage::etcd::{
     DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
@@ -13,8 +14,8 @@ use crate::storage::etcd::{
 use crate::storage::keys::Keys;
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
-    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore, Result,
-    Store, WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore,
+    OpenedStorage, Result, Store, WatchBuffer,
 };
 use crate::timeouts::Timeouts;
 
@@ -328,12 +329,13 @@ pub struct ServeArgs {
 
 impl Default for ServeArgs {
     fn default() -> Self {
+        let (limits, timeouts) = (ConnLimits::default(), Timeouts::default());
         Self {
-            request_timeout: Duration::from_secs(60),
-            header_read_timeout: Duration::from_secs(32),
-            idle_timeout: Duration::from_secs(90),
-            body_read_timeout: Duration::from_secs(30),
-            max_connections: 512,
+            request_timeout: timeouts.request,
+            header_read_timeout: limits.header_read_timeout,
+            idle_timeout: limits.idle_timeout,
+            body_read_timeout: timeouts.body_read,
+            max_connections: u32::try_from(limits.max_connections).unwrap_or(u32::MAX),
         }
     }
 }
@@ -344,6 +346,16 @@ impl ServeArgs {
         Timeouts {
             request: self.request_timeout,
             body_read: self.body_read_timeout,
+        }
+    }
+
+    /// How the server is served with these bounds: plain HTTP, no authentication (add TLS
+    /// and [`AuthArgs::build`] to [`Serving`] for the secure port).
+    pub fn serving(&self) -> Serving {
+        Serving {
+            limits: self.conn_limits(),
+            timeouts: self.timeouts(),
+            ..Serving::default()
         }
     }
 
@@ -396,17 +408,6 @@ impl Default for StorageArgs {
             etcd_keyfile: None,
         }
     }
-}
-
-/// An opened storage stack: store, codec and key layout.
-#[derive(Debug, Clone)]
-pub struct OpenedStorage {
-    /// The store.
-    pub store: Store,
-    /// The codec for new writes (reads recognise both formats).
-    pub codec: StorageCodec,
-    /// The key layout.
-    pub keys: Keys,
 }
 
 impl StorageArgs {

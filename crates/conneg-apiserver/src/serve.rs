@@ -44,7 +44,7 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::server::TlsStream;
 
 /// The connection bounds.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnLimits {
     /// Connections open at once.
     pub max_connections: usize,
@@ -52,6 +52,17 @@ pub struct ConnLimits {
     pub header_read_timeout: Duration,
     /// How long a connection may wait for its next request.
     pub idle_timeout: Duration,
+}
+
+impl Default for ConnLimits {
+    /// 512 connections, 32 s to read a request head, 90 s idle (the serving flags' defaults).
+    fn default() -> Self {
+        Self {
+            max_connections: 512,
+            header_read_timeout: Duration::from_secs(32),
+            idle_timeout: Duration::from_secs(90),
+        }
+    }
 }
 
 /// A TCP listener that accepts at most [`ConnLimits::max_connections`] connections at once and

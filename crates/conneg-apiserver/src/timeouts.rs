@@ -21,12 +21,22 @@ use http::StatusCode;
 use http_body::Frame;
 
 /// The two deadlines.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// From the request head to the response head, for requests that are not watches.
     pub request: Duration,
     /// From the request head to the end of its body.
     pub body_read: Duration,
+}
+
+impl Default for Timeouts {
+    /// 60 s for a request, 30 s to read its body (the serving flags' defaults).
+    fn default() -> Self {
+        Self {
+            request: Duration::from_secs(60),
+            body_read: Duration::from_secs(30),
+        }
+    }
 }
 
 /// Kubernetes' answer when a request outlives `--request-timeout` (apiserver's timeout

@@ -10,7 +10,7 @@
 //!   the previous one kept.
 //! * With client CAs, a client certificate is asked for and, when given, must chain to one of
 //!   them; a client without one still connects (it may use a token, or be anonymous), as in
-//!   Kubernetes. [`client_user`] reads the user from a certificate.
+//!   Kubernetes (`crate::auth::X509` reads the user from a certificate).
 //! * Only HTTP/1.1 is offered in ALPN (the server speaks HTTP/1.1).
 
 use std::fmt;
@@ -25,8 +25,6 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
-
-use crate::auth::UserInfo;
 
 /// The lowest TLS version served (`--tls-min-version`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -211,23 +209,6 @@ pub(crate) fn subject(certificate: &[u8]) -> Option<(String, Vec<String>)> {
     Some((name, orgs))
 }
 
-/// The user a client certificate names, as Kubernetes' x509 authenticator reads it: the
-/// subject's common name is the user, its organizations are the groups (then
-/// `system:authenticated`). `None` when the certificate cannot be read or has no common name.
-/// Whether the certificate is trusted is not checked here ([`crate::auth::X509`] does).
-pub fn client_user(certificate: &[u8]) -> Option<UserInfo> {
-    let (name, mut groups) = subject(certificate)?;
-    if name.is_empty() {
-        return None;
-    }
-    groups.push("system:authenticated".into());
-    Some(UserInfo {
-        name,
-        uid: String::new(),
-        groups,
-    })
-}
-
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let what = || format!("certificate file {}", path.display());
     let certs = CertificateDer::pem_file_iter(path)
@@ -385,23 +366,6 @@ mod tests {
             e.contains("not supported") && e.contains("TLS_ECDHE"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_client_certificate_names_user_and_groups() {
-        let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "alice");
-        params
-            .distinguished_name
-            .push(rcgen::DnType::OrganizationName, "dev");
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.self_signed(&key).unwrap();
-        let user = client_user(cert.der()).unwrap();
-        assert_eq!(user.name, "alice");
-        assert_eq!(user.groups, ["dev", "system:authenticated"]);
-        assert!(client_user(b"not a certificate").is_none());
     }
 
     #[test]

@@ -2,22 +2,20 @@
 //! delete with the objects involved, in registration order, and its refusal is the answer.
 //! Driven through the router on core v1 namespaces (the one kind the library serves itself).
 
+mod support;
+use support::{call, memory_storage};
+
 use std::sync::{Arc, Mutex};
 
-use axum::body::Body;
 use conneg::Status;
-use conneg_apiserver::config::OpenedStorage;
 use conneg_apiserver::core_v1::Namespace;
-use conneg_apiserver::server::admission::{Operation, Plugin, Request};
+use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
+use conneg_apiserver::registry::Registry;
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{AppState, ServerBuilder, ServerOptions, router};
-use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
-use conneg_apiserver::storage::keys::Keys;
-use conneg_apiserver::storage::{MemoryStore, Store};
 use futures_util::future::BoxFuture;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 /// What one plugin saw: operation, name, and the `phase` of the new and the old namespace.
 type Seen = Arc<Mutex<Vec<(Operation, String, Option<String>, Option<String>)>>>;
@@ -56,7 +54,7 @@ impl Plugin for Locks {
     fn name(&self) -> &'static str {
         "Locks"
     }
-    fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
+    fn admit<'a>(&'a self, _: &'a Registry, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
             record(&self.seen, &req);
             if locked(req.object) || locked(req.old_object) {
@@ -78,7 +76,7 @@ impl Plugin for Last {
     fn name(&self) -> &'static str {
         "Last"
     }
-    fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
+    fn admit<'a>(&'a self, _: &'a Registry, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
             record(&self.seen, &req);
             Ok(())
@@ -87,11 +85,7 @@ impl Plugin for Last {
 }
 
 fn state(first: Seen, last: Seen) -> AppState {
-    let storage = OpenedStorage {
-        store: Store::Memory(MemoryStore::new()),
-        codec: StorageCodec::new(StorageMediaType::Cbor),
-        keys: Keys::for_group("test.example.com"),
-    };
+    let storage = memory_storage("test.example.com");
     let info = OpenApiInfo {
         title: "Test",
         package: "com.example.test",
@@ -100,32 +94,6 @@ fn state(first: Seen, last: Seen) -> AppState {
         .admission(Locks { seen: first })
         .admission(Last { seen: last })
         .build(storage, ServerOptions::default())
-}
-
-async fn call(
-    app: &axum::Router,
-    method: Method,
-    uri: &str,
-    ct: &str,
-    body: Value,
-) -> (StatusCode, Value) {
-    let req = http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", ct)
-        .header("accept", "application/json")
-        .body(if body.is_null() {
-            Body::empty()
-        } else {
-            Body::from(body.to_string())
-        })
-        .unwrap();
-    let resp = app.clone().oneshot(req).await.unwrap();
-    let code = resp.status();
-    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 #[tokio::test]

@@ -5,10 +5,10 @@
 
 use conneg_apiserver::core_v1::{self, NAMESPACES, Namespace};
 use conneg_apiserver::meta::{HasObjectMeta, ObjectMeta};
+use conneg_apiserver::registry::{Column, Kind, ServedVersion};
 use conneg_apiserver::resource::{
     GroupVersion, List, ResourceInfo, VERBS, Versioned, VersionedList, VersionedObject, convert,
 };
-use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
 use serde_json::{Value, json};
 
 /// Every option written out; a `rename_all` that would rename the added fields if they had no

@@ -9,13 +9,7 @@
 //! ```
 
 use clap::Parser;
-use conneg_apiserver::config::{ServeArgs, StorageArgs};
-use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
-use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
-use conneg_apiserver::server::openapi::OpenApiInfo;
-use conneg_apiserver::server::{ServerBuilder, ServerOptions, namespaces, router};
-use conneg_apiserver::timeouts;
+use conneg_apiserver::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -111,23 +105,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let state = ServerBuilder::new(info)
         .serve::<Widget>()
         .build(storage, ServerOptions::default());
-    // Standalone (the default): core v1 namespaces are served; create `default` and friends.
-    namespaces::bootstrap(&state).await.map_err(|s| s.message)?;
-    // Bounded connections, header and body reads and requests: one slow client cannot stall
-    // the server.
-    let app = router(state)
-        .layer(axum::middleware::from_fn_with_state(
-            cli.serve.timeouts(),
-            timeouts::layer,
-        ))
-        .layer(axum::middleware::from_fn(track));
     let listener = tokio::net::TcpListener::bind(cli.listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
-    let listener = LimitedListener::new(listener, cli.serve.conn_limits(), None);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<ConnActivity>(),
-    )
-    .await?;
+    // Bounded connections, header and body reads and requests (one slow client cannot stall
+    // the server); core v1 namespaces with `default` and friends (standalone, the default).
+    state
+        .serve(listener, cli.serve.serving(), std::future::pending())
+        .await?;
     Ok(())
 }

@@ -22,7 +22,7 @@ use std::hint::black_box;
 
 use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::server::ServerOptions;
-use conneg_apiserver::server::openapi::Validators;
+use conneg_apiserver::server::openapi::validators;
 use criterion::{Criterion, criterion_group, criterion_main};
 use sample_apiserver::api::{FLUNDERS, V1BETA1, v1beta1};
 use serde_json::json;
@@ -40,7 +40,7 @@ fn flunder(spec: serde_json::Value) -> v1beta1::Flunder {
 
 fn bench(c: &mut Criterion) {
     let endpoints = sample_apiserver::server().endpoints(ServerOptions::default());
-    let validators = Validators::compile(sample_apiserver::openapi::INFO, &endpoints).unwrap();
+    let validators = validators(sample_apiserver::openapi::INFO, &endpoints).unwrap();
     let declared = validators.get(V1BETA1, &FLUNDERS).unwrap();
     let cases = [
         (

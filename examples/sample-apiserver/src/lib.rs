@@ -8,7 +8,7 @@
 //! - [`openapi`]: how the published documents name the wardle types.
 //! - [`server`]: the one registration: which versions are served, in which order.
 //!
-//! [`Kind`]: conneg_apiserver::server::kinds::Kind
+//! [`Kind`]: conneg_apiserver::registry::Kind
 
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).

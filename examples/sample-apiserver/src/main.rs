@@ -10,10 +10,8 @@ use std::net::SocketAddr;
 
 use clap::Parser;
 use conneg_apiserver::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
-use conneg_apiserver::serve::{ConnActivity, LimitedListener, track};
-use conneg_apiserver::server::{ServerOptions, auth, namespaces, router};
+use conneg_apiserver::server::{ServerOptions, Serving};
 use conneg_apiserver::storage::Storage;
-use conneg_apiserver::timeouts;
 use sample_apiserver::api::GROUP;
 
 /// A Kubernetes-style API server for wardle.example.com.
@@ -134,10 +132,6 @@ async fn main() -> std::process::ExitCode {
             standalone: cli.standalone,
         },
     );
-    if let Err(e) = namespaces::bootstrap(&state).await {
-        tracing::error!("cannot create the system namespaces: {}", e.message);
-        return std::process::ExitCode::FAILURE;
-    }
     let auth = match cli.auth.build(state.codecs(), state.metrics.clone()) {
         Ok(auth) => std::sync::Arc::new(auth),
         Err(e) => {
@@ -145,13 +139,6 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let app = router(state)
-        .layer(axum::middleware::from_fn_with_state(auth, auth::layer))
-        .layer(axum::middleware::from_fn_with_state(
-            cli.serve.timeouts(),
-            timeouts::layer,
-        ))
-        .layer(axum::middleware::from_fn(track));
     let listener = match tokio::net::TcpListener::bind(want).await {
         Ok(l) => l,
         Err(e) => {
@@ -166,12 +153,12 @@ async fn main() -> std::process::ExitCode {
         let _ = out.flush();
     }
     tracing::info!(%addr, scheme, "serving");
-    let listener = LimitedListener::new(listener, cli.serve.conn_limits(), tls);
-    let app = app.into_make_service_with_connect_info::<ConnActivity>();
-    if let Err(e) = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-    {
+    let serving = Serving {
+        tls,
+        auth: Some(auth),
+        ..cli.serve.serving()
+    };
+    if let Err(e) = state.serve(listener, serving, shutdown_signal()).await {
         tracing::error!("server error: {e}");
         return std::process::ExitCode::FAILURE;
     }

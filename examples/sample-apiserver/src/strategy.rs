@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::api::{internal, v1alpha1, v1beta1};
-use conneg_apiserver::server::kinds::{Column, Kind, ServedVersion};
+use conneg_apiserver::registry::{Column, Kind, ServedVersion};
 
 impl Kind for internal::Flunder {
     type Stored = v1alpha1::Flunder;

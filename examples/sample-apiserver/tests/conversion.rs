@@ -22,8 +22,9 @@ use conneg_apiserver::resource::{Versioned, convert};
 use proptest::prelude::*;
 use std::sync::LazyLock;
 
+use conneg_apiserver::declarative::Validators;
 use conneg_apiserver::server::ServerOptions;
-use conneg_apiserver::server::openapi::Validators;
+use conneg_apiserver::server::openapi::validators;
 use sample_apiserver::api::{FLUNDERS, ReferenceType, V1BETA1, v1alpha1, v1beta1};
 
 fn meta() -> impl Strategy<Value = ObjectMeta> {
@@ -100,7 +101,7 @@ fn beta() -> impl Strategy<Value = v1beta1::Flunder> {
 fn valid_v1beta1(b: &v1beta1::Flunder) -> bool {
     static VALIDATORS: LazyLock<Validators> = LazyLock::new(|| {
         let endpoints = sample_apiserver::server().endpoints(ServerOptions::default());
-        Validators::compile(sample_apiserver::openapi::INFO, &endpoints).unwrap()
+        validators(sample_apiserver::openapi::INFO, &endpoints).unwrap()
     });
     let v = VALIDATORS.get(V1BETA1, &FLUNDERS).unwrap();
     v.validate(&serde_json::to_value(b).unwrap(), None)

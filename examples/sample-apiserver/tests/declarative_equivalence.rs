@@ -16,9 +16,10 @@
 
 mod legacy;
 
+use conneg_apiserver::declarative::Validators;
 use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::server::ServerOptions;
-use conneg_apiserver::server::openapi::Validators;
+use conneg_apiserver::server::openapi;
 use conneg_apiserver::validation::{FieldError, FieldErrorType};
 use sample_apiserver::api::{FLUNDERS, ReferenceType, V1ALPHA1, V1BETA1, v1alpha1, v1beta1};
 
@@ -26,7 +27,7 @@ const NOT_CHECKED: &str = "some validation rules were not checked because the ob
 
 fn validators() -> Validators {
     let endpoints = sample_apiserver::server().endpoints(ServerOptions::default());
-    Validators::compile(sample_apiserver::openapi::INFO, &endpoints).unwrap()
+    openapi::validators(sample_apiserver::openapi::INFO, &endpoints).unwrap()
 }
 
 /// (field, reason, detail) of each error.

@@ -422,7 +422,7 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::apply::schema::ListType;
+    use crate::declarative::ListType;
 
     /// A kind with a list of maps keyed by two fields (`+listType=map`,
     /// `+listMapKey=containerPort`, `+listMapKey=protocol`) and a set (`+listType=set`), beside

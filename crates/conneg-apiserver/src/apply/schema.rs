@@ -10,20 +10,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::fieldpath::{Path, PathElement, Set};
-use crate::declarative::Validator;
-
-/// How the items of a list are merged and owned (and, in a declaration, which items are
-/// duplicates).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ListType {
-    /// The list is one value (`+listType=atomic`, the default).
-    #[default]
-    Atomic,
-    /// Items are scalars, owned one by one (`+listType=set`).
-    Set,
-    /// Items are maps, told apart by these fields (`+listType=map`, `+listMapKey=...`).
-    Map(Cow<'static, [Cow<'static, str>]>),
-}
+use crate::declarative::{ListType, Validator};
 
 /// A field path in a schema table: field names joined by `.`, list items left out
 /// (`metadata.ownerReferences`, `spec.containers.ports`).

@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::fieldpath::{Path, PathElement, Set};
-use super::schema::{ListType, Schema};
+use super::schema::Schema;
+use crate::declarative::ListType;
 
 /// What changed between two values.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

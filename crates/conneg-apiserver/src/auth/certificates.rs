@@ -20,7 +20,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::server::danger::ClientCertVerifier;
 
 use super::UserInfo;
-use crate::tls::{TlsError, chain_verifies, client_user, client_verifier, subject};
+use crate::tls::{TlsError, chain_verifies, client_verifier, subject};
 
 /// Users from client certificates that chain to the client CA.
 #[derive(Clone)]
@@ -160,5 +160,44 @@ impl RequestHeader {
         for h in extras {
             headers.remove(h);
         }
+    }
+}
+
+/// The user a client certificate names, as Kubernetes' x509 authenticator reads it: the
+/// subject's common name is the user, its organizations are the groups (then
+/// `system:authenticated`). `None` when the certificate cannot be read or has no common name.
+/// Whether the certificate is trusted is not checked here ([`X509`] does).
+fn client_user(certificate: &[u8]) -> Option<UserInfo> {
+    let (name, mut groups) = subject(certificate)?;
+    if name.is_empty() {
+        return None;
+    }
+    groups.push("system:authenticated".into());
+    Some(UserInfo {
+        name,
+        uid: String::new(),
+        groups,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_certificate_names_user_and_groups() {
+        let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "alice");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "dev");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let user = client_user(cert.der()).unwrap();
+        assert_eq!(user.name, "alice");
+        assert_eq!(user.groups, ["dev", "system:authenticated"]);
+        assert!(client_user(b"not a certificate").is_none());
     }
 }

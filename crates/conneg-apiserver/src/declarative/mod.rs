@@ -56,12 +56,15 @@
 
 pub mod cost;
 mod formats;
+mod list_type;
 mod rule;
 mod schema;
 mod validator;
+mod validators;
 
-pub use crate::apply::schema::ListType;
+pub use list_type::ListType;
 pub(crate) use schema::describe_enum;
 pub use schema::published;
 pub use schemars::JsonSchema;
 pub use validator::{DeclarationError, Validator};
+pub use validators::Validators;

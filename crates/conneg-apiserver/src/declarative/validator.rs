@@ -10,10 +10,10 @@ use std::fmt;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::ListType;
 use super::cost::{MAX_OBJECT_BYTES, PER_CALL_LIMIT, RUNTIME_BUDGET, STATIC_RULE_LIMIT, Shape};
 use super::formats::Format;
 use super::rule::{Bindings, Outcome, Rule};
-use crate::apply::schema::ListType;
 use crate::validation::{BadValue, FieldError, FieldErrorType};
 
 /// How deep `$ref`s may nest while a schema is compiled (a cycle stops here).

@@ -14,7 +14,7 @@ use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::handlers::resource_not_found;
+use crate::endpoints::resource_not_found;
 use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo, STATUS_VERBS};
 
 /// The discovery routes.
@@ -47,8 +47,15 @@ async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
         "/version",
     ];
     let mut paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-    paths.extend(st.catalog.groups().iter().map(|g| format!("/apis/{g}")));
-    paths.extend(st.catalog.versions().map(GroupVersion::path));
+    paths.extend(
+        st.ctx
+            .registry
+            .catalog
+            .groups()
+            .iter()
+            .map(|g| format!("/apis/{g}")),
+    );
+    paths.extend(st.ctx.registry.catalog.versions().map(GroupVersion::path));
     paths.sort_unstable();
     n.response(StatusCode::OK, &json!({ "paths": paths }))
         .into_response()
@@ -96,7 +103,7 @@ fn discovery_list(items: Vec<Value>) -> Value {
 }
 
 async fn api(State(st): State<AppState>, n: Negotiated) -> Response {
-    let versions = st.catalog.versions_of(CORE_GROUP);
+    let versions = st.ctx.registry.catalog.versions_of(CORE_GROUP);
     if n.conversion().is_some() {
         let groups = if versions.is_empty() {
             Vec::new()
@@ -119,7 +126,7 @@ fn group_version(v: GroupVersion) -> Value {
 
 /// The legacy `APIGroup` of `group`, its versions preferred first.
 fn api_group(st: &AppState, group: &str) -> Value {
-    let versions = st.catalog.versions_of(group);
+    let versions = st.ctx.registry.catalog.versions_of(group);
     json!({
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -130,7 +137,7 @@ fn api_group(st: &AppState, group: &str) -> Value {
 }
 
 async fn apis(State(st): State<AppState>, n: Negotiated) -> Response {
-    let groups = st.catalog.groups();
+    let groups = st.ctx.registry.catalog.groups();
     if n.conversion().is_some() {
         let items = groups.iter().map(|g| group_discovery(&st, g)).collect();
         return aggregated(&n, &discovery_list(items));
@@ -158,7 +165,7 @@ async fn group(
     n: Negotiated,
     Path(group): Path<String>,
 ) -> Result<Response, Status> {
-    if !st.catalog.groups().contains(&group.as_str()) {
+    if !st.ctx.registry.catalog.groups().contains(&group.as_str()) {
         return Err(resource_not_found());
     }
     Ok(n.response(StatusCode::OK, &api_group(&st, &group))
@@ -168,11 +175,15 @@ async fn group(
 /// The `APIGroupDiscovery` of `group` (`""`: core), its versions preferred first.
 fn group_discovery(st: &AppState, group: &str) -> Value {
     let versions: Vec<Value> = st
+        .ctx
+        .registry
         .catalog
         .versions_of(group)
         .into_iter()
         .map(|v| {
             let resources: Vec<Value> = st
+                .ctx
+                .registry
                 .catalog
                 .resources(v)
                 .iter()
@@ -255,6 +266,8 @@ fn resource_list(
     version: &str,
 ) -> Result<Response, Status> {
     let v = st
+        .ctx
+        .registry
         .catalog
         .find(group, version)
         .ok_or_else(resource_not_found)?;
@@ -262,7 +275,7 @@ fn resource_list(
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": v.api_version(),
-        "resources": st.catalog.resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
+        "resources": st.ctx.registry.catalog.resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
     });
     Ok(n.response(StatusCode::OK, &list).into_response())
 }

@@ -27,13 +27,19 @@ pub fn routes() -> Router<AppState> {
 
 /// The checks, in order: Kubernetes' `ping` and `log`, then the storage's.
 fn checks(st: &AppState) -> [&'static str; 3] {
-    ["ping", "log", st.store.check_name()]
+    ["ping", "log", st.ctx.registry.store.check_name()]
 }
 
 async fn run(st: &AppState, check: &str) -> Result<(), String> {
     match check {
         "ping" | "log" => Ok(()),
-        _ => st.store.ready().await.map_err(|e| e.to_string()),
+        _ => st
+            .ctx
+            .registry
+            .store
+            .ready()
+            .await
+            .map_err(|e| e.to_string()),
     }
 }
 

@@ -1,30 +1,26 @@
-//! The HTTP server of the registered kinds: how a request travels from the socket to storage
-//! and back. A server registers its kinds with a [`ServerBuilder`], builds its [`AppState`]
-//! and serves [`router`].
+//! The server: a [`ServerBuilder`] registers the kinds and admission plugins, builds the
+//! [`AppState`] over opened storage, and [`router`] serves it. How a request travels from the
+//! socket to storage and back, each layer importing only from those below it:
 //!
 //! ```text
-//! socket ─ crate::serve            connection cap; idle and header-read timeouts (the binary)
+//! socket ─ crate::serve            connection cap; idle and header-read timeouts
 //!   └─ hyper (axum::serve)
-//!   └─ serve::track                marks a request in flight for its connection (the binary)
-//!   └─ timeouts::layer             request timeout (504), body-read deadline (the binary)
-//!   └─ auth::layer                 401 (authentication), 403 (authorization) (the binary)
+//!   └─ serve::track                marks a request in flight for its connection
+//!   └─ timeouts::layer             request timeout (504), body-read deadline
+//!   └─ auth::layer                 401 (authentication), 403 (authorization)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
-//!           └─ metrics::capture    copies `Negotiated` into the response for the metrics layer
-//!               └─ axum Router     path → handler
-//!                   ├─ handlers.rs  the resource verbs (create/get/list/update/patch/delete/...)
-//!                   │    ├─ admission.rs  the admission plugins, on every write
-//!                   │    ├─ namespaces.rs  core v1 namespaces when standalone: lifecycle, deletion
-//!                   │    ├─ lifecycle.rs delete options, finalizers, deletion on update
-//!                   │    ├─ field_manager.rs  managedFields: apply ownership, conflicts, updates
-//!                   │    ├─ list_options.rs  ListOptions rules; watch-list (sendInitialEvents)
-//!                   │    ├─ transform.rs  `as=Table` (table.rs), `as=PartialObjectMetadata` (metadata_only.rs)
-//!                   │    └─ storage (memory, embedded redb or etcd), through each kind's
-//!                   │       conversion to its storage version (kinds.rs)
-//!                   ├─ watch.rs     ?watch=true streams
-//!                   ├─ discovery.rs /api, /apis, /apis/{group}[/{version}], /version
-//!                   ├─ openapi.rs   /openapi/v2, /openapi/v3[/apis/{group}/{version}]
-//!                   └─ health.rs    /healthz, /livez, /readyz; metrics.rs /metrics
+//!           └─ axum Router         path → handler
+//!               ├─ crate::endpoints   the resource verbs, watch, Table, metadata only,
+//!               │    │                server-side apply, admission (core_v1's
+//!               │    │                NamespaceLifecycle first when standalone)
+//!               │    └─ crate::registry   the generic store of every kind: get, list,
+//!               │         │               create, compare-and-swap update, delete and
+//!               │         │               finalizers; the kind's strategy (`Kind`)
+//!               │         └─ crate::storage   memory, embedded (redb) or etcd
+//!               ├─ discovery.rs   /api, /apis, /apis/{group}[/{version}], /version
+//!               ├─ openapi.rs     /openapi/v2, /openapi/v3[/apis/{group}/{version}]
+//!               └─ health.rs      /healthz, /livez, /readyz; metrics.rs /metrics
 //! ```
 //!
 //! Each group of routes gets its own [`NegotiateLayer`], configured with what that group can
@@ -33,66 +29,47 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
-pub mod admission;
 pub mod auth;
 pub mod discovery;
-pub mod field_manager;
-pub mod handlers;
 pub mod health;
-pub mod kinds;
-pub mod lifecycle;
-pub mod list_options;
 pub mod metrics;
-pub mod namespaces;
 pub mod openapi;
-pub mod table;
-pub mod transform;
-pub mod watch;
+mod serving;
+
+pub use serving::Serving;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::FromRef;
 use axum::routing::get;
 use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
 
-use crate::config::OpenedStorage;
 use crate::core_v1::Namespace;
-use crate::resource::{Catalog, GroupVersion};
-use crate::storage::Store;
-use crate::storage::codec::StorageCodec;
-use crate::storage::keys::Keys;
-use handlers::{Endpoint, Served};
-use openapi::{Documents, OpenApiInfo, OpenApiSchema, Validators};
+use crate::core_v1::lifecycle::NamespaceLifecycle;
+use crate::definitions::OpenApiSchema;
+use crate::endpoints::admission::Plugin;
+use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
+use crate::registry::Registry;
+use crate::storage::OpenedStorage;
+use openapi::{Documents, OpenApiInfo};
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
 #[derive(Clone, Debug)]
 pub struct AppState {
-    /// The store.
-    pub store: Store,
-    /// The write format.
-    pub codec: StorageCodec,
-    /// The key layout.
-    pub keys: Keys,
+    /// What the resource endpoints need: the registry, the admission chain, the
+    /// declarations, watch fan-out.
+    pub(crate) ctx: Context,
     /// Request counters for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
-    /// Whether CBOR is served (false with `--no-cbor`).
-    pub cbor: bool,
-    /// Shared watch fan-out, one hub per version and resource ([`watch`]).
-    pub hubs: watch::Hubs,
-    /// Permits for work run on the blocking pool (parsing and applying patches): one per
-    /// CPU, so hostile bodies queue instead of taking every thread.
-    pub blocking: Arc<tokio::sync::Semaphore>,
-    /// What is served: the registered kinds, and core `v1` namespaces when
-    /// [`ServerOptions::standalone`].
-    pub catalog: Arc<Catalog>,
-    /// The endpoint of each served version and resource.
-    pub endpoints: Arc<[Endpoint]>,
-    /// The admission chain, in order.
-    pub admission: Arc<[Arc<dyn admission::Plugin>]>,
     /// The OpenAPI documents, built on first use.
     pub openapi: Arc<Documents>,
-    /// The declarative validation of each served kind, compiled from those documents' schemas.
-    pub validators: Arc<Validators>,
+}
+
+impl FromRef<AppState> for Context {
+    fn from_ref(state: &AppState) -> Self {
+        state.ctx.clone()
+    }
 }
 
 /// Server options beyond storage.
@@ -101,9 +78,9 @@ pub struct ServerOptions {
     /// Serve and accept CBOR (`--no-cbor` turns it off: JSON only, 415 for CBOR bodies).
     pub cbor: bool,
     /// Serve core `v1` namespaces and check that namespaced objects are created in an
-    /// existing, active namespace ([`namespaces`]), for a server that is not behind an
-    /// aggregator (`--standalone=false` turns it off). Call [`namespaces::bootstrap`] once
-    /// before serving, to create the system namespaces.
+    /// existing, active namespace ([`crate::core_v1::lifecycle`]), for a server that is not
+    /// behind an aggregator (`--standalone=false` turns it off). Call
+    /// [`AppState::bootstrap`] once before serving, to create the system namespaces.
     pub standalone: bool,
 }
 
@@ -120,7 +97,7 @@ impl Default for ServerOptions {
 /// of a group first), its admission plugins and how its OpenAPI names it.
 ///
 /// ```no_run
-/// # async fn demo(storage: conneg_apiserver::config::OpenedStorage) {
+/// # async fn demo(storage: conneg_apiserver::storage::OpenedStorage) {
 /// use conneg_apiserver::core_v1::Namespace;
 /// use conneg_apiserver::server::{ServerBuilder, ServerOptions, openapi::OpenApiInfo};
 ///
@@ -135,7 +112,7 @@ impl Default for ServerOptions {
 #[derive(Debug)]
 pub struct ServerBuilder {
     endpoints: Vec<Endpoint>,
-    admission: Vec<Arc<dyn admission::Plugin>>,
+    admission: Vec<Arc<dyn Plugin>>,
     openapi: OpenApiInfo,
 }
 
@@ -158,7 +135,7 @@ impl ServerBuilder {
 
     /// Adds an admission plugin, run after those added before it.
     #[must_use]
-    pub fn admission(mut self, plugin: impl admission::Plugin) -> Self {
+    pub fn admission(mut self, plugin: impl Plugin) -> Self {
         self.admission.push(Arc::new(plugin));
         self
     }
@@ -182,36 +159,52 @@ impl ServerBuilder {
     /// code, reported before it serves anything. [`openapi::check_documents`] finds it in a test.
     pub fn build(self, storage: OpenedStorage, options: ServerOptions) -> AppState {
         let endpoints = self.endpoints(options);
-        let validators = Validators::compile(self.openapi, &endpoints)
+        let validators = openapi::validators(self.openapi, &endpoints)
             .unwrap_or_else(|e| panic!("invalid declaration: {e}"));
-        AppState {
-            validators: Arc::new(validators),
+        let mut admission = self.admission;
+        if options.standalone {
+            admission.insert(0, Arc::new(NamespaceLifecycle));
+        }
+        let registry = Registry {
             store: storage.store,
             codec: storage.codec,
             keys: storage.keys,
+            catalog: Arc::new(catalog_of(&endpoints)),
+        };
+        AppState {
+            ctx: Context {
+                registry,
+                cbor: options.cbor,
+                hubs: watch::Hubs::default(),
+                blocking: Arc::new(tokio::sync::Semaphore::new(
+                    std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+                )),
+                endpoints: endpoints.into(),
+                admission: admission.into(),
+                validators: Arc::new(validators),
+            },
             metrics: Arc::new(metrics::Metrics::default()),
-            cbor: options.cbor,
-            catalog: Arc::new(handlers::catalog_of(&endpoints)),
-            endpoints: endpoints.into(),
-            admission: self.admission.into(),
             openapi: Arc::new(Documents::new(self.openapi)),
-            hubs: watch::Hubs::default(),
-            blocking: Arc::new(tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
-            )),
         }
     }
 }
 
 impl AppState {
-    /// Whether `version` is served.
-    pub fn serves(&self, version: GroupVersion) -> bool {
-        self.catalog.serves(version)
+    /// The registry: storage and what is served.
+    pub fn registry(&self) -> &Registry {
+        &self.ctx.registry
+    }
+
+    /// Creates the system namespaces that do not exist and finishes the deletion of any
+    /// namespace left `Terminating`, when namespaces are served ([`ServerOptions::standalone`]);
+    /// nothing otherwise. Run it once before serving.
+    pub async fn bootstrap(&self) -> Result<(), Status> {
+        crate::core_v1::lifecycle::bootstrap(&self.ctx.registry).await
     }
 
     /// The codecs responses may use: JSON, and CBOR unless `--no-cbor`.
     pub fn codecs(&self) -> Codecs {
-        if self.cbor {
+        if self.ctx.cbor {
             Codecs::new()
         } else {
             Codecs::empty().with(Codec::Json)
@@ -235,7 +228,7 @@ pub fn router(state: AppState) -> Router {
     let patch_types: Vec<conneg::PatchType> = conneg::PatchType::all()
         .iter()
         .copied()
-        .filter(|p| state.cbor || !p.is_cbor())
+        .filter(|p| state.ctx.cbor || !p.is_cbor())
         .collect();
 
     // Resource routes: objects, lists, watches, patches. Table only in JSON, metadata-only
@@ -250,7 +243,7 @@ pub fn router(state: AppState) -> Router {
             .conversion(TABLE_V1BETA1, [Codec::Json]),
         |layer, conv| layer.conversion(conv, state.codec_list()),
     );
-    let resources = handlers::routes()
+    let resources = crate::endpoints::routes()
         .layer(axum::middleware::from_fn(metrics::capture))
         .layer(resources);
 

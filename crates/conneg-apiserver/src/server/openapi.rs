@@ -1,20 +1,19 @@
 //! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/{group}/{version}` and
 //! `/openapi/v3/api/v1` (one document per served group-version) and `/openapi/v2` (the same
 //! schemas as Swagger 2.0 definitions), built from the registered kinds: the paths from each
-//! served resource, the schemas from each versioned type's [`OpenApiSchema`].
+//! served resource, the schemas from each versioned type's [`OpenApiSchema`](crate::definitions::OpenApiSchema).
 //!
 //! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
 //! before leaving validation to the server, and `explain` renders the schemas. A type
 //! publishes its enums (enum KEP: `enum` plus "Possible enum values" in the description,
-//! [`enum_schema`]) and its validation rules as `x-kubernetes-validations` (CEL, as the
+//! [`enum_schema`](crate::definitions::enum_schema)) and its validation rules as `x-kubernetes-validations` (CEL, as the
 //! declarative-validation KEP publishes them).
 //!
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
 //! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
 
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -27,11 +26,10 @@ use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::AppState;
-use super::handlers::{Endpoint, resource_not_found};
-use crate::declarative::{DeclarationError, JsonSchema, Validator, describe_enum, published};
-use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo, VersionedObject};
-
-const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
+use crate::declarative::{DeclarationError, Validator, Validators};
+use crate::definitions::{Definitions, META, all_of, model, r};
+use crate::endpoints::{Endpoint, catalog_of, resource_not_found};
+use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
 
 /// The OpenAPI routes.
 pub fn routes() -> Router<AppState> {
@@ -52,109 +50,6 @@ pub struct OpenApiInfo {
     /// `<package>.<version>.<Kind>` (`io.k8s.sample-apiserver.pkg.apis.wardle`); core `v1`
     /// types are `io.k8s.api.core.v1.<Kind>`, as in Kubernetes.
     pub package: &'static str,
-}
-
-/// The OpenAPI definitions a versioned type publishes: its object and list schemas and the
-/// schemas they reference.
-///
-/// A type that derives [`JsonSchema`] has it: its declaration ([`crate::declarative`]) is
-/// what it publishes. Types whose schemas Kubernetes publishes by hand (core `v1`'s) write
-/// theirs with the [`Definitions`] helpers.
-pub trait OpenApiSchema {
-    /// Adds the type's schemas to `defs` (whose [`Definitions::version`] is the type's).
-    fn definitions(defs: &mut Definitions<'_>);
-}
-
-impl<T: JsonSchema + VersionedObject> OpenApiSchema for T {
-    fn definitions(defs: &mut Definitions<'_>) {
-        defs.declared::<T>();
-    }
-}
-
-/// The `components/schemas` of one group-version's document, being written.
-#[derive(Debug)]
-pub struct Definitions<'a> {
-    version: GroupVersion,
-    package: &'static str,
-    map: &'a mut Map<String, Value>,
-}
-
-impl Definitions<'_> {
-    /// The version being described.
-    pub fn version(&self) -> GroupVersion {
-        self.version
-    }
-
-    /// The schema name of the type `name` of this version
-    /// (`io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`).
-    pub fn model(&self, name: &str) -> String {
-        model(self.package, self.version, name)
-    }
-
-    /// A property that is the type `name` of this version, with `extra` fields
-    /// (`description`, `default`) beside the reference.
-    pub fn property(&self, name: &str, extra: Value) -> Value {
-        all_of(&self.model(name), extra)
-    }
-
-    /// Adds the schema of the kind `kind`: `apiVersion`, `kind`, `metadata` and `props`,
-    /// with its group-version-kind.
-    pub fn object(&mut self, kind: &str, description: &str, props: Map<String, Value>) {
-        let schema = object_schema(self.version, kind, description, props);
-        self.insert(kind, schema);
-    }
-
-    /// Adds the schema of the list kind `list_kind` of `item_kind` objects.
-    pub fn list(&mut self, list_kind: &str, item_kind: &str) {
-        let schema = list_schema(self.package, self.version, list_kind, item_kind);
-        self.insert(list_kind, schema);
-    }
-
-    /// Adds the schema of the type `name` of this version.
-    pub fn insert(&mut self, name: &str, schema: Value) {
-        let model = self.model(name);
-        self.map.insert(model, schema);
-    }
-
-    /// Adds the schemas of the declared kind `T` ([`crate::declarative::published`]), its
-    /// list's and those of the types it uses. `T`'s `apiVersion`, `kind` and `metadata` are
-    /// published as Kubernetes publishes them, whatever `T` declares for them.
-    pub fn declared<T: JsonSchema + VersionedObject>(&mut self) {
-        let (package, version) = (self.package, self.version);
-        let kind = T::KIND;
-        let mut schemas = published::<T>(|name| model(package, version, name));
-        let mut root = schemas
-            .remove(&self.model(&T::schema_name()))
-            .unwrap_or_default();
-        let mut props = match root.get_mut("properties").map(Value::take) {
-            Some(Value::Object(p)) => p,
-            _ => Map::new(),
-        };
-        for standard in ["apiVersion", "kind", "metadata"] {
-            props.remove(standard);
-        }
-        schemas.remove(&self.model("ObjectMeta"));
-        let description = root["description"].as_str().unwrap_or_default().to_owned();
-        let mut object = object_schema(version, kind, &description, props);
-        for extra in ["x-kubernetes-validations", "required"] {
-            if let Some(v) = root.get_mut(extra).map(Value::take) {
-                object[extra] = v;
-            }
-        }
-        self.map.extend(schemas);
-        self.insert(kind, object);
-        self.list(T::RESOURCE.list_kind, kind);
-    }
-}
-
-/// The schema of a string enum (enum KEP): `enum` with the values, sorted, and the
-/// description followed by "Possible enum values", as Kubernetes publishes one.
-pub fn enum_schema(description: &str, values: &[&str]) -> Value {
-    let mut schema = json!({"type": "string", "description": description, "enum": values});
-    if let Value::Object(m) = &mut schema {
-        describe_enum(m);
-    }
-    schema
 }
 
 struct Doc {
@@ -190,10 +85,12 @@ impl Documents {
 
     fn v3(&self, st: &AppState) -> &[(GroupVersion, Doc)] {
         self.v3.get_or_init(|| {
-            st.catalog
+            st.ctx
+                .registry
+                .catalog
                 .versions()
                 .map(|v| {
-                    let doc = document(self.info, v, &st.endpoints);
+                    let doc = document(self.info, v, &st.ctx.endpoints);
                     let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
                     let hash = hash_hex(&bytes);
                     (v, Doc { bytes, hash })
@@ -251,7 +148,7 @@ async fn v3_doc(
     let group = p.get("group").map_or(CORE_GROUP, String::as_str);
     let v = p
         .get("version")
-        .and_then(|v| st.catalog.find(group, v))
+        .and_then(|v| st.ctx.registry.catalog.find(group, v))
         .ok_or_else(resource_not_found)?;
     let d = &st
         .openapi
@@ -271,8 +168,8 @@ async fn v3_doc(
 async fn v2(State(st): State<AppState>) -> Response {
     let b = st.openapi.v2.get_or_init(|| {
         let mut defs = Map::new();
-        for v in st.catalog.versions() {
-            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.endpoints) {
+        for v in st.ctx.registry.catalog.versions() {
+            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.ctx.endpoints) {
                 defs.extend(m);
             }
         }
@@ -288,32 +185,6 @@ async fn v2(State(st): State<AppState>) -> Response {
         Bytes::from(s)
     });
     json_response(b.clone(), "no-cache, private", None)
-}
-
-fn r(name: &str) -> Value {
-    json!({"$ref": format!("#/components/schemas/{name}")})
-}
-
-fn all_of(name: &str, extra: Value) -> Value {
-    let mut v = json!({"allOf": [r(name)]});
-    if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
-        m.extend(e);
-    }
-    v
-}
-
-fn gvk(v: GroupVersion, kind: &str) -> Value {
-    json!([{"group": v.group(), "kind": kind, "version": v.version()}])
-}
-
-/// The schema name of a type: `<package>.<version>.<name>`, or `io.k8s.api.core.v1.<name>`
-/// in the core group, as Kubernetes names them.
-fn model(package: &str, v: GroupVersion, name: &str) -> String {
-    let package = match v.group() {
-        CORE_GROUP => "io.k8s.api.core",
-        _ => package,
-    };
-    format!("{package}.{}.{name}", v.version())
 }
 
 /// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`,
@@ -338,47 +209,11 @@ fn group_word(v: GroupVersion) -> String {
         .collect()
 }
 
-/// A kind's object schema: apiVersion, kind, metadata and `props`.
-fn object_schema(v: GroupVersion, kind: &str, desc: &str, mut props: Map<String, Value>) -> Value {
-    let mut p = Map::new();
-    p.insert("apiVersion".into(), json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"}));
-    p.insert("kind".into(), json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"}));
-    p.insert(
-        "metadata".into(),
-        all_of(
-            &format!("{META}.ObjectMeta"),
-            json!({"default": {}, "description": "Standard object's metadata."}),
-        ),
-    );
-    p.append(&mut props);
-    json!({"type": "object", "description": desc, "properties": p, "x-kubernetes-group-version-kind": gvk(v, kind)})
-}
-
-/// A list kind's schema.
-fn list_schema(package: &str, v: GroupVersion, kind: &str, item: &str) -> Value {
-    json!({
-        "type": "object",
-        "description": format!("{kind} is a list of {item} objects."),
-        "required": ["items"],
-        "properties": {
-            "apiVersion": {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."},
-            "kind": {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."},
-            "metadata": all_of(&format!("{META}.ListMeta"), json!({"default": {}})),
-            "items": {"type": "array", "items": all_of(&model(package, v, item), json!({"default": {}}))},
-        },
-        "x-kubernetes-group-version-kind": gvk(v, kind),
-    })
-}
-
 /// The component schemas of one version: metav1's and those of every type served in it.
 pub fn schemas(package: &'static str, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
     let mut s = meta_schemas();
     if let Some(map) = s.as_object_mut() {
-        let mut defs = Definitions {
-            version: v,
-            package,
-            map,
-        };
+        let mut defs = Definitions::new(v, package, map);
         for e in endpoints.iter().filter(|e| e.version == v) {
             e.definitions(&mut defs);
         }
@@ -793,33 +628,25 @@ pub fn document(info: OpenApiInfo, v: GroupVersion, endpoints: &[Endpoint]) -> V
     })
 }
 
-/// The declarative validation of each served version and resource, compiled from the
-/// schemas its documents publish (so what is published is what is enforced).
-#[derive(Debug, Default)]
-pub struct Validators(HashMap<(GroupVersion, &'static str), Arc<Validator>>);
-
-impl Validators {
-    /// Compiles the schema of every kind `endpoints` serve.
-    pub fn compile(info: OpenApiInfo, endpoints: &[Endpoint]) -> Result<Self, DeclarationError> {
-        let mut out = HashMap::new();
-        let catalog = super::handlers::catalog_of(endpoints);
-        for v in catalog.versions() {
-            let schemas = schemas(info.package, v, endpoints);
-            let Value::Object(schemas) = schemas else {
-                continue;
-            };
-            for res in catalog.resources(v) {
-                let validator = Validator::compile(&schemas, &model(info.package, v, res.kind))?;
-                out.insert((v, res.resource), Arc::new(validator));
-            }
+/// Compiles the declarative validation of every kind `endpoints` serve, from the schemas
+/// their documents publish (so what is published is what is enforced).
+pub fn validators(
+    info: OpenApiInfo,
+    endpoints: &[Endpoint],
+) -> Result<Validators, DeclarationError> {
+    let mut out = Validators::default();
+    let catalog = catalog_of(endpoints);
+    for v in catalog.versions() {
+        let schemas = schemas(info.package, v, endpoints);
+        let Value::Object(schemas) = schemas else {
+            continue;
+        };
+        for res in catalog.resources(v) {
+            let validator = Validator::compile(&schemas, &model(info.package, v, res.kind))?;
+            out.insert(v, res.resource, validator);
         }
-        Ok(Validators(out))
     }
-
-    /// The validation of `resource` in `version`.
-    pub fn get(&self, version: GroupVersion, resource: &ResourceInfo) -> Option<&Arc<Validator>> {
-        self.0.get(&(version, resource.resource))
-    }
+    Ok(out)
 }
 
 /// Checks of a server's documents that hold for any server: every declaration compiles, every
@@ -827,8 +654,8 @@ impl Validators {
 /// object schema names its group-version-kind, and every PATCH takes `fieldValidation` (which
 /// kubectl looks for). A server's tests run it over their own endpoints.
 pub fn check_documents(info: OpenApiInfo, endpoints: &[Endpoint]) -> Result<(), String> {
-    Validators::compile(info, endpoints).map_err(|e| format!("declaration: {e}"))?;
-    let catalog = super::handlers::catalog_of(endpoints);
+    validators(info, endpoints).map_err(|e| format!("declaration: {e}"))?;
+    let catalog = catalog_of(endpoints);
     for v in catalog.versions() {
         let doc = document(info, v, endpoints);
         let text = doc.to_string();
@@ -896,15 +723,5 @@ mod tests {
         assert_eq!(word("rbac.authorization.k8s.io/v1"), "RbacAuthorization");
         assert_eq!(word("apps/v1"), "Apps");
         assert_eq!(word("wardle.example.com/v1beta1"), "WardleExample");
-    }
-
-    #[test]
-    fn enums_are_sorted_and_described() {
-        let s = enum_schema("The kind.", &["b", "a"]);
-        assert_eq!(s["enum"], json!(["a", "b"]));
-        assert_eq!(
-            s["description"],
-            "The kind.\n\nPossible enum values:\n - `\"a\"`\n - `\"b\"`"
-        );
     }
 }

@@ -496,3 +496,15 @@ impl Storage for Store {
         dispatch!(self, s => s.ready().await)
     }
 }
+
+/// An opened storage stack: store, codec and key layout (what
+/// `config::StorageArgs::open` opens).
+#[derive(Debug, Clone)]
+pub struct OpenedStorage {
+    /// The store.
+    pub store: Store,
+    /// The codec for new writes (reads recognise both formats).
+    pub codec: codec::StorageCodec,
+    /// The key layout.
+    pub keys: keys::Keys,
+}

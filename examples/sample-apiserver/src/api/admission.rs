@@ -2,14 +2,13 @@
 //! in any Fischer's `disallowedFlunders` is refused with 403 Forbidden.
 
 use conneg::Status;
-use conneg_apiserver::server::AppState;
-use conneg_apiserver::server::admission::{Plugin, Request};
-use conneg_apiserver::server::handlers::list_all;
+use conneg_apiserver::endpoints::admission::{Plugin, Request};
+use conneg_apiserver::registry::Registry;
 use futures_util::future::BoxFuture;
 
 use super::{FLUNDERS, internal};
 
-pub use conneg_apiserver::server::admission::Operation;
+pub use conneg_apiserver::endpoints::admission::Operation;
 
 /// The BanFlunder plugin. Stateless: the caller supplies the current Fischers (Kubernetes
 /// reads them from an informer; the HTTP layer lists them from storage or a cache).
@@ -67,7 +66,7 @@ impl Plugin for BanFlunder {
     /// Reads every Fischer from storage for each Flunder created.
     fn admit<'a>(
         &'a self,
-        st: &'a AppState,
+        registry: &'a Registry,
         req: Request<'a>,
     ) -> BoxFuture<'a, Result<(), Status>> {
         Box::pin(async move {
@@ -75,7 +74,7 @@ impl Plugin for BanFlunder {
             if req.operation != Operation::Create || !is_flunder {
                 return Ok(());
             }
-            let fischers = list_all::<internal::Fischer>(st, None).await?;
+            let fischers = registry.list_all::<internal::Fischer>(None).await?;
             self.admit(req.operation, req.name, &fischers)
         })
     }

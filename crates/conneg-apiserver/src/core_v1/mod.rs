@@ -7,7 +7,10 @@ use serde_json::json;
 
 use crate::meta::null_as_default;
 use crate::resource::{GroupVersion, ResourceInfo};
-use crate::server::openapi::{Definitions, OpenApiSchema, enum_schema};
+
+pub mod lifecycle;
+mod strategy;
+use crate::definitions::{Definitions, OpenApiSchema, enum_schema};
 
 /// Core `v1` (`/api/v1`).
 pub const CORE_V1: GroupVersion = GroupVersion::new(API_VERSION);

@@ -15,13 +15,14 @@
 //!   first three may not be deleted.
 
 use conneg::Status;
+use futures_util::future::BoxFuture;
 
-use super::AppState;
-use super::handlers::{ConflictBackoff, decode_kind, list_all, storage_status, write_update};
-use super::kinds::Kind;
-use crate::core_v1::{CORE_V1, NAMESPACES, Namespace};
+use super::{CORE_V1, NAMESPACES, Namespace};
+use crate::endpoints::admission::{Operation, Plugin, Request};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
+use crate::registry::backoff::ConflictBackoff;
+use crate::registry::{Kind, Registry, storage_status};
 use crate::resource::{ResourceInfo, Versioned};
 use crate::storage::{ListOptions, Storage, StorageError};
 
@@ -45,19 +46,46 @@ pub fn admit_delete(name: &str) -> Result<(), Status> {
     Ok(())
 }
 
+/// The NamespaceLifecycle admission plugin, first in the chain of a standalone server: a
+/// namespaced object is created only in a namespace that exists and is not terminating.
+/// (Deleting a system namespace is refused by the namespace strategy, [`admit_delete`].)
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NamespaceLifecycle;
+
+impl Plugin for NamespaceLifecycle {
+    fn name(&self) -> &'static str {
+        "NamespaceLifecycle"
+    }
+
+    fn admit<'a>(
+        &'a self,
+        registry: &'a Registry,
+        req: Request<'a>,
+    ) -> BoxFuture<'a, Result<(), Status>> {
+        Box::pin(async move {
+            if req.operation != Operation::Create {
+                return Ok(());
+            }
+            admit_create(registry, req.resource, req.namespace, req.name).await
+        })
+    }
+}
+
 /// NamespaceLifecycle on create of an object of `resource` named `name` in `namespace`: the
 /// namespace must exist and not be terminating. Nothing is checked when namespaces are not
 /// served (behind an aggregator, kube-apiserver checks).
-pub async fn admit_create(
-    st: &AppState,
+async fn admit_create(
+    registry: &Registry,
     resource: &ResourceInfo,
     namespace: &str,
     name: &str,
 ) -> Result<(), Status> {
-    if !resource.namespaced || !st.serves(CORE_V1) {
+    if !resource.namespaced || !registry.serves(CORE_V1) {
         return Ok(());
     }
-    let ns = get(st, namespace)
+    let key = registry.key::<Namespace>("", namespace);
+    let (ns, _) = registry
+        .get::<Namespace>(&key, namespace)
         .await?
         .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
     if ns.is_terminating() {
@@ -81,22 +109,17 @@ pub async fn admit_create(
     Ok(())
 }
 
-async fn get(st: &AppState, name: &str) -> Result<Option<Namespace>, Status> {
-    let kv = st
-        .store
-        .get(&st.keys.object(&NAMESPACES, "", name))
-        .await
-        .map_err(|e| storage_status(e, &NAMESPACES, name))?;
-    kv.map(|kv| decode_kind(st, &kv)).transpose()
-}
-
 /// The namespace controller's work for one namespace being deleted: delete every object of
 /// every namespaced resource in it, until a pass finds none (a create admitted just before
 /// the namespace turned `Terminating` may land after the first pass), then the namespace.
-pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
+pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
     // Each namespaced resource once, though served in several versions.
     let mut resources: Vec<&ResourceInfo> = Vec::new();
-    for r in st.catalog.versions().flat_map(|v| st.catalog.resources(v)) {
+    for r in registry
+        .catalog
+        .versions()
+        .flat_map(|v| registry.catalog.resources(v))
+    {
         if r.namespaced && !resources.iter().any(|seen| seen == r) {
             resources.push(r);
         }
@@ -104,15 +127,15 @@ pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
     loop {
         let mut found = 0;
         for res in &resources {
-            let prefix = st.keys.collection(res, Some(&name));
-            let page = st
+            let prefix = registry.keys.collection(res, Some(&name));
+            let page = registry
                 .store
                 .list(&prefix, ListOptions::default())
                 .await
                 .map_err(|e| storage_status(e, res, ""))?;
             for kv in &page.items {
                 found += 1;
-                match st.store.delete(&kv.key, None).await {
+                match registry.store.delete(&kv.key, None).await {
                     Ok(_) | Err(StorageError::NotFound { .. }) => {}
                     Err(e) => return Err(storage_status(e, res, "")),
                 }
@@ -124,21 +147,16 @@ pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
     }
     // The namespace's own finalizer goes; the namespace with it, unless finalizers of its
     // metadata remain (then the update that removes the last one deletes it).
-    let key = st.keys.object(&NAMESPACES, "", &name);
+    let key = registry.key::<Namespace>("", &name);
     let mut backoff = ConflictBackoff::default();
     loop {
-        let Some(kv) = st
-            .store
-            .get(&key)
-            .await
-            .map_err(|e| storage_status(e, &NAMESPACES, &name))?
-        else {
+        let Some((old, revision)) = registry.get::<Namespace>(&key, &name).await? else {
             return Ok(());
         };
-        let old: Namespace = decode_kind(&st, &kv)?;
         let mut new = old.clone();
         new.spec.finalizers.clear();
-        if write_update(&st, &key, &name, new, &old, kv.mod_revision, false)
+        if registry
+            .update(&key, new, &old, revision, false)
             .await?
             .is_some()
         {
@@ -150,8 +168,8 @@ pub async fn finalize(st: AppState, name: String) -> Result<(), Status> {
 
 /// At start, when namespaces are served: creates the system namespaces that do not exist
 /// and finishes the deletion of any namespace left `Terminating`.
-pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
-    if !st.serves(CORE_V1) {
+pub async fn bootstrap(registry: &Registry) -> Result<(), Status> {
+    if !registry.serves(CORE_V1) {
         return Ok(());
     }
     for name in SYSTEM_NAMESPACES {
@@ -163,23 +181,23 @@ pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
         m.uid = names::new_uid();
         m.creation_timestamp = Some(Time::now());
         m.generation = 1;
-        let bytes = st
+        let bytes = registry
             .codec
             .encode(&mut ns)
             .map_err(|e| storage_status(e, &NAMESPACES, name))?;
-        match st
+        match registry
             .store
-            .create(&st.keys.object(&NAMESPACES, "", name), bytes)
+            .create(&registry.keys.object(&NAMESPACES, "", name), bytes)
             .await
         {
             Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
             Err(e) => return Err(storage_status(e, &NAMESPACES, name)),
         }
     }
-    for ns in list_all::<Namespace>(st, None).await? {
+    for ns in registry.list_all::<Namespace>(None).await? {
         if ns.is_terminating() {
             tracing::info!(namespace = %ns.metadata.name, "finishing the deletion of a namespace");
-            finalize(st.clone(), ns.metadata.name).await?;
+            finalize(registry.clone(), ns.metadata.name).await?;
         }
     }
     Ok(())
@@ -188,6 +206,66 @@ pub async fn bootstrap(st: &AppState) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::meta::ObjectMeta;
+    use crate::registry::delete::{DeleteOptions, deletes_on_update, plan_delete};
+
+    const NOW: Time = Time { unix_seconds: 100 };
+
+    /// The metadata of a namespace with `finalizers` in its metadata.
+    fn meta(finalizers: &[&str]) -> ObjectMeta {
+        let finalizers = finalizers.iter().map(|f| (*f).to_owned()).collect();
+        ObjectMeta {
+            name: "a".into(),
+            finalizers,
+            ..Default::default()
+        }
+    }
+
+    /// An object whose kind has no finalization of its own (a namespace without the
+    /// `kubernetes` finalizer).
+    fn plain(metadata: ObjectMeta) -> Namespace {
+        Namespace {
+            metadata,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn update_deletes_only_a_marked_object_without_finalizers() {
+        let mut old = plain(meta(&["x/y"]));
+        let bare = plain(meta(&[]));
+        assert!(!deletes_on_update(&bare, &old));
+        plan_delete(
+            &mut old.metadata,
+            &DeleteOptions::default(),
+            &NAMESPACES,
+            NOW,
+        )
+        .unwrap();
+        assert!(deletes_on_update(&bare, &old));
+        assert!(!deletes_on_update(&plain(meta(&["x/y"])), &old));
+    }
+
+    #[test]
+    fn a_namespace_stays_while_its_own_finalizer_does() {
+        let mut old = Namespace {
+            metadata: meta(&["x/y"]),
+            ..Default::default()
+        };
+        old.spec.finalizers = vec!["kubernetes".into()];
+        plan_delete(
+            &mut old.metadata,
+            &DeleteOptions::default(),
+            &NAMESPACES,
+            NOW,
+        )
+        .unwrap();
+        let mut new = old.clone();
+        new.metadata.finalizers.clear();
+        assert!(!deletes_on_update(&new, &old));
+        new.spec.finalizers.clear();
+        assert!(deletes_on_update(&new, &old));
+    }
 
     #[test]
     fn system_namespaces_but_kube_node_lease_are_immortal() {

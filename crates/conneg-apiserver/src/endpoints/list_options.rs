@@ -17,11 +17,11 @@
 use conneg::Status;
 use serde_json::{Value, json};
 
-use super::handlers::Params;
+use super::Params;
 use crate::validation::{BadValue, FieldError, invalid};
 
 /// The annotation on the bookmark that ends a watch's initial events.
-pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 const EXACT: &str = "Exact";
 const NOT_OLDER_THAN: &str = "NotOlderThan";
@@ -30,7 +30,7 @@ const SEND_INITIAL_EVENTS: &str = "sendInitialEvents";
 
 /// The list options this server reads from the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ListOptions<'q> {
+pub(super) struct ListOptions<'q> {
     /// `watch`.
     pub watch: bool,
     /// `resourceVersion` (`None`: absent or empty).
@@ -48,7 +48,7 @@ pub struct ListOptions<'q> {
 impl<'q> ListOptions<'q> {
     /// Reads the options from the query, applies the defaults and validates them: 422
     /// `Invalid` for a combination Kubernetes refuses.
-    pub fn parse(q: &'q Params) -> Result<Self, Status> {
+    pub(super) fn parse(q: &'q Params) -> Result<Self, Status> {
         let mut opts = ListOptions {
             watch: q.flag("watch"),
             resource_version: q.get("resourceVersion"),
@@ -147,13 +147,13 @@ impl<'q> ListOptions<'q> {
     }
 
     /// Whether a watch starts with the current state, as `ADDED` events.
-    pub fn sends_initial_events(&self) -> bool {
+    pub(super) fn sends_initial_events(&self) -> bool {
         self.send_initial_events == Some(true)
     }
 
     /// Whether a watch marks the end of its initial events with a bookmark
     /// ([`initial_events_end`]).
-    pub fn marks_initial_events_end(&self) -> bool {
+    pub(super) fn marks_initial_events_end(&self) -> bool {
         self.sends_initial_events() && self.allow_watch_bookmarks
     }
 }
@@ -172,7 +172,7 @@ fn go_query_bool(v: &str) -> bool {
 }
 
 /// A `BOOKMARK` object: only `apiVersion`, `kind` and `metadata.resourceVersion`.
-pub fn bookmark(api_version: &str, kind: &str, revision: i64) -> Value {
+pub(super) fn bookmark(api_version: &str, kind: &str, revision: i64) -> Value {
     json!({
         "kind": kind,
         "apiVersion": api_version,
@@ -182,7 +182,7 @@ pub fn bookmark(api_version: &str, kind: &str, revision: i64) -> Value {
 
 /// The bookmark that ends a watch's initial events: [`bookmark`] at the revision the initial
 /// state was read at, annotated [`INITIAL_EVENTS_END`]` = "true"`.
-pub fn initial_events_end(api_version: &str, kind: &str, revision: i64) -> Value {
+pub(super) fn initial_events_end(api_version: &str, kind: &str, revision: i64) -> Value {
     let mut b = bookmark(api_version, kind, revision);
     b["metadata"]["annotations"] = json!({ INITIAL_EVENTS_END: "true" });
     b

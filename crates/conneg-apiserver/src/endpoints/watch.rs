@@ -45,14 +45,12 @@ use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::AppState;
-use super::handlers::{
-    HResult, Params, Served, Target, decode_kind, list_revision, storage_status,
-};
-use super::kinds::Kind;
 use super::list_options::{self, ListOptions};
+use super::read::list_revision;
 use super::transform;
+use super::{Context, HResult, Params, Served, Target};
 use crate::meta::HasObjectMeta;
+use crate::registry::{Kind, storage_status};
 use crate::resource::Versioned;
 use crate::selector::Selectors;
 use crate::storage::{
@@ -69,7 +67,7 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
 /// The object of an event: the typed object, or a JSON value (Table, bookmark).
 #[derive(Serialize)]
 #[serde(untagged)]
-pub enum Obj<T> {
+pub(crate) enum Obj<T> {
     /// A typed object.
     Typed(T),
     /// Any other shape.
@@ -89,7 +87,7 @@ impl Filter {
 
 /// The shared hubs, by (version, resource); each holds a `WatchHub<T>` for its type.
 #[derive(Clone, Default)]
-pub struct Hubs(Arc<Mutex<HubMap>>);
+pub(crate) struct Hubs(Arc<Mutex<HubMap>>);
 
 type HubMap = HashMap<(&'static str, &'static str), Box<dyn Any + Send + Sync>>;
 
@@ -115,7 +113,7 @@ impl<T> Clone for Shared<T> {
 }
 
 /// The hub of `T`, started (with its feeding task) on first use.
-async fn hub<T: Served>(st: &AppState) -> Result<Shared<T>, Status> {
+async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
     let key = (T::VERSION.api_version(), T::RESOURCE.resource);
     let existing = |m: &HubMap| {
         m.get(&key)
@@ -126,12 +124,14 @@ async fn hub<T: Served>(st: &AppState) -> Result<Shared<T>, Status> {
         return Ok(h);
     }
     let from = st
+        .registry
         .store
         .current_revision()
         .await
         .map_err(|e| storage_status(e, T::RESOURCE, ""))?;
-    let prefix = st.keys.collection(T::RESOURCE, None);
+    let prefix = st.registry.keys.collection(T::RESOURCE, None);
     let mut events = st
+        .registry
         .store
         .watch(&prefix, from)
         .await
@@ -183,7 +183,7 @@ async fn hub<T: Served>(st: &AppState) -> Result<Shared<T>, Status> {
 /// feeder has already gone past `from` (events could be missed): the caller then watches
 /// storage itself.
 async fn watch_shared<T: Served>(
-    st: &AppState,
+    st: &Context,
     t: &Target,
     n: &Negotiated,
     initial: impl Stream<Item = Result<T::K, Status>> + Send + 'static,
@@ -231,7 +231,12 @@ async fn watch_shared<T: Served>(
 }
 
 /// Serves a watch on the target collection (or object).
-pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotiated) -> HResult {
+pub(crate) async fn watch<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+) -> HResult {
     let opts = ListOptions::parse(q)?;
     if let Some(conv) = n.conversion() {
         transform::check_watch::<T>(conv)?;
@@ -251,7 +256,10 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         },
     };
     let bookmarks = opts.allow_watch_bookmarks;
-    let prefix = st.keys.collection(t.resource, t.namespace.as_deref());
+    let prefix = st
+        .registry
+        .keys
+        .collection(t.resource, t.namespace.as_deref());
 
     // Where to start, and the initial state when it was asked for: the state not older than
     // `resourceVersion` (the current state for "" and "0"), read at the revision the stream
@@ -265,6 +273,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         // status), the others as the stream reaches them (`initial_kinds`).
         let revision = list_revision(st, t.resource, &at).await?;
         let first = st
+            .registry
             .store
             .list(
                 &prefix,
@@ -282,7 +291,8 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         match opts.resource_version {
             None | Some("0") => (
                 None,
-                st.store
+                st.registry
+                    .store
                     .current_revision()
                     .await
                     .map_err(|e| storage_status(e, t.resource, ""))?,
@@ -306,6 +316,7 @@ pub async fn watch<T: Served>(st: &AppState, t: &Target, q: &Params, n: &Negotia
         }
     }
     let events = st
+        .registry
         .store
         .watch(&prefix, from)
         .await
@@ -400,7 +411,7 @@ const INITIAL_PAGE: usize = 500;
 /// cannot be decoded, or a page that cannot be read (the revision compacted meanwhile), is an
 /// `Err`, sent as an ERROR event.
 fn initial_kinds<T: Served>(
-    st: &AppState,
+    st: &Context,
     t: &Target,
     filter: &Arc<Filter>,
     prefix: &str,
@@ -424,7 +435,7 @@ fn initial_kinds<T: Served>(
                             start_key: Some(key),
                             limit: Some(INITIAL_PAGE),
                         };
-                        match st.store.list(&prefix, read).await {
+                        match st.registry.store.list(&prefix, read).await {
                             Ok(page) => page,
                             Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
                         }
@@ -438,7 +449,7 @@ fn initial_kinds<T: Served>(
         })
     };
     pages.flat_map(stream::iter).filter_map(move |kv| {
-        let k = kv.and_then(|kv| decode_kind::<T::K>(&st, &kv));
+        let k = kv.and_then(|kv| st.registry.decode::<T::K>(&kv));
         std::future::ready(match k {
             Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
             Err(e) => Some(Err(e)),
@@ -456,8 +467,8 @@ fn error_status(e: StorageError) -> Status {
 }
 
 /// Turns a storage event into the event a watcher with `filter` sees (or none).
-fn translate<T: Served>(st: &AppState, filter: &Filter, ev: &Event) -> Option<WatchEvent<T::K>> {
-    let decode = |kv: &KeyValue| decode_kind::<T::K>(st, kv).ok();
+fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<WatchEvent<T::K>> {
+    let decode = |kv: &KeyValue| st.registry.decode::<T::K>(kv).ok();
     match ev.kind {
         EventType::Added => {
             let k = decode(&ev.kv)?;
@@ -479,7 +490,7 @@ fn translate<T: Served>(st: &AppState, filter: &Filter, ev: &Event) -> Option<Wa
             }
         }
         EventType::Deleted => {
-            let mut stored: <T::K as Kind>::Stored = st.codec.decode_event(ev).ok()?;
+            let mut stored: <T::K as Kind>::Stored = st.registry.codec.decode_event(ev).ok()?;
             stored.apply_defaults();
             let k = stored.into_internal();
             filter.matches(k.meta()).then_some(WatchEvent::Deleted(k))

@@ -9,20 +9,20 @@ use conneg::{Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::handlers::Served;
-use super::kinds::Kind;
+use super::Served;
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
+use crate::registry::Kind;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
 /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`: 422 for one longer than 128 bytes or
 /// with control characters), or else the product of the User-Agent (what comes before the
 /// first `/`, printable characters only, cut at 128 bytes), as Kubernetes names it.
-pub fn manager(
+pub(super) fn manager(
     options: &str,
     field_manager: Option<&str>,
     user_agent: Option<&str>,
@@ -110,7 +110,7 @@ fn run<T: Served, R>(
 /// in `T`'s version (whose list types `declared` gives): it now owns every field it changed. The `managedFields` a client sends
 /// are kept when they can be read (an empty list, or one empty entry, clears them);
 /// otherwise the stored ones are.
-pub fn record_update<T: Served>(
+pub(super) fn record_update<T: Served>(
     live: Option<&T::K>,
     new: &mut T::K,
     manager: &str,
@@ -140,7 +140,7 @@ pub fn record_update<T: Served>(
 /// Server-side apply of `config` by `manager` (through `subresource`, `""` for the object
 /// itself) over `live` (`None` when the apply creates), merging lists as `declared` says:
 /// the object to write, as JSON in the request's version, with its `managedFields`.
-pub fn apply<T: Served>(
+pub(super) fn apply<T: Served>(
     live: Option<&T::K>,
     config: &Value,
     manager: &str,

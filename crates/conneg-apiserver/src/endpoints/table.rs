@@ -8,12 +8,12 @@
 use conneg::{Conversion, Status};
 use serde_json::{Value, json};
 
-use super::handlers::{Params, Served};
-use super::kinds::Kind;
+use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
+use crate::registry::Kind;
 
 /// Builds a Table of `items`.
-pub fn table<T: Served>(
+pub(super) fn table<T: Served>(
     conv: &Conversion,
     q: &Params,
     items: Vec<T::K>,
@@ -48,7 +48,7 @@ pub fn table<T: Served>(
 
 /// A one-row Table for a watch event (`headers`: include the column definitions, which
 /// Kubernetes does on the first event only).
-pub fn event_table<T: Served>(
+pub(super) fn event_table<T: Served>(
     conv: &Conversion,
     q: &Params,
     k: T::K,
@@ -112,7 +112,7 @@ fn row<T: Served>(k: T::K, include: &str, api_version: &str, now: Time) -> Resul
 
 /// `duration.HumanDuration` of the time since `t` (`<unknown>` without one), as kubectl
 /// prints ages.
-pub fn age(t: Option<Time>, now: Time) -> String {
+pub(super) fn age(t: Option<Time>, now: Time) -> String {
     let Some(t) = t else {
         return "<unknown>".into();
     };
@@ -120,7 +120,7 @@ pub fn age(t: Option<Time>, now: Time) -> String {
 }
 
 /// apimachinery's `duration.HumanDuration` for whole seconds.
-pub fn human_duration(secs: i64) -> String {
+pub(super) fn human_duration(secs: i64) -> String {
     if secs < 0 {
         return "<invalid>".into();
     }

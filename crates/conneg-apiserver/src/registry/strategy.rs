@@ -4,20 +4,19 @@
 //! proceeds (at once, or marked and then finished by the kind's controller).
 //!
 //! To serve a resource: implement [`Kind`] for its internal type and register each of its
-//! versioned types with [`ServerBuilder::serve`](super::ServerBuilder::serve).
+//! versioned types with the server's builder (`ServerBuilder::serve`).
 
 use std::collections::BTreeMap;
 
 use conneg::Status;
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{AppState, namespaces};
+use super::Registry;
 use crate::apply::schema::Schema;
-use crate::core_v1::{self, NAMESPACES};
 use crate::meta::HasObjectMeta;
 use crate::resource::{ResourceInfo, Versioned, VersionedObject};
-use crate::validation::{FieldError, validate_namespace_name};
+use crate::validation::FieldError;
 
 /// One version a kind is served in, as JSON: what server-side apply converts objects with
 /// to compare them in the version a manager recorded its fields in.
@@ -83,12 +82,12 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Server-set fields on create, after defaulting (the strategy's `PrepareForCreate`).
     fn prepare_for_create(&mut self) {}
-    /// Fields an update may not change, carried over from `old` (`PrepareForUpdate`).
+    /// Fields an update of the object may not change, carried over from `old`
+    /// (`PrepareForUpdate`). The status of a kind with a status subresource is already
+    /// carried over ([`super::status`]); this is for what else the kind keeps.
     fn prepare_for_update(&mut self, _old: &Self) {}
-    /// For a kind with a status subresource ([`ResourceInfo::status_subresource`]): a write
-    /// to `/status` changes the status only; everything else comes from `old` but the
-    /// `resourceVersion` (the client's precondition) and the `managedFields` it sent (the
-    /// status strategy's `PrepareForUpdate` and `ResetObjectMetaForStatus`).
+    /// For a kind with a status subresource: what else a write to `/status` may not change,
+    /// after everything but the status was carried over from `old` ([`super::status`]).
     fn prepare_for_status_update(&mut self, _old: &Self) {}
     /// The rules a write to `/status` must follow (`ValidateStatusUpdate`).
     fn validate_status_update(&self) -> Vec<FieldError> {
@@ -111,7 +110,7 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Finishes a deletion that [`Kind::begin_delete`] began (the kind's controller): removes
     /// what depends on the object, then the object.
-    fn finalize(_st: AppState, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+    fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
         Box::pin(async { Ok(()) })
     }
     /// The list and map semantics server-side apply uses (all lists atomic but the
@@ -119,65 +118,4 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     const APPLY_SCHEMA: Schema = Schema::OBJECT;
     /// The versions the kind is served in.
     fn versions() -> Vec<ServedVersion<Self>>;
-}
-
-impl Kind for core_v1::Namespace {
-    type Stored = core_v1::Namespace;
-    const RESOURCE: &'static ResourceInfo = &NAMESPACES;
-    const RETURN_DELETED_OBJECT: bool = true;
-
-    fn validate_create(&self) -> Vec<FieldError> {
-        validate_namespace_name(&self.metadata.name)
-    }
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<core_v1::Namespace>()]
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec
-    }
-    fn columns() -> &'static [Column] {
-        &[Column {
-            name: "Status",
-            ty: "string",
-            format: "",
-            description: "The status of the namespace",
-        }]
-    }
-    fn cells(&self) -> Vec<Value> {
-        vec![json!(self.status.phase)]
-    }
-    /// Every namespace starts `Active` with the `kubernetes` finalizer.
-    fn prepare_for_create(&mut self) {
-        self.spec.finalizers = vec![core_v1::FINALIZER_KUBERNETES.to_owned()];
-        core_v1::PHASE_ACTIVE.clone_into(&mut self.status.phase);
-    }
-    /// Finalizers change only through deletion (Kubernetes: the `finalize` subresource, not
-    /// served here), the status only through `/status`.
-    fn prepare_for_update(&mut self, old: &Self) {
-        self.spec.finalizers.clone_from(&old.spec.finalizers);
-        self.status.clone_from(&old.status);
-    }
-    fn validate_status_update(&self) -> Vec<FieldError> {
-        core_v1::validate_status(self)
-    }
-    fn prepare_for_status_update(&mut self, old: &Self) {
-        let status = std::mem::take(&mut self.status);
-        let resource_version = std::mem::take(&mut self.metadata.resource_version);
-        let managed_fields = self.metadata.managed_fields.take();
-        self.clone_from(old);
-        self.status = status;
-        self.metadata.resource_version = resource_version;
-        self.metadata.managed_fields = managed_fields;
-    }
-    fn begin_delete(&mut self) -> Result<bool, Status> {
-        namespaces::admit_delete(&self.metadata.name)?;
-        core_v1::PHASE_TERMINATING.clone_into(&mut self.status.phase);
-        Ok(true)
-    }
-    fn finalizing(&self) -> bool {
-        !self.spec.finalizers.is_empty()
-    }
-    fn finalize(st: AppState, obj: Self) -> BoxFuture<'static, Result<(), Status>> {
-        Box::pin(namespaces::finalize(st, obj.metadata.name))
-    }
 }

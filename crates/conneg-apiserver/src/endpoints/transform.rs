@@ -4,13 +4,13 @@
 use conneg::{Conversion, Status};
 use serde_json::Value;
 
-use super::handlers::{Params, Served};
 use super::table;
+use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta};
 use crate::metadata_only;
 
 /// One object (a get) as `conv`.
-pub fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value, Status> {
+pub(super) fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value, Status> {
     if metadata_only::is_metadata(conv) {
         return metadata_only::object(conv, &go_type::<T>(""), k.meta());
     }
@@ -22,7 +22,7 @@ pub fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value
 }
 
 /// A page of a list as `conv`.
-pub fn list<T: Served>(
+pub(super) fn list<T: Served>(
     conv: &Conversion,
     q: &Params,
     items: Vec<T::K>,
@@ -40,7 +40,7 @@ pub fn list<T: Served>(
 }
 
 /// 406 before a watch starts if its events cannot be served as `conv`.
-pub fn check_watch<T: Served>(conv: &Conversion) -> Result<(), Status> {
+pub(super) fn check_watch<T: Served>(conv: &Conversion) -> Result<(), Status> {
     if metadata_only::is_metadata(conv) {
         return metadata_only::check_object(conv, &go_type::<T>(""));
     }
@@ -49,7 +49,7 @@ pub fn check_watch<T: Served>(conv: &Conversion) -> Result<(), Status> {
 
 /// The object of one watch event as `conv` (`first`: the stream's first Table, which carries
 /// the column definitions).
-pub fn event<T: Served>(
+pub(super) fn event<T: Served>(
     conv: &Conversion,
     q: &Params,
     k: T::K,
@@ -63,7 +63,7 @@ pub fn event<T: Served>(
 
 /// A bookmark's object as `conv`: metadata only when that was asked for (Kubernetes transforms
 /// bookmarks like any event object); otherwise as it is.
-pub fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, Status> {
+pub(super) fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, Status> {
     match conv {
         Some(c) if metadata_only::is_metadata(c) => {
             metadata_only::partial(c, &bookmark["metadata"])

@@ -18,14 +18,12 @@
 use http::StatusCode;
 use serde::Deserialize;
 
-use super::handlers::{ConflictBackoff, Params, decode_kind, storage_status, write_update};
-use super::kinds::Kind;
-use super::{AppState, admission};
+use super::backoff::ConflictBackoff;
+use super::{Kind, Registry};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
-use crate::storage::{Storage, StorageError};
 use crate::validation::{BadValue, FieldError, invalid};
-use conneg::{Codec, FieldValidation, Status};
+use conneg::Status;
 
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
@@ -62,58 +60,8 @@ pub struct Preconditions {
 }
 
 impl DeleteOptions {
-    /// The options of a DELETE: from the body when there is one (in `codec`, JSON when the
-    /// request named none), otherwise from the query, as Kubernetes reads them (never both).
-    /// Invalid options are refused as `ValidateDeleteOptions` refuses them.
-    pub fn read(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<Self, Status> {
-        let opts = if raw.iter().all(u8::is_ascii_whitespace) {
-            Self::from_query(q)?
-        } else {
-            // DeleteOptions has fields this server does not read (kind, apiVersion, ...): no
-            // warnings about them.
-            codec
-                .unwrap_or(&Codec::Json)
-                .decode(raw, FieldValidation::Ignore)?
-                .value
-        };
-        opts.validate()?;
-        Ok(opts)
-    }
-
-    fn from_query(q: &Params) -> Result<Self, Status> {
-        let grace_period_seconds = q
-            .get("gracePeriodSeconds")
-            .map(|v| {
-                v.parse::<i64>().map_err(|_| {
-                    Status::bad_request(format!(
-                        "strconv.ParseInt: parsing {}: invalid syntax",
-                        Status::quote(v)
-                    ))
-                })
-            })
-            .transpose()?;
-        let orphan_dependents = q
-            .get("orphanDependents")
-            .map(|v| {
-                conneg::parse_bool(v).ok_or_else(|| {
-                    Status::bad_request(format!(
-                        "strconv.ParseBool: parsing {}: invalid syntax",
-                        Status::quote(v)
-                    ))
-                })
-            })
-            .transpose()?;
-        Ok(Self {
-            grace_period_seconds,
-            preconditions: None,
-            orphan_dependents,
-            propagation_policy: q.get("propagationPolicy").map(str::to_owned),
-            dry_run: q.get("dryRun").map(str::to_owned).into_iter().collect(),
-        })
-    }
-
     /// `ValidateDeleteOptions`: 422 `DeleteOptions.meta.k8s.io "" is invalid: ...`.
-    fn validate(&self) -> Result<(), Status> {
+    pub fn validate(&self) -> Result<(), Status> {
         let mut errs = Vec::new();
         if let Some(policy) = &self.propagation_policy {
             if self.orphan_dependents.is_some() {
@@ -302,103 +250,87 @@ pub struct Deleted<K> {
     pub deleted: bool,
 }
 
-/// Deletes the object at `key` with `opts` (the generic store's `Delete`): `None` when
-/// there is no such object. A lost compare-and-swap race is retried; only the client's
-/// preconditions conflict.
-pub async fn delete_object<K: Kind>(
-    st: &AppState,
-    key: &str,
-    name: &str,
-    opts: &DeleteOptions,
-) -> Result<Option<Deleted<K>>, Status> {
-    let mut backoff = ConflictBackoff::default();
-    loop {
-        let Some(kv) = st
-            .store
-            .get(key)
-            .await
-            .map_err(|e| storage_status(e, K::RESOURCE, name))?
-        else {
-            return Ok(None);
-        };
-        let old: K = decode_kind(st, &kv)?;
-        admission::admit(st, admission::Request::delete(&old)).await?;
-        let mut kept = old.clone();
-        let now = Time::now();
-        let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;
-        // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
-        let finishes = kept.begin_delete()?;
-        if finishes {
-            mark_deleting(kept.meta_mut(), now);
-            plan = Deletion::Keep;
-        }
-        match plan {
-            Deletion::Keep => {
-                let written = if kept == old {
-                    Some(old)
-                } else {
-                    write_update(st, key, name, kept, &old, kv.mod_revision, opts.dry_run()).await?
-                };
-                if let Some(object) = written {
-                    if finishes && !opts.dry_run() {
-                        // In a task of its own: a client that hangs up does not stop it.
-                        tokio::spawn(K::finalize(st.clone(), object.clone()))
-                            .await
-                            .map_err(|e| {
-                                Status::internal_error(format!("deletion task failed: {e}"))
-                            })??;
+impl Registry {
+    /// Deletes the object at `key` with `opts` (the generic store's `Delete`): `None` when
+    /// there is no such object. `check` runs on (a copy of) the stored object each time it is
+    /// read, before anything changes (Kubernetes' `deleteValidation`: admission, for the
+    /// endpoints). A lost compare-and-swap race is retried; only the client's preconditions
+    /// conflict.
+    pub async fn delete<K: Kind, F>(
+        &self,
+        key: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        check: impl Fn(K) -> F,
+    ) -> Result<Option<Deleted<K>>, Status>
+    where
+        F: Future<Output = Result<(), Status>>,
+    {
+        let mut backoff = ConflictBackoff::default();
+        loop {
+            let Some((old, revision)) = self.get::<K>(key, name).await? else {
+                return Ok(None);
+            };
+            check(old.clone()).await?;
+            let mut kept = old.clone();
+            let now = Time::now();
+            let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;
+            // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
+            let finishes = kept.begin_delete()?;
+            if finishes {
+                mark_deleting(kept.meta_mut(), now);
+                plan = Deletion::Keep;
+            }
+            match plan {
+                Deletion::Keep => {
+                    let written = if kept == old {
+                        Some(old)
+                    } else {
+                        self.update(key, kept, &old, revision, opts.dry_run())
+                            .await?
+                    };
+                    if let Some(object) = written {
+                        if finishes && !opts.dry_run() {
+                            // In a task of its own: a client that hangs up does not stop it.
+                            tokio::spawn(K::finalize(self.clone(), object.clone()))
+                                .await
+                                .map_err(|e| {
+                                    Status::internal_error(format!("deletion task failed: {e}"))
+                                })??;
+                        }
+                        return Ok(Some(Deleted {
+                            object,
+                            deleted: false,
+                        }));
                     }
-                    return Ok(Some(Deleted {
-                        object,
-                        deleted: false,
-                    }));
+                }
+                Deletion::Now => {
+                    if let Some(object) = self.remove(key, old, revision, opts.dry_run()).await? {
+                        return Ok(Some(Deleted {
+                            object,
+                            deleted: true,
+                        }));
+                    }
                 }
             }
-            Deletion::Now => {
-                if let Some(object) =
-                    remove(st, key, name, old, kv.mod_revision, opts.dry_run()).await?
-                {
-                    return Ok(Some(Deleted {
-                        object,
-                        deleted: true,
-                    }));
-                }
-            }
+            backoff.wait().await;
         }
-        backoff.wait().await;
-    }
-}
-
-/// Removes `old`, stored at revision `expected`, from storage; the answer is `old` with the
-/// deletion's revision as its resourceVersion (what watchers see in the DELETED event).
-/// `Ok(None)` when the stored object changed meanwhile; the caller decides (409 or retry).
-/// An object already gone counts as removed: racing removers all succeed, as in Kubernetes.
-pub async fn remove<K: Kind>(
-    st: &AppState,
-    key: &str,
-    name: &str,
-    mut old: K,
-    expected: i64,
-    dry_run: bool,
-) -> Result<Option<K>, Status> {
-    if dry_run {
-        return Ok(Some(old));
-    }
-    match st.store.delete(key, Some(expected)).await {
-        Ok(r) => {
-            old.meta_mut().resource_version = r.revision.to_string();
-            Ok(Some(old))
-        }
-        Err(StorageError::NotFound { .. }) => Ok(Some(old)),
-        Err(StorageError::Conflict { .. }) => Ok(None),
-        Err(e) => Err(storage_status(e, K::RESOURCE, name)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core_v1::{NAMESPACES, Namespace};
+
+    /// A resource whose kind is `Namespace`, as the conflict messages below name it.
+    static NAMESPACES: ResourceInfo = ResourceInfo::new(
+        "",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        "NamespaceList",
+        false,
+    );
 
     fn meta(finalizers: &[&str]) -> ObjectMeta {
         ObjectMeta {
@@ -528,51 +460,5 @@ mod tests {
             e.message,
             "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
         );
-    }
-
-    /// An object whose kind has no finalization of its own (a namespace without the
-    /// `kubernetes` finalizer).
-    fn plain(metadata: ObjectMeta) -> Namespace {
-        Namespace {
-            metadata,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn update_deletes_only_a_marked_object_without_finalizers() {
-        let mut old = plain(meta(&["x/y"]));
-        let bare = plain(meta(&[]));
-        assert!(!deletes_on_update(&bare, &old));
-        plan_delete(
-            &mut old.metadata,
-            &DeleteOptions::default(),
-            &NAMESPACES,
-            NOW,
-        )
-        .unwrap();
-        assert!(deletes_on_update(&bare, &old));
-        assert!(!deletes_on_update(&plain(meta(&["x/y"])), &old));
-    }
-
-    #[test]
-    fn a_namespace_stays_while_its_own_finalizer_does() {
-        let mut old = Namespace {
-            metadata: meta(&["x/y"]),
-            ..Default::default()
-        };
-        old.spec.finalizers = vec!["kubernetes".into()];
-        plan_delete(
-            &mut old.metadata,
-            &DeleteOptions::default(),
-            &NAMESPACES,
-            NOW,
-        )
-        .unwrap();
-        let mut new = old.clone();
-        new.metadata.finalizers.clear();
-        assert!(!deletes_on_update(&new, &old));
-        new.spec.finalizers.clear();
-        assert!(deletes_on_update(&new, &old));
     }
 }

@@ -1,18 +1,19 @@
 //! Admission: plugins that may refuse a write before it is stored, run in the order they were
-//! registered ([`ServerBuilder::admission`](super::ServerBuilder::admission)), as Kubernetes'
+//! registered ([`ServerBuilder::admission`](crate::server::ServerBuilder::admission)), as Kubernetes'
 //! admission chain runs its validating plugins: on create (after defaulting, before
 //! validation and `generateName`), on update and patch (after the update's checks, on every
 //! attempt of a retried patch) and on delete (each object of a deletecollection too). The first
 //! refusal answers the request.
 //!
 //! A plugin sees the internal objects ([`Request::object`], [`Request::old_object`]) and
-//! downcasts them to the kinds it cares about; it may read storage through the server's state
-//! (as upstream plugins read informers).
+//! downcasts them to the kinds it cares about; it may read storage through the
+//! [`Registry`] (as upstream plugins read informers). A standalone server runs core v1's
+//! `NamespaceLifecycle` first.
 //!
 //! ```
 //! use conneg::Status;
-//! use conneg_apiserver::server::AppState;
-//! use conneg_apiserver::server::admission::{Operation, Plugin, Request};
+//! use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
+//! use conneg_apiserver::registry::Registry;
 //! use futures_util::future::BoxFuture;
 //!
 //! /// Refuses every object named `forbidden`.
@@ -23,7 +24,7 @@
 //!     fn name(&self) -> &'static str {
 //!         "NoForbidden"
 //!     }
-//!     fn admit<'a>(&'a self, _: &'a AppState, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
+//!     fn admit<'a>(&'a self, _: &'a Registry, req: Request<'a>) -> BoxFuture<'a, Result<(), Status>> {
 //!         Box::pin(async move {
 //!             if req.operation != Operation::Delete && req.name == "forbidden" {
 //!                 let r = req.resource;
@@ -41,8 +42,8 @@ use std::fmt::Debug;
 use conneg::Status;
 use futures_util::future::BoxFuture;
 
-use super::AppState;
-use super::kinds::Kind;
+use super::Context;
+use crate::registry::{Kind, Registry};
 use crate::resource::ResourceInfo;
 
 /// The operation being admitted.
@@ -129,14 +130,18 @@ pub trait Plugin: Debug + Send + Sync + 'static {
     /// The plugin's registered name (`BanFlunder`).
     fn name(&self) -> &'static str;
     /// `Ok` to let the request through; the `Status` that answers it otherwise.
-    fn admit<'a>(&'a self, st: &'a AppState, req: Request<'a>)
-    -> BoxFuture<'a, Result<(), Status>>;
+    /// `registry` reads what the decision needs (Kubernetes reads an informer).
+    fn admit<'a>(
+        &'a self,
+        registry: &'a Registry,
+        req: Request<'a>,
+    ) -> BoxFuture<'a, Result<(), Status>>;
 }
 
 /// Runs every registered plugin, in order, until one refuses.
-pub async fn admit(st: &AppState, req: Request<'_>) -> Result<(), Status> {
+pub async fn admit(st: &Context, req: Request<'_>) -> Result<(), Status> {
     for plugin in st.admission.iter() {
-        plugin.admit(st, req).await.inspect_err(|s| {
+        plugin.admit(&st.registry, req).await.inspect_err(|s| {
             tracing::debug!(
                 plugin = plugin.name(),
                 ?req,

@@ -1,0 +1,81 @@
+//! POST: the create pipeline, shared with the apply that creates an object.
+
+use axum::body::Body;
+use conneg::{Negotiated, Status};
+use http::StatusCode;
+use serde_json::Value;
+
+use super::body::defaulted_kind;
+use super::request::check_namespace;
+use super::validate::{declaration, declared_errors, valid};
+use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
+use crate::meta::{HasObjectMeta, Time};
+use crate::names;
+use crate::registry::{Kind, status};
+use crate::validation::validate_object_meta;
+
+pub(super) async fn create<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+    ua: Option<&str>,
+) -> HResult {
+    // The type is checked before the manager is recorded, which rewrites it.
+    let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
+    let declared = declaration::<T>(st);
+    field_manager::record_update::<T>(None, &mut k, &manager, "", declared)?;
+    let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
+    Ok(respond(n, code, &out))
+}
+
+/// The create pipeline, shared by POST and apply-creates.
+pub(super) async fn create_object<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    mut k: T::K,
+    mut versioned: Value,
+) -> Result<(StatusCode, T), Status> {
+    let dry_run = q.dry_run()?;
+    check_namespace(&mut k, t)?;
+    {
+        // Server-managed metadata (rest.BeforeCreate).
+        let m = k.meta_mut();
+        m.resource_version.clear();
+        m.self_link.clear();
+        m.uid = names::new_uid();
+        m.creation_timestamp = Some(Time::now());
+        m.generation = 1;
+        m.deletion_timestamp = None;
+        m.deletion_grace_period_seconds = None;
+    }
+    let resource = <T::K as Kind>::RESOURCE;
+    if resource.status_subresource {
+        status::clear_status(&mut k)?;
+    }
+    k.prepare_for_create();
+    // Admission sees the name as requested (empty when generated).
+    admission::admit(
+        st,
+        admission::Request::create(t.namespace(), &k.meta().name, &k),
+    )
+    .await?;
+    let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
+    if generated {
+        let name = names::generate_name(&k.meta().generate_name);
+        // Rules on `metadata.name` see the name the object gets.
+        if let Some(Value::Object(m)) = versioned.get_mut("metadata") {
+            m.insert("name".into(), Value::String(name.clone()));
+        }
+        k.meta_mut().name = name;
+    }
+    let mut errs = k.validate_create();
+    errs.extend(declared_errors::<T>(st, &versioned, None)?);
+    errs.extend(validate_object_meta(k.meta(), resource.namespaced));
+    valid(&k, &errs)?;
+    let created = st.registry.create(k, generated, dry_run).await?;
+    Ok((StatusCode::CREATED, T::from_kind(created)))
+}

@@ -1,0 +1,139 @@
+//! DELETE of one object and of a collection (deletecollection): the options from the body or
+//! the query, then the registry's delete, which admits the stored object first.
+
+use axum::body::Body;
+use axum::response::Response;
+use conneg::{Codec, FieldValidation, Negotiated, Status};
+use http::StatusCode;
+
+use super::read::page;
+use super::{Context, HResult, Params, Served, Target, admission, respond};
+use crate::meta::HasObjectMeta;
+use crate::registry::Kind;
+use crate::registry::delete::DeleteOptions;
+use crate::resource::VersionedList;
+
+/// The admission of a DELETE, run on the stored object each time the registry reads it.
+async fn admit_delete<K: Kind>(st: &Context, old: K) -> Result<(), Status> {
+    admission::admit(st, admission::Request::delete(&old)).await
+}
+
+pub(super) async fn delete<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    let opts = delete_options(&raw, n.request_codec(), q)?;
+    let out = st
+        .registry
+        .delete::<T::K, _>(&t.key(&st.registry), t.name(), &opts, |old| {
+            admit_delete(st, old)
+        })
+        .await?
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+    let code = opts.status_code(out.deleted);
+    if !out.deleted || <T::K as Kind>::RETURN_DELETED_OBJECT {
+        return Ok(respond(n, code, &T::from_kind(out.object)));
+    }
+    Ok(deleted_status::<T>(n, code, &out.object))
+}
+
+/// The answer to a DELETE that removed the object, for a kind that does not return it
+/// ([`Kind::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
+/// is the resource, as Kubernetes writes it). An object kept for its finalizers is answered
+/// with itself.
+fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Response {
+    let res = <T::K as Kind>::RESOURCE;
+    let meta = k.meta();
+    let status = Status {
+        code: 0,
+        ..Status::success().with_details(conneg::StatusDetails {
+            name: meta.name.clone(),
+            group: res.group.to_owned(),
+            kind: res.resource.to_owned(),
+            uid: meta.uid.clone(),
+            ..Default::default()
+        })
+    };
+    respond(n, code, &status)
+}
+
+pub(super) async fn delete_collection<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+) -> HResult {
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    let opts = delete_options(&raw, n.request_codec(), q)?;
+    let sel = q.selectors()?;
+    let page = page::<T::K>(st, t, &Params::default(), &sel).await?;
+    // Each object is deleted as a DELETE of it would; one gone meanwhile is skipped. The
+    // answer lists the objects as they were listed, as Kubernetes answers.
+    for k in &page.items {
+        let (namespace, name) = (&k.meta().namespace, &k.meta().name);
+        let key = st.registry.key::<T::K>(namespace, name);
+        st.registry
+            .delete::<T::K, _>(&key, name, &opts, |old| admit_delete(st, old))
+            .await?;
+    }
+    let list = T::List::from_items(
+        page.meta,
+        page.items.into_iter().map(T::from_kind).collect(),
+    );
+    Ok(respond(n, StatusCode::OK, &list))
+}
+
+/// The options of a DELETE: from the body when there is one (in `codec`, JSON when the
+/// request named none), otherwise from the query, as Kubernetes reads them (never both).
+/// Invalid options are refused as `ValidateDeleteOptions` refuses them.
+fn delete_options(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<DeleteOptions, Status> {
+    let opts = if raw.iter().all(u8::is_ascii_whitespace) {
+        options_from_query(q)?
+    } else {
+        // DeleteOptions has fields this server does not read (kind, apiVersion, ...): no
+        // warnings about them.
+        codec
+            .unwrap_or(&Codec::Json)
+            .decode(raw, FieldValidation::Ignore)?
+            .value
+    };
+    opts.validate()?;
+    Ok(opts)
+}
+
+fn options_from_query(q: &Params) -> Result<DeleteOptions, Status> {
+    let grace_period_seconds = q
+        .get("gracePeriodSeconds")
+        .map(|v| {
+            v.parse::<i64>().map_err(|_| {
+                Status::bad_request(format!(
+                    "strconv.ParseInt: parsing {}: invalid syntax",
+                    Status::quote(v)
+                ))
+            })
+        })
+        .transpose()?;
+    let orphan_dependents = q
+        .get("orphanDependents")
+        .map(|v| {
+            conneg::parse_bool(v).ok_or_else(|| {
+                Status::bad_request(format!(
+                    "strconv.ParseBool: parsing {}: invalid syntax",
+                    Status::quote(v)
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(DeleteOptions {
+        grace_period_seconds,
+        preconditions: None,
+        orphan_dependents,
+        propagation_policy: q.get("propagationPolicy").map(str::to_owned),
+        dry_run: q.get("dryRun").map(str::to_owned).into_iter().collect(),
+    })
+}

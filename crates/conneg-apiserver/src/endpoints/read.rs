@@ -1,0 +1,131 @@
+//! GET of one object and of a collection (list), in the version of the URL, or as a Table
+//! or metadata only.
+
+use conneg::{Negotiated, Status};
+use http::StatusCode;
+
+use super::{Context, HResult, Params, Served, Target, list_options, respond, transform};
+use crate::registry::{Kind, ListRequest, Page, storage_status};
+use crate::resource::{ResourceInfo, VersionedList};
+use crate::selector::Selectors;
+use crate::storage::{Storage, StorageError};
+
+pub(super) async fn get<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+) -> HResult {
+    let (k, _) = st
+        .registry
+        .get::<T::K>(&t.key(&st.registry), t.name())
+        .await?
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+    if let Some(conv) = n.conversion() {
+        return Ok(respond(
+            n,
+            StatusCode::OK,
+            &transform::object::<T>(conv, q, k)?,
+        ));
+    }
+    Ok(respond(n, StatusCode::OK, &T::from_kind(k)))
+}
+
+/// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
+/// and `resourceVersionMatch` (`None`: the current revision), once validated by
+/// [`list_options::ListOptions::parse`].
+pub(super) async fn list_revision(
+    st: &Context,
+    res: &ResourceInfo,
+    q: &Params,
+) -> Result<Option<i64>, Status> {
+    let Some(rv) = q.get("resourceVersion") else {
+        return Ok(None);
+    };
+    let rv: i64 = rv.parse().map_err(|_| {
+        Status::bad_request(format!(
+            "invalid resource version {}: must be a non-negative integer",
+            Status::quote(rv)
+        ))
+    })?;
+    if rv == 0 {
+        return Ok(None);
+    }
+    // Any other match was refused by `list_options::ListOptions::parse`.
+    if q.get("resourceVersionMatch") == Some("Exact") {
+        return Ok(Some(rv));
+    }
+    // NotOlderThan: serve the current state, if the store has reached `rv`.
+    let current = st
+        .registry
+        .store
+        .current_revision()
+        .await
+        .map_err(|e| storage_status(e, res, ""))?;
+    if rv > current {
+        return Err(Status::timeout(
+            StorageError::FutureRevision {
+                requested: rv,
+                current,
+            }
+            .to_string(),
+            1,
+        ));
+    }
+    Ok(None)
+}
+
+pub(super) async fn list<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+) -> HResult {
+    list_options::ListOptions::parse(q)?;
+    let sel = q.selectors()?;
+    let page = page::<T::K>(st, t, q, &sel).await?;
+    if let Some(conv) = n.conversion() {
+        let shaped = transform::list::<T>(conv, q, page.items, page.meta)?;
+        return Ok(respond(n, StatusCode::OK, &shaped));
+    }
+    let list = T::List::from_items(
+        page.meta,
+        page.items.into_iter().map(T::from_kind).collect(),
+    );
+    Ok(respond(n, StatusCode::OK, &list))
+}
+
+/// One page of the target collection, per the request's selectors, `limit`, `continue` and
+/// `resourceVersion`.
+pub(super) async fn page<K: Kind>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    sel: &Selectors,
+) -> Result<Page<K>, Status> {
+    let limit = match q.get("limit") {
+        None => None,
+        Some(l) => {
+            let l: i64 = l
+                .parse()
+                .map_err(|_| Status::bad_request(format!("invalid limit {}", Status::quote(l))))?;
+            usize::try_from(l).ok().filter(|l| *l > 0)
+        }
+    };
+    let continue_token = q.get("continue");
+    if continue_token.is_some() && q.get("resourceVersion").is_some_and(|rv| rv != "0") {
+        return Err(Status::bad_request(
+            "specifying resource version is not allowed when using continue",
+        ));
+    }
+    let revision = match continue_token {
+        Some(_) => None,
+        None => list_revision(st, t.resource, q).await?,
+    };
+    let req = ListRequest {
+        limit,
+        continue_token,
+        revision,
+    };
+    st.registry.list(t.namespace.as_deref(), req, sel).await
+}

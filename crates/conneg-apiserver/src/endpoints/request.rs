@@ -1,0 +1,218 @@
+//! What a request names and asks: the [`Target`] of its URL and its query [`Params`], and the
+//! checks of a body against them.
+
+use std::collections::BTreeMap;
+
+use axum::extract::Query;
+use axum::extract::rejection::QueryRejection;
+use conneg::Status;
+
+use super::resource_not_found;
+use super::validate::valid;
+use crate::names;
+use crate::registry::{Kind, Registry, status};
+use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
+use crate::selector::Selectors;
+
+/// The resource whose name is the `/namespaces/{namespace}/` segment of namespaced paths.
+const NAMESPACES: &str = "namespaces";
+
+/// What a URL names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// Version in the URL.
+    pub version: GroupVersion,
+    /// Resource in the URL.
+    pub resource: &'static ResourceInfo,
+    /// Namespace from `/namespaces/{ns}/` (`None`: all namespaces, or cluster-scoped).
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+    /// Whether the request is for the object's `status` subresource.
+    pub status: bool,
+}
+
+impl Target {
+    /// The subresource written through, as `managedFields` name it (`""`: the object).
+    pub(crate) fn subresource(&self) -> &'static str {
+        if self.status { "status" } else { "" }
+    }
+
+    /// Puts back in `new` what a write through this endpoint may not change (the strategy's
+    /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
+    /// object and everything but the status through `/status` ([`status`]); then what the
+    /// kind's own strategy keeps.
+    pub(crate) fn reset_fields<K: Kind>(&self, new: &mut K, old: &K) -> Result<(), Status> {
+        if !self.status {
+            if self.resource.status_subresource {
+                status::keep_status(new, old)?;
+            }
+            new.prepare_for_update(old);
+            return Ok(());
+        }
+        status::status_only(new, old)?;
+        new.prepare_for_status_update(old);
+        valid(new, &new.validate_status_update())
+    }
+
+    /// Resolves the path parameters of a resource route against what `catalog` serves: 404
+    /// for what is not served, 400 for a name or namespace no object can have.
+    pub(crate) fn resolve(p: &BTreeMap<String, String>, catalog: &Catalog) -> Result<Self, Status> {
+        let group = p.get("group").map_or(CORE_GROUP, String::as_str);
+        let version = p
+            .get("version")
+            .and_then(|v| catalog.find(group, v))
+            .ok_or_else(resource_not_found)?;
+        let find = |r: &str| catalog.resource(version, r);
+        // `/api/v1/namespaces/{name}/status` has the shape of a namespaced collection; as in
+        // Kubernetes, it is the subresource of a namespace.
+        let mut p = p.clone();
+        if let (Some(ns), Some(sub), None) = (p.get("namespace"), p.get("resource"), p.get("name"))
+            && find(sub).is_none()
+            && find(NAMESPACES).is_some()
+        {
+            let (ns, sub) = (ns.clone(), sub.clone());
+            p.remove("namespace");
+            p.insert("resource".into(), NAMESPACES.into());
+            p.insert("name".into(), ns);
+            p.insert("subresource".into(), sub);
+        }
+        let resource = p
+            .get("resource")
+            .and_then(|r| find(r))
+            .ok_or_else(resource_not_found)?;
+        let namespace = p.get("namespace").cloned();
+        // Cluster-scoped resources have no namespaced path.
+        if namespace.is_some() && !resource.namespaced {
+            return Err(resource_not_found());
+        }
+        let name = p.get("name").cloned();
+        // The only subresource is `status`, of the kinds that have one.
+        let status = match p.get("subresource").map(String::as_str) {
+            None => false,
+            Some("status") if resource.status_subresource => true,
+            Some(_) => return Err(resource_not_found()),
+        };
+        // A namespaced object is only addressed inside its namespace.
+        if name.is_some() && resource.namespaced && namespace.is_none() {
+            return Err(resource_not_found());
+        }
+        for (what, v) in [("namespace", &namespace), ("name", &name)] {
+            if let Some(v) = v {
+                let errs = names::path_segment_name_errors(v, false);
+                if v.is_empty() || !errs.is_empty() {
+                    return Err(Status::bad_request(format!(
+                        "invalid {what} {}: {}",
+                        Status::quote(v),
+                        errs.join(", ")
+                    )));
+                }
+            }
+        }
+        // No object can have a name or namespace longer than the rules allow, so such a
+        // request is answered without asking storage for it.
+        if let Some(n) = &name
+            && (n.len() > names::DNS1123_SUBDOMAIN_MAX
+                || namespace
+                    .as_ref()
+                    .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX))
+        {
+            return Err(Status::not_found(resource.group, resource.resource, n));
+        }
+        Ok(Self {
+            version,
+            resource,
+            namespace,
+            name,
+            status,
+        })
+    }
+
+    /// The object's name (`""` for a collection).
+    pub(crate) fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// The namespace (`""` for all namespaces or a cluster-scoped resource).
+    pub(crate) fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("")
+    }
+
+    /// The storage key of the named object.
+    pub(crate) fn key(&self, registry: &Registry) -> String {
+        registry
+            .keys
+            .object(self.resource, self.namespace(), self.name())
+    }
+}
+
+/// Query parameters (last value wins).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Params(pub BTreeMap<String, String>);
+
+impl Params {
+    /// A parameter, if present and non-empty.
+    pub(crate) fn get(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
+    }
+    /// A boolean parameter (`true`, `1`, ...), as Go's `strconv.ParseBool`.
+    pub(crate) fn flag(&self, k: &str) -> bool {
+        self.get(k).and_then(conneg::parse_bool) == Some(true)
+    }
+    /// `dryRun`: `All` or nothing.
+    pub(crate) fn dry_run(&self) -> Result<bool, Status> {
+        match self.get("dryRun") {
+            None => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(Status::bad_request(format!(
+                "dryRun: Unsupported value: {}: supported values: \"All\"",
+                Status::quote(other)
+            ))),
+        }
+    }
+}
+
+impl Params {
+    /// The query of a request; 400 when it does not parse.
+    pub(crate) fn from_query(
+        q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    ) -> Result<Self, Status> {
+        q.map(|Query(m)| Self(m))
+            .map_err(|e| Status::bad_request(format!("invalid query: {e}")))
+    }
+
+    /// The label and field selectors.
+    pub(crate) fn selectors(&self) -> Result<Selectors, Status> {
+        Selectors::parse(self.get("labelSelector"), self.get("fieldSelector"))
+            .map_err(|e| Status::bad_request(e.0))
+    }
+}
+
+/// The namespace in the body must match the URL's; a missing one is filled in.
+pub(super) fn check_namespace<K: Kind>(k: &mut K, t: &Target) -> Result<(), Status> {
+    let meta = k.meta_mut();
+    match &t.namespace {
+        Some(ns) => {
+            if !meta.namespace.is_empty() && meta.namespace != *ns {
+                return Err(Status::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            meta.namespace.clone_from(ns);
+        }
+        None => meta.namespace.clear(),
+    }
+    Ok(())
+}
+
+/// The name in the body must match the URL's.
+pub(super) fn check_name<K: Kind>(k: &K, t: &Target) -> Result<(), Status> {
+    let name = &k.meta().name;
+    if name != t.name() {
+        return Err(Status::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            t.name()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,303 @@
+//! PUT and PATCH (every patch type, server-side apply included): the new object is the body,
+//! the patched object or the applied one, then one write pipeline ([`commit`]) for all three.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use conneg::{Negotiated, PatchType, Status, StatusReason};
+use http::StatusCode;
+use serde_json::Value;
+
+use super::body::{decode_json, defaulted_kind};
+use super::create::create_object;
+use super::request::{check_name, check_namespace};
+use super::validate::{check_declared_update, declaration, valid};
+use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
+use crate::meta::HasObjectMeta;
+use crate::patch;
+use crate::registry::Kind;
+use crate::registry::backoff::ConflictBackoff;
+use crate::resource::ResourceInfo;
+use crate::storage::OPTIMISTIC_LOCK_MSG;
+use crate::validation::{resource_version_required, validate_object_meta_update};
+
+/// Carries server-managed metadata over from `old` and validates the change
+/// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
+/// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
+/// spec changed, and a deletion once started cannot be undone or changed.
+fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+    let same = new.same_spec(old);
+    let om = old.meta();
+    let nm = new.meta_mut();
+    if nm.uid.is_empty() {
+        nm.uid.clone_from(&om.uid);
+    }
+    nm.creation_timestamp = om.creation_timestamp;
+    nm.generation = om.generation + i64::from(!same);
+    if om.deletion_timestamp.is_some() {
+        nm.deletion_timestamp = om.deletion_timestamp;
+    }
+    if nm.deletion_grace_period_seconds.is_none() {
+        nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
+    }
+    nm.self_link.clear();
+    valid(new, &validate_object_meta_update(new.meta(), old.meta()))
+}
+
+/// 409 for a write whose resourceVersion is not the stored one.
+fn conflict(res: &ResourceInfo, name: &str) -> Status {
+    Status::conflict(res.group, res.resource, name, OPTIMISTIC_LOCK_MSG)
+}
+
+pub(super) async fn update<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+    ua: Option<&str>,
+) -> HResult {
+    let (mut new, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let dry_run = q.dry_run()?;
+    check_namespace(&mut new, t)?;
+    check_name(&new, t)?;
+    let rv = new.meta().resource_version.clone();
+    if rv.is_empty() {
+        return Err(resource_version_required(
+            t.resource.group,
+            t.resource.resource,
+            t.name(),
+        ));
+    }
+    let expected: i64 = rv.parse().map_err(|_| {
+        Status::bad_request(format!(
+            "metadata.resourceVersion: Invalid value: {}: must be an integer",
+            Status::quote(&rv)
+        ))
+    })?;
+    let key = t.key(&st.registry);
+    let (old, revision) = st
+        .registry
+        .get::<T::K>(&key, t.name())
+        .await?
+        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+    if revision != expected {
+        return Err(conflict(t.resource, t.name()));
+    }
+    let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
+    let change = Change {
+        new,
+        versioned,
+        old: &old,
+        revision,
+        key: &key,
+        manager: Some(&manager),
+        dry_run,
+    };
+    match commit::<T>(st, t, change).await? {
+        Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
+        None => Err(conflict(t.resource, t.name())),
+    }
+}
+
+/// An update of `old`, stored at `revision`, to `new` (checked against the URL), as the
+/// write pipeline takes it.
+struct Change<'a, K> {
+    new: K,
+    /// `new` as the client's version, as JSON: what declarative validation checks.
+    versioned: Value,
+    old: &'a K,
+    revision: i64,
+    key: &'a str,
+    /// The manager whose update `managedFields` records (`None`: an apply, which recorded
+    /// its own).
+    manager: Option<&'a str>,
+    dry_run: bool,
+}
+
+/// The write pipeline of update, patch and apply, once the new object is known: what the
+/// endpoint may not change is put back, `managedFields` recorded, server-managed metadata
+/// carried over, the change validated and admitted, then written with one compare-and-swap.
+/// `Ok(None)`: the stored object changed meanwhile (the caller answers 409 or retries).
+async fn commit<T: Served>(
+    st: &Context,
+    t: &Target,
+    c: Change<'_, T::K>,
+) -> Result<Option<T::K>, Status> {
+    let Change {
+        mut new,
+        versioned,
+        old,
+        revision,
+        key,
+        manager,
+        dry_run,
+    } = c;
+    t.reset_fields(&mut new, old)?;
+    if let Some(manager) = manager {
+        let declared = declaration::<T>(st);
+        field_manager::record_update::<T>(Some(old), &mut new, manager, t.subresource(), declared)?;
+    }
+    prepare_update(&mut new, old)?;
+    check_declared_update::<T>(st, t, versioned, &new, old)?;
+    admission::admit(st, admission::Request::update(t.namespace(), &new, old)).await?;
+    st.registry.update(key, new, old, revision, dry_run).await
+}
+
+/// Kubernetes' error for an apply without `fieldManager`.
+fn field_manager_required() -> Status {
+    Status::failure(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusReason::Invalid,
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+    )
+    .with_details(conneg::StatusDetails {
+        group: "meta.k8s.io".into(),
+        kind: "PatchOptions".into(),
+        causes: vec![conneg::StatusCause::new(
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+            "fieldManager",
+        )],
+        ..Default::default()
+    })
+}
+
+/// Runs `f` on the blocking pool, at most [`AppState::blocking`] at a time: parsing, patching
+/// and decoding a patch cost time that grows with the body and the stored object, and on an
+/// async worker they would stall every other request on it (`/readyz` included).
+async fn off_worker<R: Send + 'static>(
+    st: &Context,
+    f: impl FnOnce() -> Result<R, Status> + Send + 'static,
+) -> Result<R, Status> {
+    let _permit = st
+        .blocking
+        .acquire()
+        .await
+        .map_err(|e| Status::internal_error(format!("blocking pool closed: {e}")))?;
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Status::internal_error(format!("patch task failed: {e}")))?
+}
+
+/// PATCH of every patch type: the patch read and parsed off the async workers, then, for the
+/// current object, patched (or applied) and committed; a lost race is retried with the
+/// object as it now is. An apply to an object that does not exist creates it.
+pub(super) async fn patch<T: Served>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    n: &Negotiated,
+    body: Body,
+    ua: Option<&str>,
+) -> HResult {
+    let Some(kind) = n.patch_type() else {
+        return Err(Status::unsupported_media_type(
+            &PatchType::all()
+                .iter()
+                .map(|p| p.media_type())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    };
+    let raw = conneg::read_body(body, n.body_limit()).await?;
+    let doc = Arc::new(off_worker(st, move || patch::parse(kind, &raw)).await?);
+    if kind.is_apply() && q.get("fieldManager").is_none() {
+        return Err(field_manager_required());
+    }
+    let dry_run = q.dry_run()?;
+    let manager = field_manager::manager("PatchOptions", q.get("fieldManager"), ua)?;
+    let force = q.flag("force");
+    let key = t.key(&st.registry);
+    let mut backoff = ConflictBackoff::default();
+    loop {
+        let current = st.registry.get::<T::K>(&key, t.name()).await?;
+        let Some((old, revision)) = current else {
+            // Only an apply to the object itself creates it.
+            if !kind.is_apply() || t.status {
+                return Err(Status::not_found(
+                    t.resource.group,
+                    t.resource.resource,
+                    t.name(),
+                ));
+            }
+            // Server-side apply creates what does not exist.
+            let (decoded, warnings) = {
+                let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
+                let declared = declaration::<T>(st).cloned();
+                off_worker(st, move || {
+                    let applied = field_manager::apply::<T>(
+                        None,
+                        &doc,
+                        &manager,
+                        ("", declared.as_ref()),
+                        force,
+                    )?;
+                    decode_json::<T>(&applied, &n)
+                })
+                .await?
+            };
+            let (mut k, versioned) = defaulted_kind(decoded)?;
+            if k.meta().name.is_empty() {
+                k.meta_mut().name = t.name().to_owned();
+            }
+            check_name(&k, t)?;
+            let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
+            let mut resp = respond(n, code, &out);
+            conneg::append_warnings(resp.headers_mut(), &warnings);
+            return Ok(resp);
+        };
+        let (obj, warnings) = {
+            let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
+            let declared = declaration::<T>(st).cloned();
+            let subresource = t.subresource();
+            off_worker(st, move || {
+                let patched = if kind.is_apply() {
+                    field_manager::apply::<T>(
+                        Some(&current),
+                        &doc,
+                        &manager,
+                        (subresource, declared.as_ref()),
+                        force,
+                    )?
+                } else {
+                    let current_json =
+                        serde_json::to_value(T::from_kind(current)).map_err(|e| {
+                            Status::internal_error(format!("encoding current object: {e}"))
+                        })?;
+                    patch::apply(kind, current_json, &doc)?
+                };
+                decode_json::<T>(&patched, &n)
+            })
+            .await?
+        };
+        let (mut new, versioned) = defaulted_kind(obj)?;
+        check_namespace(&mut new, t)?;
+        check_name(&new, t)?;
+        // A resourceVersion in the patch is the client's precondition: a mismatch is 409.
+        // Without one the current revision is used, and a lost race is retried until it
+        // applies, as Kubernetes does.
+        let current_rv = revision.to_string();
+        let pinned =
+            !new.meta().resource_version.is_empty() && new.meta().resource_version != current_rv;
+        if pinned {
+            return Err(conflict(t.resource, t.name()));
+        }
+        new.meta_mut().resource_version = current_rv;
+        let change = Change {
+            new,
+            versioned,
+            old: &old,
+            revision,
+            key: &key,
+            manager: (!kind.is_apply()).then_some(manager.as_str()),
+            dry_run,
+        };
+        if let Some(k) = commit::<T>(st, t, change).await? {
+            let mut resp = respond(n, StatusCode::OK, &T::from_kind(k));
+            conneg::append_warnings(resp.headers_mut(), &warnings);
+            return Ok(resp);
+        }
+        backoff.wait().await;
+    }
+}

@@ -1,0 +1,292 @@
+//! The generic registry: what every kind's objects go through between the endpoints and
+//! storage, written once (Kubernetes' `registry/generic/registry.Store`). No HTTP here: the
+//! endpoints ([`crate::endpoints`]) decide what a request asks; the registry reads, creates,
+//! updates and deletes objects of a [`Kind`] (the kind's strategy) in their storage version.
+//!
+//! * [`Registry`]: the storage stack of a server (store, storage codec, key layout) and what
+//!   it serves, with the verbs over it: [`Registry::get`], [`Registry::list`] (pages, continue
+//!   tokens, revisions), [`Registry::list_all`], [`Registry::create`] (with `generateName`
+//!   retries), [`Registry::update`] (one compare-and-swap; the deletion of a finalized object)
+//!   and, in [`delete`], DELETE with its options, finalizers and preconditions.
+//! * [`strategy`]: the [`Kind`] trait, what differs between kinds; [`status`]: the status
+//!   subresource of any kind that declares one.
+//! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
+
+pub mod backoff;
+pub mod delete;
+pub mod status;
+pub mod strategy;
+
+use std::sync::Arc;
+
+use conneg::Status;
+
+use crate::meta::{HasObjectMeta, ListMeta};
+use crate::names;
+use crate::resource::{Catalog, GroupVersion, ResourceInfo, Versioned};
+use crate::selector::Selectors;
+use crate::storage::codec::StorageCodec;
+use crate::storage::keys::Keys;
+use crate::storage::{
+    KeyValue, ListOptions, Storage, StorageError, Store, ToStatus, continue_token,
+};
+pub use strategy::{Column, Kind, ServedVersion};
+
+/// The storage stack of a server and what it serves; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Registry {
+    /// The revisioned key-value store.
+    pub store: Store,
+    /// The write format.
+    pub codec: StorageCodec,
+    /// The key layout.
+    pub keys: Keys,
+    /// What is served: the group versions and resources.
+    pub catalog: Arc<Catalog>,
+}
+
+/// How many more names are generated when a generated name is taken.
+const GENERATE_NAME_RETRIES: usize = 7;
+
+/// One page of a list.
+#[derive(Debug)]
+pub struct Page<K> {
+    /// The objects, in key order.
+    pub items: Vec<K>,
+    /// List metadata (revision, continue, remaining).
+    pub meta: ListMeta,
+}
+
+/// What [`Registry::list`] reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListRequest<'a> {
+    /// At most this many objects (`None`: all).
+    pub limit: Option<usize>,
+    /// The continue token of the previous page.
+    pub continue_token: Option<&'a str>,
+    /// The revision to read at (`None`: the current one); ignored with a continue token,
+    /// which carries its own.
+    pub revision: Option<i64>,
+}
+
+/// A storage error as the API error Kubernetes answers with.
+pub fn storage_status(e: StorageError, res: &ResourceInfo, name: &str) -> Status {
+    if !matches!(
+        e,
+        StorageError::NotFound { .. } | StorageError::AlreadyExists { .. }
+    ) {
+        tracing::debug!(error = %e, "storage error");
+    }
+    e.to_status(res, name)
+}
+
+impl Registry {
+    /// Whether `version` is served.
+    pub fn serves(&self, version: GroupVersion) -> bool {
+        self.catalog.serves(version)
+    }
+
+    /// The key of the object `name` of `K` in `namespace` (`""`: cluster-scoped).
+    pub fn key<K: Kind>(&self, namespace: &str, name: &str) -> String {
+        self.keys.object(K::RESOURCE, namespace, name)
+    }
+
+    /// Stored bytes → internal (defaults applied, resourceVersion from the revision).
+    pub fn decode<K: Kind>(&self, kv: &KeyValue) -> Result<K, Status> {
+        let mut stored: K::Stored = self
+            .codec
+            .decode(kv)
+            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+        stored.apply_defaults();
+        Ok(stored.into_internal())
+    }
+
+    /// Internal → stored bytes, and the object in its storage version.
+    fn encode<K: Kind>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Status> {
+        let mut stored = K::Stored::from_internal(k);
+        let bytes = self
+            .codec
+            .encode(&mut stored)
+            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+        Ok((bytes, stored))
+    }
+
+    /// The object at `key` and the revision it was last written at; `None` when there is
+    /// none.
+    pub async fn get<K: Kind>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Status> {
+        let Some(kv) = self
+            .store
+            .get(key)
+            .await
+            .map_err(|e| storage_status(e, K::RESOURCE, name))?
+        else {
+            return Ok(None);
+        };
+        Ok(Some((self.decode(&kv)?, kv.mod_revision)))
+    }
+
+    /// Every object of the kind `K` (in `namespace`, or everywhere), at the current revision:
+    /// what an admission plugin or a controller reads where Kubernetes would read an informer.
+    pub async fn list_all<K: Kind>(&self, namespace: Option<&str>) -> Result<Vec<K>, Status> {
+        let prefix = self.keys.collection(K::RESOURCE, namespace);
+        let page = self
+            .store
+            .list(&prefix, ListOptions::default())
+            .await
+            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+        page.items.iter().map(|kv| self.decode(kv)).collect()
+    }
+
+    /// One page of the objects of `K` in `namespace` (or everywhere) that `sel` matches: at
+    /// most `req.limit` of them, from `req.continue_token` on, at `req.revision`. Storage is
+    /// read until the page is full or the collection ends, so a selective filter still
+    /// fills pages.
+    pub async fn list<K: Kind>(
+        &self,
+        namespace: Option<&str>,
+        req: ListRequest<'_>,
+        sel: &Selectors,
+    ) -> Result<Page<K>, Status> {
+        let res = K::RESOURCE;
+        let prefix = self.keys.collection(res, namespace);
+        let (mut start, mut revision) = match req.continue_token {
+            Some(tok) => {
+                let (key, rv) = continue_token::decode(tok, &prefix)
+                    .map_err(|e| Status::bad_request(format!("invalid continue token: {e}")))?;
+                (Some(key), Some(rv))
+            }
+            None => (None, req.revision),
+        };
+        let mut items = Vec::new();
+        loop {
+            let want = req.limit.map(|l| l - items.len());
+            let opts = ListOptions {
+                revision,
+                start_key: start.take(),
+                limit: want,
+            };
+            let page = match self.store.list(&prefix, opts).await {
+                Ok(p) => p,
+                Err(StorageError::Gone { .. }) if req.continue_token.is_some() => {
+                    return Err(Status::expired(
+                        continue_token::CONTINUE_EXPIRED_MSG.to_owned(),
+                    ));
+                }
+                Err(e) => return Err(storage_status(e, res, "")),
+            };
+            for kv in &page.items {
+                let k: K = self.decode(kv)?;
+                if sel.matches(k.meta()) {
+                    items.push(k);
+                }
+            }
+            revision = Some(page.revision);
+            let full = req.limit.is_some_and(|l| items.len() >= l);
+            if !page.more() || full {
+                let mut meta = ListMeta {
+                    resource_version: page.revision.to_string(),
+                    ..Default::default()
+                };
+                if page.more() {
+                    meta.continue_ = continue_token::for_next_page(&page, &prefix)
+                        .map_err(Status::internal_error)?
+                        .unwrap_or_default();
+                    if sel.is_empty() {
+                        meta.remaining_item_count = i64::try_from(page.remaining).ok();
+                    }
+                }
+                return Ok(Page { items, meta });
+            }
+            start = page.next_start_key();
+        }
+    }
+
+    /// Creates `k` (its metadata prepared, its name set or generated from `generateName`
+    /// when `generated`): a generated name that is taken is generated again (Kubernetes'
+    /// `RetryGenerateName`). The answer is the object as stored, with its resourceVersion.
+    pub async fn create<K: Kind>(&self, k: K, generated: bool, dry_run: bool) -> Result<K, Status> {
+        let (namespace, mut name) = (k.meta().namespace.clone(), k.meta().name.clone());
+        let mut key = self.key::<K>(&namespace, &name);
+        let (mut bytes, mut stored) = self.encode(k)?;
+        if dry_run {
+            return Ok(stored.into_internal());
+        }
+        for attempt in 0.. {
+            match self.store.create(&key, bytes.clone()).await {
+                Ok(kv) => {
+                    stored.meta_mut().resource_version = kv.mod_revision.to_string();
+                    break;
+                }
+                Err(StorageError::AlreadyExists { .. })
+                    if generated && attempt < GENERATE_NAME_RETRIES =>
+                {
+                    name = names::generate_name(&stored.meta().generate_name);
+                    stored.meta_mut().name.clone_from(&name);
+                    key = self.key::<K>(&namespace, &name);
+                    bytes = self
+                        .codec
+                        .encode(&mut stored)
+                        .map_err(|e| storage_status(e, K::RESOURCE, &name))?;
+                }
+                Err(e) => return Err(storage_status(e, K::RESOURCE, &name)),
+            }
+        }
+        Ok(stored.into_internal())
+    }
+
+    /// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
+    /// the last finalizer of an object being deleted, deletes it and answers `old` (see
+    /// [`delete`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
+    pub async fn update<K: Kind>(
+        &self,
+        key: &str,
+        new: K,
+        old: &K,
+        expected: i64,
+        dry_run: bool,
+    ) -> Result<Option<K>, Status> {
+        if delete::deletes_on_update(&new, old) {
+            return self.remove(key, old.clone(), expected, dry_run).await;
+        }
+        let name = new.meta().name.clone();
+        let (bytes, mut stored) = self.encode(new)?;
+        if dry_run {
+            stored.meta_mut().resource_version = expected.to_string();
+            return Ok(Some(stored.into_internal()));
+        }
+        match self.store.update(key, bytes, expected).await {
+            Ok(r) => {
+                stored.meta_mut().resource_version = r.kv.mod_revision.to_string();
+                Ok(Some(stored.into_internal()))
+            }
+            Err(StorageError::Conflict { .. }) => Ok(None),
+            Err(e) => Err(storage_status(e, K::RESOURCE, &name)),
+        }
+    }
+
+    /// Removes `old`, stored at revision `expected`, from storage; the answer is `old` with
+    /// the deletion's revision as its resourceVersion (what watchers see in the DELETED
+    /// event). `Ok(None)` when the stored object changed meanwhile; the caller decides (409
+    /// or retry). An object already gone counts as removed: racing removers all succeed, as
+    /// in Kubernetes.
+    pub async fn remove<K: Kind>(
+        &self,
+        key: &str,
+        mut old: K,
+        expected: i64,
+        dry_run: bool,
+    ) -> Result<Option<K>, Status> {
+        if dry_run {
+            return Ok(Some(old));
+        }
+        match self.store.delete(key, Some(expected)).await {
+            Ok(r) => {
+                old.meta_mut().resource_version = r.revision.to_string();
+                Ok(Some(old))
+            }
+            Err(StorageError::NotFound { .. }) => Ok(Some(old)),
+            Err(StorageError::Conflict { .. }) => Ok(None),
+            Err(e) => Err(storage_status(e, K::RESOURCE, &old.meta().name)),
+        }
+    }
+}

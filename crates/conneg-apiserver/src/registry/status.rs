@@ -1,0 +1,68 @@
+//! The status subresource, for any kind that declares one
+//! ([`ResourceInfo::status_subresource`](crate::resource::ResourceInfo::status_subresource)),
+//! as Kubernetes' generic registry keeps it: a create starts from the default status, a
+//! write to the object leaves the status as stored, and a write to `/status` changes the status alone (with the client's
+//! `resourceVersion` precondition and the `managedFields` it sent). Kinds write no code for it;
+//! the strategy's [`Kind::prepare_for_update`] and [`Kind::prepare_for_status_update`] run
+//! after, for what else a kind keeps.
+//!
+//! It works on the object's storage version as JSON (the top-level `status` field), so it
+//! holds for any kind the registry serves, compiled or not.
+
+use conneg::Status;
+use serde_json::Value;
+
+use super::Kind;
+use crate::resource::Versioned;
+
+/// `k` in its storage version, as a JSON object.
+fn to_json<K: Kind>(k: &K) -> Result<serde_json::Map<String, Value>, Status> {
+    match serde_json::to_value(K::Stored::from_internal(k.clone())) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(Status::internal_error("an object is not a JSON object")),
+        Err(e) => Err(Status::internal_error(format!("encoding the object: {e}"))),
+    }
+}
+
+fn from_json<K: Kind>(m: serde_json::Map<String, Value>) -> Result<K, Status> {
+    serde_json::from_value::<K::Stored>(Value::Object(m))
+        .map(Versioned::into_internal)
+        .map_err(|e| Status::internal_error(format!("decoding the object: {e}")))
+}
+
+/// A create: the status is the kind's default (Kubernetes' strategies clear it; the
+/// controller that owns the status writes it through `/status`).
+pub fn clear_status<K: Kind>(new: &mut K) -> Result<(), Status> {
+    let mut n = to_json(new)?;
+    if n.remove("status").is_some() {
+        *new = from_json(n)?;
+    }
+    Ok(())
+}
+
+/// A write to the object: its status is `old`'s.
+pub fn keep_status<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+    let mut n = to_json(new)?;
+    match to_json(old)?.remove("status") {
+        Some(status) => n.insert("status".into(), status),
+        None => n.remove("status"),
+    };
+    *new = from_json(n)?;
+    Ok(())
+}
+
+/// A write to `/status`: everything but the status is `old`'s, except the `resourceVersion`
+/// (the client's precondition) and the `managedFields` it sent.
+pub fn status_only<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+    let mut o = to_json(old)?;
+    match to_json(new)?.remove("status") {
+        Some(status) => o.insert("status".into(), status),
+        None => o.remove("status"),
+    };
+    let mut kept: K = from_json(o)?;
+    let (meta, sent) = (kept.meta_mut(), new.meta_mut());
+    meta.resource_version = std::mem::take(&mut sent.resource_version);
+    meta.managed_fields = sent.managed_fields.take();
+    *new = kept;
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! Serving a built server, safe by default: every connection and request bounded, the system
+//! namespaces created, and (when given) TLS and authentication in front of everything.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use super::auth::{self, Auth};
+use super::{AppState, router};
+use crate::serve::{ConnActivity, ConnLimits, LimitedListener, track};
+use crate::timeouts::{self, Timeouts};
+
+/// How a server is served: what [`AppState::serve`] puts around the router. The default is
+/// Kubernetes' bounds on plain HTTP with no authentication; `config::ServeArgs::serving`
+/// reads the bounds from the command line.
+#[derive(Clone, Default)]
+pub struct Serving {
+    /// Connections open at once, header-read and idle timeouts.
+    pub limits: ConnLimits,
+    /// The request and body-read deadlines.
+    pub timeouts: Timeouts,
+    /// TLS on every connection (the secure port), when set.
+    pub tls: Option<TlsAcceptor>,
+    /// Authentication and authorization of every request, when set.
+    pub auth: Option<Arc<Auth>>,
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("limits", &self.limits)
+            .field("timeouts", &self.timeouts)
+            .field("tls", &self.tls.is_some())
+            .field("auth", &self.auth.is_some())
+            .finish()
+    }
+}
+
+impl AppState {
+    /// The application with every layer a request goes through, outermost first:
+    /// in-flight tracking for the connection's idle timeout, the deadlines, then
+    /// authentication and authorization (when [`Serving::auth`] is set), then [`router`].
+    pub fn app(self, serving: &Serving) -> Router {
+        let app = router(self);
+        let app = match &serving.auth {
+            Some(a) => app.layer(axum::middleware::from_fn_with_state(a.clone(), auth::layer)),
+            None => app,
+        };
+        app.layer(axum::middleware::from_fn_with_state(
+            serving.timeouts,
+            timeouts::layer,
+        ))
+        .layer(axum::middleware::from_fn(track))
+    }
+
+    /// Creates the system namespaces ([`AppState::bootstrap`]), then serves [`AppState::app`]
+    /// on `listener` with the connection bounds of `serving` (and its TLS) until `shutdown`
+    /// completes; connections in flight are then drained.
+    ///
+    /// ```no_run
+    /// # async fn demo(state: conneg_apiserver::server::AppState) -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// state.serve(listener, Default::default(), std::future::pending()).await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the system namespaces cannot be created, or serving fails.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        serving: Serving,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        self.bootstrap()
+            .await
+            .map_err(|s| std::io::Error::other(format!("bootstrap: {}", s.message)))?;
+        let app = self
+            .app(&serving)
+            .into_make_service_with_connect_info::<ConnActivity>();
+        let listener = LimitedListener::new(listener, serving.limits, serving.tls);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
