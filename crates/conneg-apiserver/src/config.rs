@@ -161,7 +161,7 @@ impl AuthArgs {
         &self,
         codecs: conneg::Codecs,
         metrics: std::sync::Arc<crate::server::metrics::Metrics>,
-    ) -> std::result::Result<crate::server::auth::Auth, String> {
+    ) -> std::result::Result<crate::server::filters::Auth, String> {
         use crate::auth::{
             AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
             Webhook, X509,
@@ -231,7 +231,7 @@ impl AuthArgs {
                 }
             });
         }
-        Ok(crate::server::auth::Auth {
+        Ok(crate::server::filters::Auth {
             authenticator,
             authorizer: Authorizer::new(modes)
                 .always_allow_paths(self.authorization_always_allow_paths.clone()),

@@ -5,7 +5,7 @@
 
 use conneg_apiserver::core_v1::{self, NAMESPACES, Namespace};
 use conneg_apiserver::meta::{HasObjectMeta, ObjectMeta};
-use conneg_apiserver::registry::{Column, Kind, ServedVersion};
+use conneg_apiserver::registry::{Kind, ServedVersion};
 use conneg_apiserver::resource::{
     GroupVersion, List, ResourceInfo, VERBS, Versioned, VersionedList, VersionedObject, convert,
 };
@@ -282,12 +282,6 @@ impl Kind for Sprocket {
     }
     fn same_spec(&self, other: &Self) -> bool {
         self.teeth == other.teeth
-    }
-    fn columns() -> &'static [Column] {
-        &[]
-    }
-    fn cells(&self) -> Vec<Value> {
-        Vec::new()
     }
 }
 

@@ -7,12 +7,12 @@ mod support;
 use support::{call, memory_storage};
 
 use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::registry::{Column, Kind, ServedVersion};
+use conneg_apiserver::registry::{Kind, ServedVersion};
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, router};
 use http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[conneg_apiserver::kind(
     group = "gadgets.example.com",
@@ -50,12 +50,6 @@ impl Kind for Gadget {
     }
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
-    }
-    fn columns() -> &'static [Column] {
-        &[]
-    }
-    fn cells(&self) -> Vec<Value> {
-        Vec::new()
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conneg_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EventType, History, ListOptions,
+    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EventKind, History, ListOptions,
     MemoryStore, Storage, StorageError, Store, WatchBuffer,
 };
 use tempfile::TempDir;
@@ -242,7 +242,7 @@ async fn identical_bytes_are_skipped(kind: Kind) {
     let ev = next_event(&mut w).await;
     assert_eq!(
         (ev.kind, ev.revision()),
-        (EventType::Modified, up.kv.mod_revision)
+        (EventKind::Modified, up.kv.mod_revision)
     );
 }
 
@@ -403,10 +403,10 @@ async fn watch_replays_then_follows(kind: Kind) {
     let ev = next_event(&mut w).await;
     assert_eq!(
         (ev.kind, ev.revision(), ev.kv.value.clone()),
-        (EventType::Added, 2, b("a1"))
+        (EventKind::Added, 2, b("a1"))
     );
     let ev = next_event(&mut w).await;
-    assert_eq!(ev.kind, EventType::Modified);
+    assert_eq!(ev.kind, EventKind::Modified);
     assert_eq!(ev.prev.as_ref().unwrap().value, b("a1"));
     assert_eq!(ev.revision(), a2.kv.mod_revision);
     let ev = next_event(&mut from_mid).await;
@@ -418,7 +418,7 @@ async fn watch_replays_then_follows(kind: Kind) {
     // Live.
     let del = s.delete(&key("ns", "a"), None).await.unwrap();
     let ev = next_event(&mut w).await;
-    assert_eq!(ev.kind, EventType::Deleted);
+    assert_eq!(ev.kind, EventKind::Deleted);
     assert_eq!(ev.revision(), del.revision);
     assert_eq!(ev.prev.as_ref().unwrap().value, b("a2"));
     assert_eq!(ev.object_value(), &b("a2"));
@@ -426,7 +426,7 @@ async fn watch_replays_then_follows(kind: Kind) {
     let ev = next_event(&mut w).await;
     assert_eq!(
         (ev.kind, ev.key()),
-        (EventType::Added, key("other", "x").as_str())
+        (EventKind::Added, key("other", "x").as_str())
     );
     // A namespaced watch sees only its namespace.
     let mut ns_watch = s.watch(&format!("{P}ns/"), 0).await.unwrap();
@@ -438,7 +438,7 @@ async fn watch_replays_then_follows(kind: Kind) {
     .into();
     assert_eq!(
         kinds,
-        [EventType::Added, EventType::Modified, EventType::Deleted]
+        [EventKind::Added, EventKind::Modified, EventKind::Deleted]
     );
     s.create(&key("ns", "z"), b("z")).await.unwrap();
     let ev = next_event(&mut ns_watch).await;
@@ -692,10 +692,10 @@ async fn embedded_survives_restart() {
     assert_eq!(
         kinds,
         [
-            EventType::Added,
-            EventType::Modified,
-            EventType::Added,
-            EventType::Deleted
+            EventKind::Added,
+            EventKind::Modified,
+            EventKind::Added,
+            EventKind::Deleted
         ]
     );
     let next = s.create(&key("ns", "c"), b("c")).await.unwrap();

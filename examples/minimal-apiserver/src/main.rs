@@ -66,14 +66,7 @@ impl Kind for Widget {
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
     }
-    fn columns() -> &'static [Column] {
-        &[Column {
-            name: "Size",
-            ty: "integer",
-            format: "",
-            description: "How big the widget is.",
-        }]
-    }
+    const COLUMNS: &'static [Column] = &[Column::new("Size", "integer", "How big the widget is.")];
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.spec.size)]
     }

@@ -20,22 +20,18 @@ impl Kind for internal::Flunder {
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
     }
-    fn columns() -> &'static [Column] {
-        &[
-            Column {
-                name: "Reference Type",
-                ty: "string",
-                format: "",
-                description: "The reference type: Flunder or Fischer.",
-            },
-            Column {
-                name: "Reference",
-                ty: "string",
-                format: "",
-                description: "The name of the referenced flunder or fischer.",
-            },
-        ]
-    }
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "Reference Type",
+            "string",
+            "The reference type: Flunder or Fischer.",
+        ),
+        Column::new(
+            "Reference",
+            "string",
+            "The name of the referenced flunder or fischer.",
+        ),
+    ];
     fn cells(&self) -> Vec<Value> {
         let ty = self
             .spec
@@ -62,14 +58,11 @@ impl Kind for internal::Fischer {
     fn same_spec(&self, other: &Self) -> bool {
         self.disallowed_flunders == other.disallowed_flunders
     }
-    fn columns() -> &'static [Column] {
-        &[Column {
-            name: "Disallowed Flunders",
-            ty: "string",
-            format: "",
-            description: "Names of flunders that may not be created.",
-        }]
-    }
+    const COLUMNS: &'static [Column] = &[Column::new(
+        "Disallowed Flunders",
+        "string",
+        "Names of flunders that may not be created.",
+    )];
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.disallowed_flunders.join(","))]
     }

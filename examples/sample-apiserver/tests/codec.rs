@@ -8,7 +8,7 @@ use conneg_apiserver::resource::Versioned;
 use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType, decode_value, recognize};
 use conneg_apiserver::storage::keys::Keys;
 use conneg_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EventType, ListOptions, MemoryStore, Storage, Store,
+    EmbeddedOptions, EmbeddedStore, EventKind, ListOptions, MemoryStore, Storage, Store,
 };
 use sample_apiserver::api::{FLUNDERS, GROUP};
 use sample_apiserver::api::{ReferenceType, v1alpha1};
@@ -163,7 +163,7 @@ async fn mixed_storage(store: Store) {
         .unwrap();
     let del = store.delete(&kb, None).await.unwrap();
     let ev = w.next().await.unwrap().unwrap();
-    assert_eq!(ev.kind, EventType::Deleted);
+    assert_eq!(ev.kind, EventKind::Deleted);
     let gone: v1alpha1::Flunder = json.decode_event(&ev).unwrap();
     assert_eq!(gone.metadata.name, "b");
     assert_eq!(gone.metadata.resource_version, del.revision.to_string());

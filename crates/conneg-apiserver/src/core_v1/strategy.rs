@@ -21,14 +21,11 @@ impl Kind for Namespace {
     fn same_spec(&self, other: &Self) -> bool {
         self.spec == other.spec
     }
-    fn columns() -> &'static [Column] {
-        &[Column {
-            name: "Status",
-            ty: "string",
-            format: "",
-            description: "The status of the namespace",
-        }]
-    }
+    const COLUMNS: &'static [Column] = &[Column::new(
+        "Status",
+        "string",
+        "The status of the namespace",
+    )];
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.status.phase)]
     }

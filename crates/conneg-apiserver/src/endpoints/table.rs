@@ -75,7 +75,7 @@ fn columns<K: Kind>() -> Value {
         "name": "Name", "type": "string", "format": "name", "priority": 0,
         "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
     })];
-    for c in K::columns() {
+    for c in K::COLUMNS {
         cols.push(json!({
             "name": c.name, "type": c.ty, "format": c.format, "priority": 0,
             "description": c.description,

@@ -54,7 +54,7 @@ use crate::registry::{Kind, storage_status};
 use crate::resource::Versioned;
 use crate::selector::Selectors;
 use crate::storage::{
-    Event, EventType, KeyValue, ListOptions as ReadOptions, ListResult, Storage, StorageError,
+    Event, EventKind, KeyValue, ListOptions as ReadOptions, ListResult, Storage, StorageError,
 };
 
 /// How long a watch lasts without `timeoutSeconds` (Kubernetes: 30–60 minutes).
@@ -470,11 +470,11 @@ fn error_status(e: StorageError) -> Status {
 fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<WatchEvent<T::K>> {
     let decode = |kv: &KeyValue| st.registry.decode::<T::K>(kv).ok();
     match ev.kind {
-        EventType::Added => {
+        EventKind::Added => {
             let k = decode(&ev.kv)?;
             filter.matches(k.meta()).then_some(WatchEvent::Added(k))
         }
-        EventType::Modified => {
+        EventKind::Modified => {
             let k = decode(&ev.kv)?;
             let now = filter.matches(k.meta());
             let before = ev
@@ -489,7 +489,7 @@ fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<Wat
                 (false, false) => None,
             }
         }
-        EventType::Deleted => {
+        EventKind::Deleted => {
             let mut stored: <T::K as Kind>::Stored = st.registry.codec.decode_event(ev).ok()?;
             stored.apply_defaults();
             let k = stored.into_internal();

@@ -45,7 +45,14 @@ impl<K> ServedVersion<K> {
     }
 }
 
-/// A Table column (`metav1.TableColumnDefinition`).
+/// A Table column (`metav1.TableColumnDefinition`), between Name and Age in `kubectl get`.
+///
+/// ```
+/// use conneg_apiserver::registry::Column;
+///
+/// const SIZE: Column = Column::new("Size", "integer", "How big the widget is.");
+/// assert_eq!((SIZE.name, SIZE.format), ("Size", ""));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
     /// Header.
@@ -56,6 +63,18 @@ pub struct Column {
     pub format: &'static str,
     /// Description.
     pub description: &'static str,
+}
+
+impl Column {
+    /// A column named `name` of OpenAPI type `ty` (`string`, `integer`...), with no format.
+    pub const fn new(name: &'static str, ty: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            ty,
+            format: "",
+            description,
+        }
+    }
 }
 
 /// A served kind, implemented on its internal type.
@@ -72,10 +91,12 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// Whether everything but metadata and status is equal: only a change outside them moves
     /// `metadata.generation` on, as Kubernetes' strategies do.
     fn same_spec(&self, other: &Self) -> bool;
-    /// Table columns between Name and Age.
-    fn columns() -> &'static [Column];
-    /// The cells of those columns.
-    fn cells(&self) -> Vec<Value>;
+    /// Table columns between Name and Age (none by default).
+    const COLUMNS: &'static [Column] = &[];
+    /// The cells of [`Kind::COLUMNS`], in their order.
+    fn cells(&self) -> Vec<Value> {
+        Vec::new()
+    }
     /// Extra selectable fields beyond metadata.name/namespace (none here).
     fn fields(&self) -> BTreeMap<&str, &str> {
         BTreeMap::new()

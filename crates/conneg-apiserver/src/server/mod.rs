@@ -7,7 +7,7 @@
 //!   └─ hyper (axum::serve)
 //!   └─ serve::track                marks a request in flight for its connection
 //!   └─ timeouts::layer             request timeout (504), body-read deadline
-//!   └─ auth::layer                 401 (authentication), 403 (authorization)
+//!   └─ filters::layer              401 (authentication), 403 (authorization)
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ axum Router         path → handler
@@ -29,8 +29,8 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
-pub mod auth;
 pub mod discovery;
+pub mod filters;
 pub mod health;
 pub mod metrics;
 pub mod openapi;

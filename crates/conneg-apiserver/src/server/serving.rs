@@ -8,7 +8,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use super::auth::{self, Auth};
+use super::filters::{self, Auth};
 use super::{AppState, router};
 use crate::serve::{ConnActivity, ConnLimits, LimitedListener, track};
 use crate::timeouts::{self, Timeouts};
@@ -46,7 +46,10 @@ impl AppState {
     pub fn app(self, serving: &Serving) -> Router {
         let app = router(self);
         let app = match &serving.auth {
-            Some(a) => app.layer(axum::middleware::from_fn_with_state(a.clone(), auth::layer)),
+            Some(a) => app.layer(axum::middleware::from_fn_with_state(
+                a.clone(),
+                filters::layer,
+            )),
             None => app,
         };
         app.layer(axum::middleware::from_fn_with_state(

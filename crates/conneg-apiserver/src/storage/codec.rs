@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 
 use crate::meta::HasObjectMeta;
 
-use super::{Event, EventType, KeyValue, Revision, StorageError};
+use super::{Event, EventKind, KeyValue, Revision, StorageError};
 
 /// The format new writes are stored in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -142,8 +142,8 @@ impl StorageCodec {
         ev: &Event,
     ) -> Result<T, StorageError> {
         match (ev.kind, &ev.prev) {
-            (EventType::Deleted, Some(prev)) => decode_at(&prev.value, ev.revision()),
-            (EventType::Deleted, None) => Err(StorageError::Codec(
+            (EventKind::Deleted, Some(prev)) => decode_at(&prev.value, ev.revision()),
+            (EventKind::Deleted, None) => Err(StorageError::Codec(
                 "DELETED event without previous value".into(),
             )),
             _ => decode_at(&ev.kv.value, ev.revision()),

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use super::fanout::{Fanout, WatchBuffer};
 use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
-    Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
+    Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
     Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
 };
 use bytes::Bytes;
@@ -191,9 +191,9 @@ fn put_kv(out: &mut Vec<u8>, kv: &KeyValue) {
 fn encode_event(ev: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + ev.kv.value.len());
     out.push(match ev.kind {
-        EventType::Added => 1,
-        EventType::Modified => 2,
-        EventType::Deleted => 3,
+        EventKind::Added => 1,
+        EventKind::Modified => 2,
+        EventKind::Deleted => 3,
     });
     put_kv(&mut out, &ev.kv);
     match &ev.prev {
@@ -247,9 +247,9 @@ impl<'a> Reader<'a> {
 fn decode_event(raw: &[u8]) -> Result<Event> {
     let mut r = Reader(raw);
     let kind = match r.u8()? {
-        1 => EventType::Added,
-        2 => EventType::Modified,
-        3 => EventType::Deleted,
+        1 => EventKind::Added,
+        2 => EventKind::Modified,
+        3 => EventKind::Deleted,
         _ => return Err(corrupt("event kind")),
     };
     let kv = r.kv()?;
@@ -399,10 +399,10 @@ impl EmbeddedStore {
                         let rev = event.revision();
                         debug_assert_eq!(rev, revision + 1);
                         match event.kind {
-                            EventType::Deleted => {
+                            EventKind::Deleted => {
                                 kv.remove(key.as_str()).map_err(|e| inner.db_err(e))?;
                             }
-                            EventType::Added | EventType::Modified => {
+                            EventKind::Added | EventKind::Modified => {
                                 let raw = encode_kv_value(
                                     event.kv.create_revision,
                                     event.kv.mod_revision,
@@ -631,7 +631,7 @@ impl Storage for EmbeddedStore {
             };
             Ok(Write::Commit(
                 Event {
-                    kind: EventType::Added,
+                    kind: EventKind::Added,
                     kv: kv.clone(),
                     prev: None,
                 },
@@ -661,7 +661,7 @@ impl Storage for EmbeddedStore {
             };
             Ok(Write::Commit(
                 Event {
-                    kind: EventType::Modified,
+                    kind: EventKind::Modified,
                     kv: kv.clone(),
                     prev: Some(current),
                 },
@@ -682,7 +682,7 @@ impl Storage for EmbeddedStore {
             let rev = revision + 1;
             Ok(Write::Commit(
                 Event {
-                    kind: EventType::Deleted,
+                    kind: EventKind::Deleted,
                     kv: KeyValue {
                         key: owned_key,
                         value: Bytes::new(),
@@ -756,12 +756,12 @@ mod tests {
         };
         for ev in [
             Event {
-                kind: EventType::Added,
+                kind: EventKind::Added,
                 kv: kv("/a", b"x", 2, 2),
                 prev: None,
             },
             Event {
-                kind: EventType::Deleted,
+                kind: EventKind::Deleted,
                 kv: kv("/a", b"", 2, 4),
                 prev: Some(kv("/a", b"\xd9\xd9\xf7\xa0", 2, 3)),
             },

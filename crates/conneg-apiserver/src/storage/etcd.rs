@@ -46,7 +46,7 @@ use etcd_client::{
 };
 
 use super::{
-    Cas, DEFAULT_HISTORY, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult,
+    Cas, DEFAULT_HISTORY, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult,
     Result, Revision, Storage, StorageError, UpdateResult, WatchStream, check_revision,
     check_update,
 };
@@ -374,20 +374,20 @@ fn to_event(e: &etcd_client::Event) -> Result<Event> {
             let kv = to_kv_ref(kv)?;
             if kv.create_revision == kv.mod_revision {
                 Ok(Event {
-                    kind: EventType::Added,
+                    kind: EventKind::Added,
                     kv,
                     prev: None,
                 })
             } else {
                 Ok(Event {
-                    kind: EventType::Modified,
+                    kind: EventKind::Modified,
                     kv,
                     prev,
                 })
             }
         }
         etcd_client::EventType::Delete => Ok(Event {
-            kind: EventType::Deleted,
+            kind: EventKind::Deleted,
             kv: KeyValue {
                 key: utf8_key(kv.key())?,
                 value: Bytes::new(),

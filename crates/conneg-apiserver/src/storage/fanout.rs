@@ -183,7 +183,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{EventType, KeyValue};
+    use crate::storage::{EventKind, KeyValue};
     use bytes::Bytes;
 
     fn event(rev: i64, size: usize) -> Arc<Event> {
@@ -194,7 +194,7 @@ mod tests {
             mod_revision: rev,
         };
         Arc::new(Event {
-            kind: EventType::Modified,
+            kind: EventKind::Modified,
             kv: kv.clone(),
             prev: Some(kv),
         })

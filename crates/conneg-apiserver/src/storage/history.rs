@@ -5,7 +5,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::fanout::Receiver;
-use super::{Event, EventType, KeyValue, Revision, StorageError, WatchStream};
+use super::{Event, EventKind, KeyValue, Revision, StorageError, WatchStream};
 
 /// How much history a store keeps: the last `revisions`, and no more than `bytes` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,13 +70,13 @@ pub(crate) fn rewind<'a>(
             continue;
         }
         match (ev.kind, &ev.prev) {
-            (EventType::Added, _) => {
+            (EventKind::Added, _) => {
                 items.remove(ev.key());
             }
-            (EventType::Modified | EventType::Deleted, Some(prev)) => {
+            (EventKind::Modified | EventKind::Deleted, Some(prev)) => {
                 items.insert(prev.key.clone(), prev.clone());
             }
-            (EventType::Modified | EventType::Deleted, None) => {
+            (EventKind::Modified | EventKind::Deleted, None) => {
                 items.remove(ev.key());
             }
         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::fanout::{Fanout, WatchBuffer, event_bytes};
 use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    Cas, DeleteResult, Event, EventType, KeyValue, ListOptions, ListResult, Result, Revision,
+    Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
     Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
 };
 use bytes::Bytes;
@@ -172,7 +172,7 @@ impl Storage for MemoryStore {
         self.commit(
             &mut state,
             Event {
-                kind: EventType::Added,
+                kind: EventKind::Added,
                 kv: kv.clone(),
                 prev: None,
             },
@@ -207,7 +207,7 @@ impl Storage for MemoryStore {
         self.commit(
             &mut state,
             Event {
-                kind: EventType::Modified,
+                kind: EventKind::Modified,
                 kv: kv.clone(),
                 prev: Some(prev),
             },
@@ -229,7 +229,7 @@ impl Storage for MemoryStore {
         self.commit(
             &mut state,
             Event {
-                kind: EventType::Deleted,
+                kind: EventKind::Deleted,
                 kv: KeyValue {
                     key: key.into(),
                     value: Bytes::new(),

@@ -85,7 +85,7 @@ pub struct KeyValue {
 
 /// What happened to a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventType {
+pub enum EventKind {
     /// The key was created.
     Added,
     /// The key's value changed.
@@ -94,13 +94,13 @@ pub enum EventType {
     Deleted,
 }
 
-impl EventType {
+impl EventKind {
     /// `ADDED`, `MODIFIED`, `DELETED`, as in a Kubernetes watch event.
     pub fn as_str(self) -> &'static str {
         match self {
-            EventType::Added => "ADDED",
-            EventType::Modified => "MODIFIED",
-            EventType::Deleted => "DELETED",
+            EventKind::Added => "ADDED",
+            EventKind::Modified => "MODIFIED",
+            EventKind::Deleted => "DELETED",
         }
     }
 }
@@ -109,8 +109,8 @@ impl EventType {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     /// What happened.
-    pub kind: EventType,
-    /// The key after the change. For [`EventType::Deleted`], `value` is empty and
+    pub kind: EventKind,
+    /// The key after the change. For [`EventKind::Deleted`], `value` is empty and
     /// `mod_revision` is the deletion's revision (use it as the deleted object's
     /// `resourceVersion`, as Kubernetes does).
     pub kv: KeyValue,
@@ -132,7 +132,7 @@ impl Event {
     /// The object bytes to show a watcher: the new value, or for DELETED the last value.
     pub fn object_value(&self) -> &Bytes {
         match (self.kind, &self.prev) {
-            (EventType::Deleted, Some(prev)) => &prev.value,
+            (EventKind::Deleted, Some(prev)) => &prev.value,
             _ => &self.kv.value,
         }
     }

@@ -1,4 +1,5 @@
-//! Authentication and authorization of every request, before it reaches negotiation and the
+//! The authentication and authorization filter (Kubernetes' `WithAuthentication` and
+//! `WithAuthorization`): every request, before it reaches negotiation and the
 //! handlers: the front proxy's headers, a client certificate, a bearer token or anonymous
 //! (401 otherwise; the proxy's identity headers are then removed), then
 //! impersonation if asked for, then the authorization modes (403 otherwise), with the

@@ -1,0 +1,104 @@
+//! An inventory server written outside the workspace, as a user of the published crate would
+//! write it: one kind, the prelude, and `AppState::serve`. `tests/outside.rs` builds it as a
+//! crate of its own (only conneg-apiserver's public API in reach) and drives it over HTTP.
+
+use clap::Parser;
+use conneg_apiserver::prelude::*;
+use serde::{Deserialize, Serialize};
+
+const V1: GroupVersion = GroupVersion::new("inventory.example.com/v1");
+static ITEMS: ResourceInfo = ResourceInfo::new(
+    "inventory.example.com",
+    "items",
+    "item",
+    "Item",
+    "ItemList",
+    true,
+);
+
+/// A stocked item.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Item {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: ItemSpec,
+}
+
+/// How many, of what.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ItemSpec {
+    /// Stock keeping unit.
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    sku: String,
+    /// How many are in stock.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    count: i64,
+}
+
+impl Versioned for Item {
+    type Internal = Item;
+    const VERSION: GroupVersion = V1;
+    const KIND: &'static str = "Item";
+    fn set_type_meta(&mut self) {
+        self.api_version = V1.api_version().into();
+        self.kind = Self::KIND.into();
+    }
+    fn into_internal(self) -> Item {
+        self
+    }
+    fn from_internal(mut i: Item) -> Self {
+        i.set_type_meta();
+        i
+    }
+}
+conneg_apiserver::impl_meta!(Item);
+conneg_apiserver::impl_versioned_object!(Item, ITEMS);
+
+impl Kind for Item {
+    type Stored = Item;
+    const RESOURCE: &'static ResourceInfo = &ITEMS;
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<Item>()]
+    }
+    fn same_spec(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+    
+}
+
+#[derive(Debug, Parser)]
+struct Cli {
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
+    #[command(flatten)]
+    storage: StorageArgs,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = Cli::parse();
+    let info = OpenApiInfo {
+        title: "Inventory",
+        package: "com.example.inventory",
+    };
+    let state = ServerBuilder::new(info)
+        .serve::<Item>()
+        .build(cli.storage.open("inventory.example.com").await?, ServerOptions::default());
+    let listener = tokio::net::TcpListener::bind(cli.listen).await?;
+    println!("listening on http://{}", listener.local_addr()?);
+    state
+        .serve(listener, cli.serve.serving(), std::future::pending())
+        .await?;
+    Ok(())
+}
