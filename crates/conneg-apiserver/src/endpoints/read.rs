@@ -36,7 +36,7 @@ pub(super) async fn get<T: Served>(
 /// [`list_options::ListOptions::parse`].
 pub(super) async fn list_revision(
     st: &Context,
-    res: &ResourceInfo,
+    res: &'static ResourceInfo,
     q: &Params,
 ) -> Result<Option<i64>, Status> {
     let Some(rv) = q.get("resourceVersion") else {
@@ -127,5 +127,5 @@ pub(super) async fn page<K: Kind>(
         continue_token,
         revision,
     };
-    st.registry.list(t.namespace.as_deref(), req, sel).await
+    Ok(st.registry.list(t.namespace.as_deref(), req, sel).await?)
 }

@@ -141,7 +141,7 @@ async fn commit<T: Served>(
     prepare_update(&mut new, old)?;
     check_declared_update::<T>(st, t, versioned, &new, old)?;
     admission::admit(st, admission::Request::update(t.namespace(), &new, old)).await?;
-    st.registry.update(key, new, old, revision, dry_run).await
+    Ok(st.registry.update(key, new, old, revision, dry_run).await?)
 }
 
 /// Kubernetes' error for an apply without `fieldManager`.

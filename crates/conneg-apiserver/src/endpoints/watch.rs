@@ -449,7 +449,7 @@ fn initial_kinds<T: Served>(
         })
     };
     pages.flat_map(stream::iter).filter_map(move |kv| {
-        let k = kv.and_then(|kv| st.registry.decode::<T::K>(&kv));
+        let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(&kv)?));
         std::future::ready(match k {
             Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
             Err(e) => Some(Err(e)),

@@ -19,10 +19,10 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use super::backoff::ConflictBackoff;
-use super::{Kind, Registry};
+use super::{Error, Kind, Registry};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
-use crate::validation::{BadValue, FieldError, invalid};
+use crate::validation::{BadValue, FieldError};
 use conneg::Status;
 
 /// `metav1.DeleteOptions`.
@@ -61,7 +61,7 @@ pub struct Preconditions {
 
 impl DeleteOptions {
     /// `ValidateDeleteOptions`: 422 `DeleteOptions.meta.k8s.io "" is invalid: ...`.
-    pub fn validate(&self) -> Result<(), Status> {
+    pub fn validate(&self) -> Result<(), Error> {
         let mut errs = Vec::new();
         if let Some(policy) = &self.propagation_policy {
             if self.orphan_dependents.is_some() {
@@ -89,7 +89,12 @@ impl DeleteOptions {
         if errs.is_empty() {
             Ok(())
         } else {
-            Err(invalid("meta.k8s.io", "DeleteOptions", "", &errs))
+            Err(Error::Invalid {
+                group: "meta.k8s.io",
+                kind: "DeleteOptions",
+                name: String::new(),
+                errors: errs,
+            })
         }
     }
 
@@ -112,36 +117,34 @@ impl DeleteOptions {
     fn check_preconditions(
         &self,
         meta: &ObjectMeta,
-        resource: &ResourceInfo,
-    ) -> Result<(), Status> {
+        resource: &'static ResourceInfo,
+    ) -> Result<(), Error> {
         let Some(p) = &self.preconditions else {
             return Ok(());
         };
         if let Some(uid) = p.uid.as_deref().filter(|u| *u != meta.uid) {
-            return Err(Status::conflict(
-                resource.group,
-                resource.kind,
-                &meta.name,
-                &format!(
+            return Err(Error::Precondition {
+                resource,
+                name: meta.name.clone(),
+                message: format!(
                     "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
                     meta.uid
                 ),
-            ));
+            });
         }
         if let Some(rv) = p
             .resource_version
             .as_deref()
             .filter(|rv| *rv != meta.resource_version)
         {
-            return Err(Status::conflict(
-                resource.group,
-                resource.kind,
-                &meta.name,
-                &format!(
+            return Err(Error::Precondition {
+                resource,
+                name: meta.name.clone(),
+                message: format!(
                     "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
                     meta.resource_version
                 ),
-            ));
+            });
         }
         Ok(())
     }
@@ -193,9 +196,9 @@ pub enum Deletion {
 pub fn plan_delete(
     meta: &mut ObjectMeta,
     opts: &DeleteOptions,
-    resource: &ResourceInfo,
+    resource: &'static ResourceInfo,
     now: Time,
-) -> Result<Deletion, Status> {
+) -> Result<Deletion, Error> {
     opts.check_preconditions(meta, resource)?;
     let (orphan, foreground) = (opts.orphans(meta), opts.foreground(meta));
     let mut finalizers: Vec<String> = meta
@@ -262,7 +265,7 @@ impl Registry {
         name: &str,
         opts: &DeleteOptions,
         check: impl Fn(K) -> F,
-    ) -> Result<Option<Deleted<K>>, Status>
+    ) -> Result<Option<Deleted<K>>, Error>
     where
         F: Future<Output = Result<(), Status>>,
     {
@@ -271,12 +274,12 @@ impl Registry {
             let Some((old, revision)) = self.get::<K>(key, name).await? else {
                 return Ok(None);
             };
-            check(old.clone()).await?;
+            check(old.clone()).await.map_err(Error::refused)?;
             let mut kept = old.clone();
             let now = Time::now();
             let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;
             // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
-            let finishes = kept.begin_delete()?;
+            let finishes = kept.begin_delete().map_err(Error::refused)?;
             if finishes {
                 mark_deleting(kept.meta_mut(), now);
                 plan = Deletion::Keep;
@@ -294,9 +297,8 @@ impl Registry {
                             // In a task of its own: a client that hangs up does not stop it.
                             tokio::spawn(K::finalize(self.clone(), object.clone()))
                                 .await
-                                .map_err(|e| {
-                                    Status::internal_error(format!("deletion task failed: {e}"))
-                                })??;
+                                .map_err(|e| Error::Internal(format!("deletion task failed: {e}")))?
+                                .map_err(Error::refused)?;
                         }
                         return Ok(Some(Deleted {
                             object,
@@ -422,7 +424,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let e = plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err();
+        let e = Status::from(plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err());
         assert_eq!(e.code, 409);
         assert_eq!(
             e.message,
@@ -432,7 +434,7 @@ mod tests {
             uid: Some("u1".into()),
             resource_version: Some("6".into()),
         });
-        let e = plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err();
+        let e = Status::from(plan_delete(&mut meta(&[]), &o, &NAMESPACES, NOW).unwrap_err());
         assert_eq!(
             e.message,
             "Operation cannot be fulfilled on Namespace \"a\": the ResourceVersion in the precondition (6) does not match the ResourceVersion in record (7). The object might have been modified"
@@ -441,12 +443,12 @@ mod tests {
 
     #[test]
     fn invalid_options_are_refused() {
-        let e = opts(Some("Orphan"), Some(true)).validate().unwrap_err();
+        let e = Status::from(opts(Some("Orphan"), Some(true)).validate().unwrap_err());
         assert_eq!(
             e.message,
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"Orphan\": orphanDependents and deletionPropagation cannot be both set"
         );
-        let e = opts(Some("Sideways"), None).validate().unwrap_err();
+        let e = Status::from(opts(Some("Sideways"), None).validate().unwrap_err());
         assert_eq!(
             e.message,
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
@@ -455,7 +457,7 @@ mod tests {
             dry_run: vec!["Some".into()],
             ..Default::default()
         };
-        let e = o.validate().unwrap_err();
+        let e = Status::from(o.validate().unwrap_err());
         assert_eq!(
             e.message,
             "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""

@@ -14,6 +14,7 @@
 
 pub mod backoff;
 pub mod delete;
+mod error;
 pub mod status;
 pub mod strategy;
 
@@ -27,9 +28,8 @@ use crate::resource::{Catalog, GroupVersion, ResourceInfo, Versioned};
 use crate::selector::Selectors;
 use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
-use crate::storage::{
-    KeyValue, ListOptions, Storage, StorageError, Store, ToStatus, continue_token,
-};
+use crate::storage::{KeyValue, ListOptions, Storage, StorageError, Store, continue_token};
+pub use error::Error;
 pub use strategy::{Column, Kind, ServedVersion};
 
 /// The storage stack of a server and what it serves; cheap to clone.
@@ -69,15 +69,9 @@ pub struct ListRequest<'a> {
     pub revision: Option<i64>,
 }
 
-/// A storage error as the API error Kubernetes answers with.
-pub fn storage_status(e: StorageError, res: &ResourceInfo, name: &str) -> Status {
-    if !matches!(
-        e,
-        StorageError::NotFound { .. } | StorageError::AlreadyExists { .. }
-    ) {
-        tracing::debug!(error = %e, "storage error");
-    }
-    e.to_status(res, name)
+/// A storage error on the object `name` of `res`, as the API error Kubernetes answers with.
+pub fn storage_status(e: StorageError, res: &'static ResourceInfo, name: &str) -> Status {
+    Error::storage(e, res, name).into()
 }
 
 impl Registry {
@@ -92,33 +86,33 @@ impl Registry {
     }
 
     /// Stored bytes → internal (defaults applied, resourceVersion from the revision).
-    pub fn decode<K: Kind>(&self, kv: &KeyValue) -> Result<K, Status> {
+    pub fn decode<K: Kind>(&self, kv: &KeyValue) -> Result<K, Error> {
         let mut stored: K::Stored = self
             .codec
             .decode(kv)
-            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
         stored.apply_defaults();
         Ok(stored.into_internal())
     }
 
     /// Internal → stored bytes, and the object in its storage version.
-    fn encode<K: Kind>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Status> {
+    fn encode<K: Kind>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Error> {
         let mut stored = K::Stored::from_internal(k);
         let bytes = self
             .codec
             .encode(&mut stored)
-            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
         Ok((bytes, stored))
     }
 
     /// The object at `key` and the revision it was last written at; `None` when there is
     /// none.
-    pub async fn get<K: Kind>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Status> {
+    pub async fn get<K: Kind>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Error> {
         let Some(kv) = self
             .store
             .get(key)
             .await
-            .map_err(|e| storage_status(e, K::RESOURCE, name))?
+            .map_err(|e| Error::storage(e, K::RESOURCE, name))?
         else {
             return Ok(None);
         };
@@ -127,13 +121,13 @@ impl Registry {
 
     /// Every object of the kind `K` (in `namespace`, or everywhere), at the current revision:
     /// what an admission plugin or a controller reads where Kubernetes would read an informer.
-    pub async fn list_all<K: Kind>(&self, namespace: Option<&str>) -> Result<Vec<K>, Status> {
+    pub async fn list_all<K: Kind>(&self, namespace: Option<&str>) -> Result<Vec<K>, Error> {
         let prefix = self.keys.collection(K::RESOURCE, namespace);
         let page = self
             .store
             .list(&prefix, ListOptions::default())
             .await
-            .map_err(|e| storage_status(e, K::RESOURCE, ""))?;
+            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
         page.items.iter().map(|kv| self.decode(kv)).collect()
     }
 
@@ -146,13 +140,13 @@ impl Registry {
         namespace: Option<&str>,
         req: ListRequest<'_>,
         sel: &Selectors,
-    ) -> Result<Page<K>, Status> {
+    ) -> Result<Page<K>, Error> {
         let res = K::RESOURCE;
         let prefix = self.keys.collection(res, namespace);
         let (mut start, mut revision) = match req.continue_token {
             Some(tok) => {
                 let (key, rv) = continue_token::decode(tok, &prefix)
-                    .map_err(|e| Status::bad_request(format!("invalid continue token: {e}")))?;
+                    .map_err(|e| Error::InvalidContinue(e.to_string()))?;
                 (Some(key), Some(rv))
             }
             None => (None, req.revision),
@@ -168,11 +162,9 @@ impl Registry {
             let page = match self.store.list(&prefix, opts).await {
                 Ok(p) => p,
                 Err(StorageError::Gone { .. }) if req.continue_token.is_some() => {
-                    return Err(Status::expired(
-                        continue_token::CONTINUE_EXPIRED_MSG.to_owned(),
-                    ));
+                    return Err(Error::ContinueExpired);
                 }
-                Err(e) => return Err(storage_status(e, res, "")),
+                Err(e) => return Err(Error::storage(e, res, "")),
             };
             for kv in &page.items {
                 let k: K = self.decode(kv)?;
@@ -189,7 +181,7 @@ impl Registry {
                 };
                 if page.more() {
                     meta.continue_ = continue_token::for_next_page(&page, &prefix)
-                        .map_err(Status::internal_error)?
+                        .map_err(|e| Error::Internal(e.to_string()))?
                         .unwrap_or_default();
                     if sel.is_empty() {
                         meta.remaining_item_count = i64::try_from(page.remaining).ok();
@@ -204,7 +196,7 @@ impl Registry {
     /// Creates `k` (its metadata prepared, its name set or generated from `generateName`
     /// when `generated`): a generated name that is taken is generated again (Kubernetes'
     /// `RetryGenerateName`). The answer is the object as stored, with its resourceVersion.
-    pub async fn create<K: Kind>(&self, k: K, generated: bool, dry_run: bool) -> Result<K, Status> {
+    pub async fn create<K: Kind>(&self, k: K, generated: bool, dry_run: bool) -> Result<K, Error> {
         let (namespace, mut name) = (k.meta().namespace.clone(), k.meta().name.clone());
         let mut key = self.key::<K>(&namespace, &name);
         let (mut bytes, mut stored) = self.encode(k)?;
@@ -226,9 +218,9 @@ impl Registry {
                     bytes = self
                         .codec
                         .encode(&mut stored)
-                        .map_err(|e| storage_status(e, K::RESOURCE, &name))?;
+                        .map_err(|e| Error::storage(e, K::RESOURCE, &name))?;
                 }
-                Err(e) => return Err(storage_status(e, K::RESOURCE, &name)),
+                Err(e) => return Err(Error::storage(e, K::RESOURCE, &name)),
             }
         }
         Ok(stored.into_internal())
@@ -244,7 +236,7 @@ impl Registry {
         old: &K,
         expected: i64,
         dry_run: bool,
-    ) -> Result<Option<K>, Status> {
+    ) -> Result<Option<K>, Error> {
         if delete::deletes_on_update(&new, old) {
             return self.remove(key, old.clone(), expected, dry_run).await;
         }
@@ -260,7 +252,7 @@ impl Registry {
                 Ok(Some(stored.into_internal()))
             }
             Err(StorageError::Conflict { .. }) => Ok(None),
-            Err(e) => Err(storage_status(e, K::RESOURCE, &name)),
+            Err(e) => Err(Error::storage(e, K::RESOURCE, &name)),
         }
     }
 
@@ -275,7 +267,7 @@ impl Registry {
         mut old: K,
         expected: i64,
         dry_run: bool,
-    ) -> Result<Option<K>, Status> {
+    ) -> Result<Option<K>, Error> {
         if dry_run {
             return Ok(Some(old));
         }
@@ -286,7 +278,7 @@ impl Registry {
             }
             Err(StorageError::NotFound { .. }) => Ok(Some(old)),
             Err(StorageError::Conflict { .. }) => Ok(None),
-            Err(e) => Err(storage_status(e, K::RESOURCE, &old.meta().name)),
+            Err(e) => Err(Error::storage(e, K::RESOURCE, &old.meta().name)),
         }
     }
 }

@@ -9,30 +9,29 @@
 //! It works on the object's storage version as JSON (the top-level `status` field), so it
 //! holds for any kind the registry serves, compiled or not.
 
-use conneg::Status;
 use serde_json::Value;
 
-use super::Kind;
+use super::{Error, Kind};
 use crate::resource::Versioned;
 
 /// `k` in its storage version, as a JSON object.
-fn to_json<K: Kind>(k: &K) -> Result<serde_json::Map<String, Value>, Status> {
+fn to_json<K: Kind>(k: &K) -> Result<serde_json::Map<String, Value>, Error> {
     match serde_json::to_value(K::Stored::from_internal(k.clone())) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Status::internal_error("an object is not a JSON object")),
-        Err(e) => Err(Status::internal_error(format!("encoding the object: {e}"))),
+        Ok(_) => Err(Error::Internal("an object is not a JSON object".into())),
+        Err(e) => Err(Error::Internal(format!("encoding the object: {e}"))),
     }
 }
 
-fn from_json<K: Kind>(m: serde_json::Map<String, Value>) -> Result<K, Status> {
+fn from_json<K: Kind>(m: serde_json::Map<String, Value>) -> Result<K, Error> {
     serde_json::from_value::<K::Stored>(Value::Object(m))
         .map(Versioned::into_internal)
-        .map_err(|e| Status::internal_error(format!("decoding the object: {e}")))
+        .map_err(|e| Error::Internal(format!("decoding the object: {e}")))
 }
 
 /// A create: the status is the kind's default (Kubernetes' strategies clear it; the
 /// controller that owns the status writes it through `/status`).
-pub fn clear_status<K: Kind>(new: &mut K) -> Result<(), Status> {
+pub fn clear_status<K: Kind>(new: &mut K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     if n.remove("status").is_some() {
         *new = from_json(n)?;
@@ -41,7 +40,7 @@ pub fn clear_status<K: Kind>(new: &mut K) -> Result<(), Status> {
 }
 
 /// A write to the object: its status is `old`'s.
-pub fn keep_status<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+pub fn keep_status<K: Kind>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     match to_json(old)?.remove("status") {
         Some(status) => n.insert("status".into(), status),
@@ -53,7 +52,7 @@ pub fn keep_status<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
 
 /// A write to `/status`: everything but the status is `old`'s, except the `resourceVersion`
 /// (the client's precondition) and the `managedFields` it sent.
-pub fn status_only<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+pub fn status_only<K: Kind>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut o = to_json(old)?;
     match to_json(new)?.remove("status") {
         Some(status) => o.insert("status".into(), status),
