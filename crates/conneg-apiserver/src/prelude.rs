@@ -1,10 +1,10 @@
 //! What a server author needs, in one line: `use conneg_apiserver::prelude::*;`.
 //!
 //! The declaration of a served kind ([`kind`]) and its types ([`ObjectMeta`], [`Versioned`],
-//! [`ResourceInfo`], [`GroupVersion`], [`JsonSchema`]), its strategy ([`Kind`], [`Column`], [`ServedVersion`]),
-//! admission ([`admission`]), and the server: [`ServerBuilder`] builds an [`AppState`] that
-//! [`AppState::serve`] serves with the bounds of [`Serving`], from the shared command-line
-//! options ([`StorageArgs`], [`ServeArgs`], [`SecureServingArgs`], [`AuthArgs`]).
+//! [`ResourceInfo`], [`GroupVersion`], [`JsonSchema`]), its strategy ([`Kind`], [`Column`],
+//! [`ServedVersion`]), admission ([`admission`]), and the server: [`ServerBuilder`] builds an
+//! [`AppState`] that [`AppState::serve`] serves with the bounds of [`Serving`], from the shared
+//! command-line options ([`StorageArgs`], [`ServeArgs`], [`SecureServingArgs`], [`AuthArgs`]).
 //!
 //! ```
 //! use conneg_apiserver::prelude::*;
