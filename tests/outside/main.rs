@@ -6,26 +6,11 @@ use clap::Parser;
 use conneg_apiserver::prelude::*;
 use serde::{Deserialize, Serialize};
 
-const V1: GroupVersion = GroupVersion::new("inventory.example.com/v1");
-static ITEMS: ResourceInfo = ResourceInfo::new(
-    "inventory.example.com",
-    "items",
-    "item",
-    "Item",
-    "ItemList",
-    true,
-);
-
-/// A stocked item.
+/// A stocked item: `items` in `inventory.example.com/v1`, namespaced, declared once.
+#[kind(group = "inventory.example.com", version = "v1", kind = "Item", namespaced)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Item {
-    #[serde(default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: ObjectMeta,
     #[serde(default)]
     spec: ItemSpec,
 }
@@ -44,28 +29,8 @@ struct ItemSpec {
     count: i64,
 }
 
-impl Versioned for Item {
-    type Internal = Item;
-    const VERSION: GroupVersion = V1;
-    const KIND: &'static str = "Item";
-    fn set_type_meta(&mut self) {
-        self.api_version = V1.api_version().into();
-        self.kind = Self::KIND.into();
-    }
-    fn into_internal(self) -> Item {
-        self
-    }
-    fn from_internal(mut i: Item) -> Self {
-        i.set_type_meta();
-        i
-    }
-}
-conneg_apiserver::impl_meta!(Item);
-conneg_apiserver::impl_versioned_object!(Item, ITEMS);
-
 impl Kind for Item {
     type Stored = Item;
-    const RESOURCE: &'static ResourceInfo = &ITEMS;
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![ServedVersion::of::<Item>()]
     }
@@ -94,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let state = ServerBuilder::new(info)
         .serve::<Item>()
-        .build(cli.storage.open("inventory.example.com").await?, ServerOptions::default());
+        .build(cli.storage.open(Item::RESOURCE.group).await?, ServerOptions::default());
     let listener = tokio::net::TcpListener::bind(cli.listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
     state

@@ -449,7 +449,8 @@ pub trait HasListMeta {
 }
 
 /// Implements [`HasObjectMeta`] for an object type whose metadata live in a `metadata` field,
-/// as every Kubernetes type's do.
+/// as every Kubernetes type's do: for internal types, as a served (versioned) type declared
+/// with [`kind`](crate::kind) has it already.
 ///
 /// ```
 /// use conneg_apiserver::meta::{HasObjectMeta, ObjectMeta};

@@ -1,10 +1,10 @@
 //! What a server author needs, in one line: `use conneg_apiserver::prelude::*;`.
 //!
-//! The types of a served kind ([`ObjectMeta`], [`Versioned`], [`ResourceInfo`],
-//! [`GroupVersion`], [`JsonSchema`]), its strategy ([`Kind`], [`Column`], [`ServedVersion`]),
-//! admission ([`admission`]), and the server: [`ServerBuilder`] builds an [`AppState`] that
-//! [`AppState::serve`] serves with the bounds of [`Serving`], from the shared command-line
-//! options ([`StorageArgs`], [`ServeArgs`], [`SecureServingArgs`], [`AuthArgs`]).
+//! The declaration of a served kind ([`kind`]) and its types ([`ObjectMeta`], [`Versioned`],
+//! [`ResourceInfo`], [`GroupVersion`], [`JsonSchema`]), its strategy ([`Kind`], [`Column`],
+//! [`ServedVersion`]), admission ([`admission`]), and the server: [`ServerBuilder`] builds an
+//! [`AppState`] that [`AppState::serve`] serves with the bounds of [`Serving`], from the shared
+//! command-line options ([`StorageArgs`], [`ServeArgs`], [`SecureServingArgs`], [`AuthArgs`]).
 //!
 //! ```
 //! use conneg_apiserver::prelude::*;
@@ -19,6 +19,7 @@
 pub use crate::config::{AuthArgs, SecureServingArgs, ServeArgs, StorageArgs};
 pub use crate::declarative::JsonSchema;
 pub use crate::endpoints::admission;
+pub use crate::kind;
 pub use crate::meta::{HasObjectMeta, ObjectMeta};
 pub use crate::registry::{Column, Kind, Registry, ServedVersion};
 pub use crate::resource::{GroupVersion, List, ResourceInfo, Versioned};

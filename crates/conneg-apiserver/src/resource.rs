@@ -232,7 +232,8 @@ pub trait Versioned: serde::Serialize + serde::de::DeserializeOwned + Clone {
     fn from_internal(internal: Self::Internal) -> Self;
 }
 
-/// A versioned single object (not a list), with metadata.
+/// A versioned single object (not a list), with metadata. [`kind`](crate::kind) implements it
+/// (with [`Versioned`] and [`HasObjectMeta`]) from a kind's declaration.
 pub trait VersionedObject: Versioned + HasObjectMeta {
     /// The list type of this kind in the same version.
     type List: VersionedList<Item = Self>;
@@ -256,6 +257,19 @@ pub trait VersionedList: Versioned + HasListMeta {
 
 /// The list kind of every object kind (`FlunderList`, `NamespaceList`): `apiVersion`, `kind`,
 /// list metadata and the items, in one version.
+///
+/// ```
+/// use conneg_apiserver::meta::ListMeta;
+/// use conneg_apiserver::resource::{List, VersionedList};
+///
+/// #[conneg_apiserver::kind(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+/// struct Widget {}
+///
+/// let list = List::from_items(ListMeta::default(), vec![Widget::default()]);
+/// assert_eq!((list.kind.as_str(), list.api_version.as_str()), ("WidgetList", "example.com/v1"));
+/// assert_eq!(list.items().len(), 1);
+/// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(
     rename_all = "camelCase",
@@ -355,50 +369,6 @@ impl<T: VersionedObject<List = List<T>>> VersionedList for List<T> {
     fn into_items(self) -> Vec<T> {
         self.items
     }
-}
-
-/// Implements [`VersionedObject`] for an object type of `resource` whose `apiVersion` and
-/// `kind` are in `api_version` and `kind` fields; its list is [`List`]. The type must also
-/// implement [`Versioned`] and have its metadata implemented ([`impl_meta!`](crate::impl_meta)).
-///
-/// ```
-/// use conneg_apiserver::meta::{ListMeta, ObjectMeta};
-/// use conneg_apiserver::resource::{GroupVersion, List, ResourceInfo, Versioned, VersionedList};
-///
-/// const WIDGETS: ResourceInfo =
-///     ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
-///
-/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
-/// struct Widget { api_version: String, kind: String, metadata: ObjectMeta }
-///
-/// impl Versioned for Widget {
-///     type Internal = Widget;
-///     const VERSION: GroupVersion = GroupVersion::new("example.com/v1");
-///     const KIND: &'static str = "Widget";
-///     fn set_type_meta(&mut self) {
-///         self.api_version = Self::VERSION.api_version().into();
-///         self.kind = Self::KIND.into();
-///     }
-///     fn into_internal(self) -> Widget { self }
-///     fn from_internal(mut w: Widget) -> Self { w.set_type_meta(); w }
-/// }
-/// conneg_apiserver::impl_meta!(Widget);
-/// conneg_apiserver::impl_versioned_object!(Widget, WIDGETS);
-///
-/// let list = List::from_items(ListMeta::default(), vec![Widget::default()]);
-/// assert_eq!((list.kind.as_str(), list.items().len()), ("WidgetList", 1));
-/// ```
-#[macro_export]
-macro_rules! impl_versioned_object {
-    ($obj:ty, $resource:expr) => {
-        impl $crate::resource::VersionedObject for $obj {
-            type List = $crate::resource::List<$obj>;
-            const RESOURCE: &'static $crate::resource::ResourceInfo = &$resource;
-            fn type_meta(&self) -> (&str, &str) {
-                (&self.api_version, &self.kind)
-            }
-        }
-    };
 }
 
 /// Convert a versioned object to another version through the internal type.

@@ -7,37 +7,23 @@ mod support;
 use support::{call, memory_storage};
 
 use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::meta::ObjectMeta;
 use conneg_apiserver::registry::{Kind, ServedVersion};
-use conneg_apiserver::resource::{GroupVersion, ResourceInfo, Versioned};
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, router};
 use http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-const V1: GroupVersion = GroupVersion::new("gadgets.example.com/v1");
-static GADGETS: ResourceInfo = ResourceInfo {
-    status_subresource: true,
-    ..ResourceInfo::new(
-        "gadgets.example.com",
-        "gadgets",
-        "gadget",
-        "Gadget",
-        "GadgetList",
-        true,
-    )
-};
-
+#[conneg_apiserver::kind(
+    group = "gadgets.example.com",
+    version = "v1",
+    kind = "Gadget",
+    namespaced,
+    status
+)]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Gadget {
-    #[serde(default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: ObjectMeta,
     #[serde(default)]
     spec: GadgetSpec,
     #[serde(default)]
@@ -56,29 +42,9 @@ struct GadgetStatus {
     ready: bool,
 }
 
-impl Versioned for Gadget {
-    type Internal = Gadget;
-    const VERSION: GroupVersion = V1;
-    const KIND: &'static str = "Gadget";
-    fn set_type_meta(&mut self) {
-        self.api_version = V1.api_version().into();
-        self.kind = Self::KIND.into();
-    }
-    fn into_internal(self) -> Gadget {
-        self
-    }
-    fn from_internal(mut g: Gadget) -> Self {
-        g.set_type_meta();
-        g
-    }
-}
-conneg_apiserver::impl_meta!(Gadget);
-conneg_apiserver::impl_versioned_object!(Gadget, GADGETS);
-
 /// No prepare_for_update, no prepare_for_status_update.
 impl Kind for Gadget {
     type Stored = Gadget;
-    const RESOURCE: &'static ResourceInfo = &GADGETS;
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![ServedVersion::of::<Gadget>()]
     }

@@ -13,17 +13,21 @@ use conneg_apiserver::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-const GROUP: &str = "widgets.example.com";
-const V1: GroupVersion = GroupVersion::new("widgets.example.com/v1");
-const WIDGETS: ResourceInfo =
-    ResourceInfo::new(GROUP, "widgets", "widget", "Widget", "WidgetList", true);
-
 /// A widget: a size and a color.
-// One version, so the type is its own internal form. The schema and the rules are derived
-// (`JsonSchema`, doc comments are descriptions): the server publishes them in its OpenAPI
-// documents and enforces them on every write (`conneg_apiserver::declarative`).
+// Declared once: its group, version and kind, and so its resource (`widgets`, listed as
+// `WidgetList`, namespaced). The attribute adds the `kind`, `apiVersion` and `metadata` fields
+// and the traits of a served type; one version, so the type is its own internal form.
+// The schema and the rules are derived (`JsonSchema`, doc comments are descriptions): the
+// server publishes them in its OpenAPI documents and enforces them on every write
+// (`conneg_apiserver::declarative`).
 // `conneg_cbor::Serialize` is serde's `Serialize` that also hands the storage encoder (sorted
 // CBOR) the fields already in order.
+#[conneg_apiserver::kind(
+    group = "widgets.example.com",
+    version = "v1",
+    kind = "Widget",
+    namespaced
+)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 // Widget names are DNS-1123 labels (the name-format rule), declared as a CEL rule on the object.
@@ -32,12 +36,6 @@ const WIDGETS: ResourceInfo =
      "messageExpression": "format.dns1123Label().validate(self.metadata.name).value().join(', ')",
      "fieldPath": ".metadata.name"}]))]
 struct Widget {
-    #[serde(default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: ObjectMeta,
     #[serde(default)]
     spec: WidgetSpec,
 }
@@ -58,31 +56,9 @@ struct WidgetSpec {
     color: String,
 }
 
-/// Its version and kind, and the conversions to the internal form (none: one version).
-impl Versioned for Widget {
-    type Internal = Widget;
-    const VERSION: GroupVersion = V1;
-    const KIND: &'static str = "Widget";
-    fn set_type_meta(&mut self) {
-        self.api_version = V1.api_version().into();
-        self.kind = Self::KIND.into();
-    }
-    fn into_internal(self) -> Widget {
-        self
-    }
-    fn from_internal(mut w: Widget) -> Self {
-        w.set_type_meta();
-        w
-    }
-}
-conneg_apiserver::impl_meta!(Widget);
-// Its list is `conneg_apiserver::resource::List<Widget>` (`WidgetList`).
-conneg_apiserver::impl_versioned_object!(Widget, WIDGETS);
-
 /// What the generic registry needs to know of widgets.
 impl Kind for Widget {
     type Stored = Widget;
-    const RESOURCE: &'static ResourceInfo = &WIDGETS;
 
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![ServedVersion::of::<Widget>()]
@@ -114,7 +90,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !cli.listen.ip().is_loopback() {
         return Err(format!("refusing to serve plain HTTP on {}", cli.listen).into());
     }
-    let storage = cli.storage.open(GROUP).await?;
+    let storage = cli.storage.open(Widget::RESOURCE.group).await?;
     let info = OpenApiInfo {
         title: "Widgets",
         package: "com.example.widgets",

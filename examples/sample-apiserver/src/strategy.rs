@@ -5,13 +5,11 @@
 
 use serde_json::{Value, json};
 
-use crate::api::{FISCHERS, FLUNDERS, internal, v1alpha1, v1beta1};
+use crate::api::{internal, v1alpha1, v1beta1};
 use conneg_apiserver::registry::{Column, Kind, ServedVersion};
-use conneg_apiserver::resource::ResourceInfo;
 
 impl Kind for internal::Flunder {
     type Stored = v1alpha1::Flunder;
-    const RESOURCE: &'static ResourceInfo = &FLUNDERS;
 
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![
@@ -52,7 +50,6 @@ impl Kind for internal::Flunder {
 
 impl Kind for internal::Fischer {
     type Stored = v1alpha1::Fischer;
-    const RESOURCE: &'static ResourceInfo = &FISCHERS;
 
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![ServedVersion::of::<v1alpha1::Fischer>()]

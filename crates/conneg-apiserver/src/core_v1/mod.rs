@@ -5,8 +5,8 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::meta::{ObjectMeta, null_as_default};
-use crate::resource::{GroupVersion, ResourceInfo, Versioned};
+use crate::meta::null_as_default;
+use crate::resource::{GroupVersion, ResourceInfo};
 
 pub mod lifecycle;
 mod strategy;
@@ -118,26 +118,10 @@ pub fn validate_status(ns: &Namespace) -> Vec<crate::validation::FieldError> {
 }
 
 /// `Namespace` (cluster-scoped).
+#[crate::kind(version = "v1", resource = NAMESPACES, defaults = set_defaults)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Namespace {
-    /// `Namespace`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `v1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// Metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ObjectMeta,
     /// Spec (always written).
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: NamespaceSpec,
@@ -145,8 +129,6 @@ pub struct Namespace {
     #[serde(default, deserialize_with = "null_as_default")]
     pub status: NamespaceStatus,
 }
-
-crate::impl_meta!(Namespace);
 
 /// `NamespaceList`.
 pub type NamespaceList = crate::resource::List<Namespace>;
@@ -158,37 +140,17 @@ impl Namespace {
     }
 }
 
-impl Versioned for Namespace {
-    type Internal = Namespace;
-    const VERSION: GroupVersion = CORE_V1;
-    const KIND: &'static str = "Namespace";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
+/// `SetDefaults_Namespace` and `SetDefaults_NamespaceStatus`: the name label, phase `Active`.
+fn set_defaults(ns: &mut Namespace) {
+    if !ns.metadata.name.is_empty() {
+        ns.metadata
+            .labels
+            .insert(NAME_LABEL.to_owned(), ns.metadata.name.clone());
     }
-    /// `SetDefaults_Namespace` and `SetDefaults_NamespaceStatus`: the name label, phase
-    /// `Active`.
-    fn apply_defaults(&mut self) {
-        if !self.metadata.name.is_empty() {
-            self.metadata
-                .labels
-                .insert(NAME_LABEL.to_owned(), self.metadata.name.clone());
-        }
-        if self.status.phase.is_empty() {
-            PHASE_ACTIVE.clone_into(&mut self.status.phase);
-        }
-    }
-    fn into_internal(self) -> Namespace {
-        self
-    }
-    fn from_internal(mut i: Namespace) -> Self {
-        i.set_type_meta();
-        i
+    if ns.status.phase.is_empty() {
+        PHASE_ACTIVE.clone_into(&mut ns.status.phase);
     }
 }
-
-crate::impl_versioned_object!(Namespace, NAMESPACES);
 
 impl OpenApiSchema for Namespace {
     fn definitions(d: &mut Definitions<'_>) {

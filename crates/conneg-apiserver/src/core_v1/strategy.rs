@@ -4,14 +4,12 @@ use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{NAMESPACES, Namespace, lifecycle};
+use super::{Namespace, lifecycle};
 use crate::registry::{Column, Kind, Registry, ServedVersion};
-use crate::resource::ResourceInfo;
 use crate::validation::{FieldError, validate_namespace_name};
 
 impl Kind for Namespace {
     type Stored = Namespace;
-    const RESOURCE: &'static ResourceInfo = &NAMESPACES;
     const RETURN_DELETED_OBJECT: bool = true;
 
     fn validate_create(&self) -> Vec<FieldError> {

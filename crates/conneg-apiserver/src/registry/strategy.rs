@@ -81,8 +81,8 @@ impl Column {
 pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// The storage-version type (v1alpha1).
     type Stored: VersionedObject<Internal = Self> + Send + Sync + 'static;
-    /// The resource.
-    const RESOURCE: &'static ResourceInfo;
+    /// The resource: by default the storage-version type's, [`VersionedObject::RESOURCE`].
+    const RESOURCE: &'static ResourceInfo = <Self::Stored as VersionedObject>::RESOURCE;
 
     /// Validation on create (the strategy's `Validate`).
     fn validate_create(&self) -> Vec<FieldError> {

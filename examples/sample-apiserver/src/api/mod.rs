@@ -37,7 +37,9 @@ pub const V1ALPHA1: GroupVersion = GroupVersion::new(v1alpha1::API_VERSION);
 /// `wardle.example.com/v1beta1`: Flunder only; the preferred version.
 pub const V1BETA1: GroupVersion = GroupVersion::new(v1beta1::API_VERSION);
 
-/// `flunders` (namespaced; v1alpha1 and v1beta1).
+/// `flunders` (namespaced; v1alpha1 and v1beta1, whose types name it with
+/// `#[kind(resource = FLUNDERS)]`). `fischers` is declared on [`v1alpha1::Fischer`], its one
+/// version.
 pub const FLUNDERS: ResourceInfo = ResourceInfo {
     group: GROUP,
     resource: "flunders",
@@ -45,19 +47,6 @@ pub const FLUNDERS: ResourceInfo = ResourceInfo {
     kind: "Flunder",
     list_kind: "FlunderList",
     namespaced: true,
-    verbs: VERBS,
-    short_names: &[],
-    status_subresource: false,
-};
-
-/// `fischers` (cluster-scoped; v1alpha1 only).
-pub const FISCHERS: ResourceInfo = ResourceInfo {
-    group: GROUP,
-    resource: "fischers",
-    singular: "fischer",
-    kind: "Fischer",
-    list_kind: "FischerList",
-    namespaced: false,
     verbs: VERBS,
     short_names: &[],
     status_subresource: false,

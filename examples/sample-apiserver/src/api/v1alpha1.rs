@@ -4,10 +4,10 @@
 use conneg_apiserver::declarative::JsonSchema;
 use serde::Deserialize;
 
-use conneg_apiserver::meta::{ObjectMeta, null_as_default};
+use conneg_apiserver::meta::null_as_default;
 
-use super::{FISCHERS, FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{GroupVersion, List, Versioned};
+use super::{FLUNDERS, ReferenceType, internal};
+use conneg_apiserver::resource::List;
 
 /// `wardle.example.com/v1alpha1`.
 pub const API_VERSION: &str = "wardle.example.com/v1alpha1";
@@ -46,27 +46,16 @@ pub struct FlunderSpec {
 pub struct FlunderStatus {}
 
 /// Flunder is an example type with a spec and a status.
-// v1alpha1 `Flunder`, the storage version.
+// v1alpha1 `Flunder`, the storage version; the resource (`flunders`) is shared with v1beta1.
+#[conneg_apiserver::kind(
+    version = "v1alpha1",
+    resource = FLUNDERS,
+    internal = internal::Flunder,
+    defaults = set_defaults_flunder
+)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
-    /// `Flunder`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// Metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ObjectMeta,
     /// The desired state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: FlunderSpec,
@@ -76,27 +65,16 @@ pub struct Flunder {
 }
 
 /// Fischer names flunders that the BanFlunder admission plugin refuses to create.
-// v1alpha1 `Fischer` (cluster-scoped).
+// v1alpha1 `Fischer` (cluster-scoped, served in this version only: `fischers`, `FischerList`).
+#[conneg_apiserver::kind(
+    group = "wardle.example.com",
+    version = "v1alpha1",
+    kind = "Fischer",
+    internal = internal::Fischer
+)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fischer {
-    /// `Fischer`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1alpha1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// Metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ObjectMeta,
     /// DisallowedFlunders holds a list of Flunder.Names that are disallowed.
     #[schemars(extend("x-kubernetes-list-type" = "atomic"))]
     #[serde(
@@ -107,13 +85,15 @@ pub struct Fischer {
     pub disallowed_flunders: Vec<String>,
 }
 
-conneg_apiserver::impl_meta!(Flunder);
-conneg_apiserver::impl_meta!(Fischer);
-
 /// v1alpha1 `FlunderList`.
 pub type FlunderList = List<Flunder>;
 /// v1alpha1 `FischerList`.
 pub type FischerList = List<Fischer>;
+
+/// `SetDefaults_Flunder`: the spec's ([`set_defaults_flunder_spec`]).
+pub fn set_defaults_flunder(flunder: &mut Flunder) {
+    set_defaults_flunder_spec(&mut flunder.spec);
+}
 
 /// `SetDefaults_FlunderSpec`: a reference without a (non-empty) type refers to a Flunder. An
 /// empty type is no type (conversion drops it anyway), so it is not refused by the enum.
@@ -161,61 +141,46 @@ pub fn convert_flunder_spec_from_internal(spec: internal::FlunderSpec) -> Flunde
     }
 }
 
-impl Versioned for Flunder {
-    type Internal = internal::Flunder;
-    const VERSION: GroupVersion = super::V1ALPHA1;
-    const KIND: &'static str = "Flunder";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn apply_defaults(&mut self) {
-        set_defaults_flunder_spec(&mut self.spec);
-    }
-    fn into_internal(self) -> internal::Flunder {
+/// Through [`convert_flunder_spec_to_internal`].
+impl From<Flunder> for internal::Flunder {
+    fn from(f: Flunder) -> Self {
         internal::Flunder {
-            metadata: self.metadata,
-            spec: convert_flunder_spec_to_internal(self.spec),
+            metadata: f.metadata,
+            spec: convert_flunder_spec_to_internal(f.spec),
             status: internal::FlunderStatus {},
         }
     }
-    fn from_internal(i: internal::Flunder) -> Self {
-        let mut out = Flunder {
+}
+
+/// Through [`convert_flunder_spec_from_internal`] (`apiVersion` and `kind` are set by
+/// `Versioned::from_internal`).
+impl From<internal::Flunder> for Flunder {
+    fn from(i: internal::Flunder) -> Self {
+        Flunder {
             metadata: i.metadata,
             spec: convert_flunder_spec_from_internal(i.spec),
             ..Default::default()
-        };
-        out.set_type_meta();
-        out
+        }
     }
 }
 
-impl Versioned for Fischer {
-    type Internal = internal::Fischer;
-    const VERSION: GroupVersion = super::V1ALPHA1;
-    const KIND: &'static str = "Fischer";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn into_internal(self) -> internal::Fischer {
+/// Field for field.
+impl From<Fischer> for internal::Fischer {
+    fn from(f: Fischer) -> Self {
         internal::Fischer {
-            metadata: self.metadata,
-            disallowed_flunders: self.disallowed_flunders,
+            metadata: f.metadata,
+            disallowed_flunders: f.disallowed_flunders,
         }
     }
-    fn from_internal(i: internal::Fischer) -> Self {
-        let mut out = Fischer {
+}
+
+/// Field for field (`apiVersion` and `kind` are set by `Versioned::from_internal`).
+impl From<internal::Fischer> for Fischer {
+    fn from(i: internal::Fischer) -> Self {
+        Fischer {
             metadata: i.metadata,
             disallowed_flunders: i.disallowed_flunders,
             ..Default::default()
-        };
-        out.set_type_meta();
-        out
+        }
     }
 }
-
-conneg_apiserver::impl_versioned_object!(Flunder, FLUNDERS);
-conneg_apiserver::impl_versioned_object!(Fischer, FISCHERS);

@@ -4,11 +4,11 @@
 use conneg_apiserver::declarative::JsonSchema;
 use serde::Deserialize;
 
-use conneg_apiserver::meta::{ObjectMeta, null_as_default};
+use conneg_apiserver::meta::null_as_default;
 
 use super::reference_type::optional_nonempty;
 use super::{FLUNDERS, ReferenceType, internal};
-use conneg_apiserver::resource::{GroupVersion, List, Versioned};
+use conneg_apiserver::resource::List;
 
 /// `wardle.example.com/v1beta1`.
 pub const API_VERSION: &str = "wardle.example.com/v1beta1";
@@ -69,27 +69,11 @@ pub struct FlunderSpec {
 pub struct FlunderStatus {}
 
 /// Flunder is an example type with a spec and a status.
-// v1beta1 `Flunder`, the preferred version.
+// v1beta1 `Flunder`, the preferred version; the resource (`flunders`) is shared with v1alpha1.
+#[conneg_apiserver::kind(version = "v1beta1", resource = FLUNDERS, internal = internal::Flunder)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Flunder {
-    /// `Flunder`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub kind: String,
-    /// `wardle.example.com/v1beta1`.
-    #[serde(
-        default,
-        deserialize_with = "null_as_default",
-        skip_serializing_if = "String::is_empty"
-    )]
-    pub api_version: String,
-    /// Metadata (always written).
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ObjectMeta,
     /// The desired state.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: FlunderSpec,
@@ -98,33 +82,28 @@ pub struct Flunder {
     pub status: FlunderStatus,
 }
 
-conneg_apiserver::impl_meta!(Flunder);
-
 /// v1beta1 `FlunderList`.
 pub type FlunderList = List<Flunder>;
 
-impl Versioned for Flunder {
-    type Internal = internal::Flunder;
-    const VERSION: GroupVersion = super::V1BETA1;
-    const KIND: &'static str = "Flunder";
-
-    fn set_type_meta(&mut self) {
-        API_VERSION.clone_into(&mut self.api_version);
-        Self::KIND.clone_into(&mut self.kind);
-    }
-    fn into_internal(self) -> internal::Flunder {
+/// Field for field.
+impl From<Flunder> for internal::Flunder {
+    fn from(f: Flunder) -> Self {
         internal::Flunder {
-            metadata: self.metadata,
+            metadata: f.metadata,
             spec: internal::FlunderSpec {
-                flunder_reference: self.spec.flunder_reference,
-                fischer_reference: self.spec.fischer_reference,
-                reference_type: self.spec.reference_type.filter(|t| !t.is_empty()),
+                flunder_reference: f.spec.flunder_reference,
+                fischer_reference: f.spec.fischer_reference,
+                reference_type: f.spec.reference_type.filter(|t| !t.is_empty()),
             },
             status: internal::FlunderStatus {},
         }
     }
-    fn from_internal(i: internal::Flunder) -> Self {
-        let mut out = Flunder {
+}
+
+/// Field for field (`apiVersion` and `kind` are set by `Versioned::from_internal`).
+impl From<internal::Flunder> for Flunder {
+    fn from(i: internal::Flunder) -> Self {
+        Flunder {
             metadata: i.metadata,
             spec: FlunderSpec {
                 flunder_reference: i.spec.flunder_reference,
@@ -132,10 +111,6 @@ impl Versioned for Flunder {
                 reference_type: i.spec.reference_type.filter(|t| !t.is_empty()),
             },
             ..Default::default()
-        };
-        out.set_type_meta();
-        out
+        }
     }
 }
-
-conneg_apiserver::impl_versioned_object!(Flunder, FLUNDERS);
