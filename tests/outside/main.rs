@@ -31,13 +31,6 @@ struct ItemSpec {
 
 impl Kind for Item {
     type Stored = Item;
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<Item>()]
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec
-    }
-    
 }
 
 #[derive(Debug, Parser)]

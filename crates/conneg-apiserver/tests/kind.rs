@@ -294,3 +294,30 @@ fn a_kind_serves_the_resource_of_its_storage_type() {
     let hub = (versions[1].decode)(&json!({"tensOfTeeth": 2})).unwrap();
     assert_eq!(hub.teeth, 20);
 }
+
+// What `ServerBuilder::serve` checks: a served version its kind does not list is refused.
+
+#[conneg_apiserver::kind(group = "parts.example.com", version = "v1", kind = "Gear", namespaced)]
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+struct Gear {}
+
+impl Kind for Gear {
+    type Stored = Gear;
+    fn versions() -> Vec<ServedVersion<Self>> {
+        Vec::new()
+    }
+}
+
+#[test]
+#[should_panic(
+    expected = "parts.example.com/v1 Gear is served but is not among its kind's versions"
+)]
+fn a_served_version_its_kind_does_not_list_is_refused() {
+    let info = conneg_apiserver::server::openapi::OpenApiInfo {
+        title: "Parts",
+        package: "com.example.parts",
+    };
+    let _ = conneg_apiserver::server::ServerBuilder::new(info).serve::<Gear>();
+}

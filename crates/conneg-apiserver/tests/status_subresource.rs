@@ -7,7 +7,7 @@ mod support;
 use support::{call, memory_storage};
 
 use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::registry::{Kind, ServedVersion};
+use conneg_apiserver::registry::Kind;
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, router};
 use http::{Method, StatusCode};
@@ -45,12 +45,6 @@ struct GadgetStatus {
 /// No prepare_for_update, no prepare_for_status_update.
 impl Kind for Gadget {
     type Stored = Gadget;
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<Gadget>()]
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec
-    }
 }
 
 fn app() -> axum::Router {

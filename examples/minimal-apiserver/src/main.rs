@@ -60,12 +60,6 @@ struct WidgetSpec {
 impl Kind for Widget {
     type Stored = Widget;
 
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<Widget>()]
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        self.spec == other.spec
-    }
     const COLUMNS: &'static [Column] = &[Column::new("Size", "integer", "How big the widget is.")];
     fn cells(&self) -> Vec<Value> {
         vec![json!(self.spec.size)]

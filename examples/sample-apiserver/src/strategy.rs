@@ -51,10 +51,6 @@ impl Kind for internal::Flunder {
 impl Kind for internal::Fischer {
     type Stored = v1alpha1::Fischer;
 
-    fn versions() -> Vec<ServedVersion<Self>> {
-        vec![ServedVersion::of::<v1alpha1::Fischer>()]
-    }
-
     fn same_spec(&self, other: &Self) -> bool {
         self.disallowed_flunders == other.disallowed_flunders
     }

@@ -7,7 +7,8 @@
 //! after, for what else a kind keeps.
 //!
 //! It works on the object's storage version as JSON (the top-level `status` field), so it
-//! holds for any kind the registry serves, compiled or not.
+//! holds for any kind the registry serves, compiled or not; so does [`same_spec`], the
+//! default of [`Kind::same_spec`].
 
 use serde_json::Value;
 
@@ -64,4 +65,22 @@ pub fn status_only<K: Kind>(new: &mut K, old: &K) -> Result<(), Error> {
     meta.managed_fields = sent.managed_fields.take();
     *new = kept;
     Ok(())
+}
+
+/// Whether `a` and `b` are equal but for their metadata and status (and type meta), compared
+/// in their storage version as JSON: what moves `metadata.generation` on. Objects that do not
+/// encode are taken as different.
+pub fn same_spec<K: Kind>(a: &K, b: &K) -> bool {
+    let spec = |k: &K| {
+        to_json(k).ok().map(|mut m| {
+            for meta in ["metadata", "status", "apiVersion", "kind"] {
+                m.remove(meta);
+            }
+            m
+        })
+    };
+    match (spec(a), spec(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
 }

@@ -89,8 +89,12 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
         Vec::new()
     }
     /// Whether everything but metadata and status is equal: only a change outside them moves
-    /// `metadata.generation` on, as Kubernetes' strategies do.
-    fn same_spec(&self, other: &Self) -> bool;
+    /// `metadata.generation` on, as Kubernetes' strategies do. By default the two are
+    /// compared in their storage version as JSON, as Kubernetes compares custom resources; a
+    /// kind may compare its spec directly, which is cheaper.
+    fn same_spec(&self, other: &Self) -> bool {
+        super::status::same_spec(self, other)
+    }
     /// Table columns between Name and Age (none by default).
     const COLUMNS: &'static [Column] = &[];
     /// The cells of [`Kind::COLUMNS`], in their order.
@@ -137,6 +141,9 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// The list and map semantics server-side apply uses (all lists atomic but the
     /// metadata ones, unless a kind says otherwise).
     const APPLY_SCHEMA: Schema = Schema::OBJECT;
-    /// The versions the kind is served in.
-    fn versions() -> Vec<ServedVersion<Self>>;
+    /// The versions the kind is served in, for server-side apply's conversions. By default
+    /// the storage version alone: a kind served in several versions lists them all.
+    fn versions() -> Vec<ServedVersion<Self>> {
+        vec![ServedVersion::of::<Self::Stored>()]
+    }
 }

@@ -127,8 +127,35 @@ impl ServerBuilder {
     }
 
     /// Serves the versioned type `T` (every verb, at its version and resource).
+    ///
+    /// # Panics
+    ///
+    /// When `T`'s facts disagree with each other: its version is not among its kind's
+    /// [`versions`](crate::registry::Kind::versions) (server-side apply could not convert
+    /// to it), or its kind is not its resource's. A mistake in the server's own code,
+    /// reported before it serves anything.
     #[must_use]
     pub fn serve<T: Served + OpenApiSchema>(mut self) -> Self {
+        let version = T::VERSION.api_version();
+        let versions = <T::K as crate::registry::Kind>::versions();
+        assert!(
+            versions.iter().any(|v| v.api_version == version),
+            "{version} {} is served but is not among its kind's versions ({})",
+            T::KIND,
+            versions
+                .iter()
+                .map(|v| v.api_version)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert_eq!(
+            T::KIND,
+            T::RESOURCE.kind,
+            "{version} {} is served as {}, whose kind is {}",
+            T::KIND,
+            T::RESOURCE.resource,
+            T::RESOURCE.kind
+        );
         self.endpoints.push(Endpoint::of::<T>());
         self
     }
