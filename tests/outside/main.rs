@@ -29,7 +29,7 @@ struct ItemSpec {
     count: i64,
 }
 
-impl Kind for Item {
+impl Strategy for Item {
     type Stored = Item;
 }
 

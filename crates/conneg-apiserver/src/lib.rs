@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! let state = ServerBuilder::new(openapi_info)
-//!     .serve::<v1::Widget>()        // a versioned type whose internal type has a registry::Kind
+//!     .serve::<v1::Widget>()        // a versioned type whose internal type has a registry::Strategy
 //!     .admission(MyPlugin)          // an endpoints::admission::Plugin
 //!     .build(storage, options);     // AppState
 //! state.serve(listener, serve_args.serving(), shutdown).await?;  // bounded, bootstrapped
@@ -27,7 +27,7 @@
 //!   server-side apply's field manager, and the [`admission`](endpoints::admission) chain.
 //! * [`registry`]: the generic store of every kind, no HTTP in it: get, list and pages,
 //!   create, one compare-and-swap update, delete with finalizers, the status subresource;
-//!   the kind's strategy ([`Kind`](registry::Kind)).
+//!   the kind's strategy ([`Strategy`](registry::Strategy)).
 //! * [`storage`]: revisioned key-value storage shaped after etcd's v3 API, with three backends
 //!   (in memory, embedded on disk with redb, and etcd for more than one replica) behind one
 //!   [`Storage`](storage::Storage) trait, and one conformance suite that all three pass.

@@ -1,7 +1,7 @@
 //! What a server author needs, in one line: `use conneg_apiserver::prelude::*;`.
 //!
 //! The declaration of a served kind ([`kind`]) and its types ([`ObjectMeta`], [`Versioned`],
-//! [`ResourceInfo`], [`GroupVersion`], [`JsonSchema`]), its strategy ([`Kind`], [`Column`],
+//! [`ResourceInfo`], [`GroupVersion`], [`JsonSchema`]), its strategy ([`Strategy`], [`Column`],
 //! [`ServedVersion`]), admission ([`admission`]), and the server: [`ServerBuilder`] builds an
 //! [`AppState`] that [`AppState::serve`] serves with the bounds of [`Serving`], from the shared
 //! command-line options ([`StorageArgs`], [`ServeArgs`], [`SecureServingArgs`], [`AuthArgs`]).
@@ -21,7 +21,7 @@ pub use crate::declarative::JsonSchema;
 pub use crate::endpoints::admission;
 pub use crate::kind;
 pub use crate::meta::{HasObjectMeta, ObjectMeta};
-pub use crate::registry::{Column, Kind, Registry, ServedVersion};
+pub use crate::registry::{Column, Registry, ServedVersion, Strategy};
 pub use crate::resource::{GroupVersion, List, ResourceInfo, Versioned};
 pub use crate::server::openapi::OpenApiInfo;
 pub use crate::server::{AppState, ServerBuilder, ServerOptions, Serving};

@@ -1,11 +1,11 @@
 //! `#[conneg_apiserver::kind(...)]`: what a declaration generates, seen from outside the crate as
 //! a server author sees it: the added fields on the wire, the resource facts, `KIND` and
 //! `VERSION`, both forms (written out and `resource = PATH`), conversions through an internal
-//! type, defaulting, and `Kind::RESOURCE` following the storage type.
+//! type, defaulting, and `Strategy::RESOURCE` following the storage type.
 
 use conneg_apiserver::core_v1::{self, NAMESPACES, Namespace};
 use conneg_apiserver::meta::{HasObjectMeta, ObjectMeta};
-use conneg_apiserver::registry::{Kind, ServedVersion};
+use conneg_apiserver::registry::{ServedVersion, Strategy};
 use conneg_apiserver::resource::{
     GroupVersion, List, ResourceInfo, VERBS, Versioned, VersionedList, VersionedObject, convert,
 };
@@ -270,9 +270,9 @@ fn core_namespaces_are_declared_on_their_resource() {
     );
 }
 
-// `Kind::RESOURCE` defaults to the storage type's resource.
+// `Strategy::RESOURCE` defaults to the storage type's resource.
 
-impl Kind for Sprocket {
+impl Strategy for Sprocket {
     type Stored = v1::Sprocket;
     fn versions() -> Vec<ServedVersion<Self>> {
         vec![
@@ -287,8 +287,8 @@ impl Kind for Sprocket {
 
 #[test]
 fn a_kind_serves_the_resource_of_its_storage_type() {
-    assert!(std::ptr::eq(<Sprocket as Kind>::RESOURCE, &SPROCKETS));
-    assert_eq!(<Namespace as Kind>::RESOURCE, &NAMESPACES);
+    assert!(std::ptr::eq(<Sprocket as Strategy>::RESOURCE, &SPROCKETS));
+    assert_eq!(<Namespace as Strategy>::RESOURCE, &NAMESPACES);
     let versions = Sprocket::versions();
     assert_eq!(versions[1].api_version, "parts.example.com/v2");
     let hub = (versions[1].decode)(&json!({"tensOfTeeth": 2})).unwrap();
@@ -303,7 +303,7 @@ fn a_kind_serves_the_resource_of_its_storage_type() {
 )]
 struct Gear {}
 
-impl Kind for Gear {
+impl Strategy for Gear {
     type Stored = Gear;
     fn versions() -> Vec<ServedVersion<Self>> {
         Vec::new()

@@ -7,7 +7,7 @@ mod support;
 use support::{call, memory_storage};
 
 use conneg_apiserver::declarative::JsonSchema;
-use conneg_apiserver::registry::Kind;
+use conneg_apiserver::registry::Strategy;
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{ServerBuilder, ServerOptions, router};
 use http::{Method, StatusCode};
@@ -43,7 +43,7 @@ struct GadgetStatus {
 }
 
 /// No prepare_for_update, no prepare_for_status_update.
-impl Kind for Gadget {
+impl Strategy for Gadget {
     type Stored = Gadget;
 }
 

@@ -57,7 +57,7 @@ struct WidgetSpec {
 }
 
 /// What the generic registry needs to know of widgets.
-impl Kind for Widget {
+impl Strategy for Widget {
     type Stored = Widget;
 
     const COLUMNS: &'static [Column] = &[Column::new("Size", "integer", "How big the widget is.")];

@@ -4,11 +4,11 @@
 //!
 //! - [`api`]: wardle types per version with their declared rules, defaulting, conversion,
 //!   admission.
-//! - [`strategy`]: what the generic registry needs to know of each kind (its [`Kind`]).
+//! - [`strategy`]: what the generic registry needs to know of each kind (its [`Strategy`]).
 //! - [`openapi`]: how the published documents name the wardle types.
 //! - [`server`]: the one registration: which versions are served, in which order.
 //!
-//! [`Kind`]: conneg_apiserver::registry::Kind
+//! [`Strategy`]: conneg_apiserver::registry::Strategy
 
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).

@@ -1,14 +1,14 @@
 //! The wardle kinds' registry strategies (upstream `pkg/registry/wardle/*/strategy.go`): their
-//! versions, what counts as a spec change and their Table columns, as [`Kind`]
+//! versions, what counts as a spec change and their Table columns, as [`Strategy`]
 //! implementations on the internal types. Their validation is declared on the versioned types
 //! ([`crate::api::v1beta1::FlunderSpec`]).
 
 use serde_json::{Value, json};
 
 use crate::api::{internal, v1alpha1, v1beta1};
-use conneg_apiserver::registry::{Column, Kind, ServedVersion};
+use conneg_apiserver::registry::{Column, ServedVersion, Strategy};
 
-impl Kind for internal::Flunder {
+impl Strategy for internal::Flunder {
     type Stored = v1alpha1::Flunder;
 
     fn versions() -> Vec<ServedVersion<Self>> {
@@ -48,7 +48,7 @@ impl Kind for internal::Flunder {
     }
 }
 
-impl Kind for internal::Fischer {
+impl Strategy for internal::Fischer {
     type Stored = v1alpha1::Fischer;
 
     fn same_spec(&self, other: &Self) -> bool {

@@ -22,7 +22,7 @@ use crate::endpoints::admission::{Operation, Plugin, Request};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
 use crate::registry::backoff::ConflictBackoff;
-use crate::registry::{Kind, Registry, storage_status};
+use crate::registry::{Registry, Strategy, storage_status};
 use crate::resource::{ResourceInfo, Versioned};
 use crate::storage::{ListOptions, Storage, StorageError};
 

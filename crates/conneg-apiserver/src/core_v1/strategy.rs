@@ -5,10 +5,10 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Namespace, lifecycle};
-use crate::registry::{Column, Kind, Registry, ServedVersion};
+use crate::registry::{Column, Registry, ServedVersion, Strategy};
 use crate::validation::{FieldError, validate_namespace_name};
 
-impl Kind for Namespace {
+impl Strategy for Namespace {
     type Stored = Namespace;
     const RETURN_DELETED_OBJECT: bool = true;
 

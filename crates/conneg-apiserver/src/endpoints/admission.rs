@@ -43,7 +43,7 @@ use conneg::Status;
 use futures_util::future::BoxFuture;
 
 use super::Context;
-use crate::registry::{Kind, Registry};
+use crate::registry::{Registry, Strategy};
 use crate::resource::ResourceInfo;
 
 /// The operation being admitted.
@@ -69,7 +69,7 @@ pub struct Request<'a> {
     /// The object's name as requested: on create, `""` when it is to be generated
     /// (`generateName` is expanded after admission, as in Kubernetes).
     pub name: &'a str,
-    /// The object to be written, as its internal type ([`Kind`]); `None`
+    /// The object to be written, as its internal type (the one with a [`Strategy`]); `None`
     /// on delete.
     pub object: Option<&'a (dyn Any + Send + Sync)>,
     /// The object as stored, on update and delete.
@@ -78,7 +78,7 @@ pub struct Request<'a> {
 
 impl<'a> Request<'a> {
     /// A create of `object` (named `name`, `""` when generated).
-    pub fn create<K: Kind>(namespace: &'a str, name: &'a str, object: &'a K) -> Self {
+    pub fn create<K: Strategy>(namespace: &'a str, name: &'a str, object: &'a K) -> Self {
         Self {
             operation: Operation::Create,
             resource: K::RESOURCE,
@@ -90,7 +90,7 @@ impl<'a> Request<'a> {
     }
 
     /// An update (PUT or PATCH) of `old` to `new`.
-    pub fn update<K: Kind>(namespace: &'a str, new: &'a K, old: &'a K) -> Self {
+    pub fn update<K: Strategy>(namespace: &'a str, new: &'a K, old: &'a K) -> Self {
         Self {
             operation: Operation::Update,
             resource: K::RESOURCE,
@@ -102,7 +102,7 @@ impl<'a> Request<'a> {
     }
 
     /// The deletion of `old`.
-    pub fn delete<K: Kind>(old: &'a K) -> Self {
+    pub fn delete<K: Strategy>(old: &'a K) -> Self {
         Self {
             operation: Operation::Delete,
             resource: K::RESOURCE,

@@ -11,7 +11,7 @@ use super::validate::{declaration, declared_errors, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
-use crate::registry::{Kind, status};
+use crate::registry::{Strategy, status};
 use crate::validation::validate_object_meta;
 
 pub(super) async fn create<T: Served>(
@@ -52,7 +52,7 @@ pub(super) async fn create_object<T: Served>(
         m.deletion_timestamp = None;
         m.deletion_grace_period_seconds = None;
     }
-    let resource = <T::K as Kind>::RESOURCE;
+    let resource = <T::K as Strategy>::RESOURCE;
     if resource.status_subresource {
         status::clear_status(&mut k)?;
     }

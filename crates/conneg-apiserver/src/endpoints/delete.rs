@@ -9,12 +9,12 @@ use http::StatusCode;
 use super::read::page;
 use super::{Context, HResult, Params, Served, Target, admission, respond};
 use crate::meta::HasObjectMeta;
-use crate::registry::Kind;
+use crate::registry::Strategy;
 use crate::registry::delete::DeleteOptions;
 use crate::resource::VersionedList;
 
 /// The admission of a DELETE, run on the stored object each time the registry reads it.
-async fn admit_delete<K: Kind>(st: &Context, old: K) -> Result<(), Status> {
+async fn admit_delete<K: Strategy>(st: &Context, old: K) -> Result<(), Status> {
     admission::admit(st, admission::Request::delete(&old)).await
 }
 
@@ -35,18 +35,18 @@ pub(super) async fn delete<T: Served>(
         .await?
         .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     let code = opts.status_code(out.deleted);
-    if !out.deleted || <T::K as Kind>::RETURN_DELETED_OBJECT {
+    if !out.deleted || <T::K as Strategy>::RETURN_DELETED_OBJECT {
         return Ok(respond(n, code, &T::from_kind(out.object)));
     }
     Ok(deleted_status::<T>(n, code, &out.object))
 }
 
 /// The answer to a DELETE that removed the object, for a kind that does not return it
-/// ([`Kind::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
+/// ([`Strategy::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
 /// is the resource, as Kubernetes writes it). An object kept for its finalizers is answered
 /// with itself.
 fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Response {
-    let res = <T::K as Kind>::RESOURCE;
+    let res = <T::K as Strategy>::RESOURCE;
     let meta = k.meta();
     let status = Status {
         code: 0,

@@ -9,14 +9,14 @@ use http::Method;
 
 use super::{Context, HResult, Params, Target, create, delete, read, update, watch};
 use crate::definitions::{Definitions, OpenApiSchema};
-use crate::registry::Kind;
+use crate::registry::Strategy;
 use crate::resource::{GroupVersion, ResourceInfo, Versioned, VersionedObject};
 
 /// A versioned type served over HTTP, with the internal kind behind it: every
-/// [`VersionedObject`] whose internal type is a [`Kind`].
+/// [`VersionedObject`] whose internal type has a [`Strategy`].
 pub trait Served: VersionedObject + Send + Sync + 'static {
     /// The internal type.
-    type K: Kind;
+    type K: Strategy;
     /// To internal.
     fn into_kind(self) -> Self::K;
     /// From internal (sets apiVersion/kind).
@@ -26,7 +26,7 @@ pub trait Served: VersionedObject + Send + Sync + 'static {
 impl<T> Served for T
 where
     T: VersionedObject + Send + Sync + 'static,
-    T::Internal: Kind,
+    T::Internal: Strategy,
 {
     type K = T::Internal;
     fn into_kind(self) -> T::Internal {

@@ -15,7 +15,7 @@ use crate::apply::managed::{
 };
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
-use crate::registry::Kind;
+use crate::registry::Strategy;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
@@ -50,7 +50,7 @@ pub(super) fn manager(
 /// Conversion through the kind's served versions.
 struct KindConverter<K>(PhantomData<K>);
 
-impl<K: Kind> Converter for KindConverter<K> {
+impl<K: Strategy> Converter for KindConverter<K> {
     fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value> {
         let versions = K::versions();
         let find = |v: &str| versions.iter().find(|s| s.api_version == v);
@@ -75,7 +75,7 @@ fn object_json<T: Served>(obj: Option<&T::K>) -> Result<Value, Status> {
 }
 
 /// The stored object's managers (none for a create).
-fn live_managers<K: Kind>(live: Option<&K>) -> Result<ManagedFields, String> {
+fn live_managers<K: Strategy>(live: Option<&K>) -> Result<ManagedFields, String> {
     match live.and_then(|l| l.meta().managed_fields.as_deref()) {
         Some(entries) => ManagedFields::decode(entries),
         None => Ok(ManagedFields::default()),
@@ -93,8 +93,8 @@ fn run<T: Served, R>(
 ) -> R {
     let converter = KindConverter::<T::K>(PhantomData);
     let mut schema = match subresource {
-        "status" => <T::K as Kind>::APPLY_SCHEMA.for_status(),
-        _ => <T::K as Kind>::APPLY_SCHEMA,
+        "status" => <T::K as Strategy>::APPLY_SCHEMA.for_status(),
+        _ => <T::K as Strategy>::APPLY_SCHEMA,
     };
     schema.declared = declared.cloned();
     f(&Updater {

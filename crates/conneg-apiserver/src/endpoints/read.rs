@@ -5,7 +5,7 @@ use conneg::{Negotiated, Status};
 use http::StatusCode;
 
 use super::{Context, HResult, Params, Served, Target, list_options, respond, transform};
-use crate::registry::{Kind, ListRequest, Page, storage_status};
+use crate::registry::{ListRequest, Page, Strategy, storage_status};
 use crate::resource::{ResourceInfo, VersionedList};
 use crate::selector::Selectors;
 use crate::storage::{Storage, StorageError};
@@ -97,7 +97,7 @@ pub(super) async fn list<T: Served>(
 
 /// One page of the target collection, per the request's selectors, `limit`, `continue` and
 /// `resourceVersion`.
-pub(super) async fn page<K: Kind>(
+pub(super) async fn page<K: Strategy>(
     st: &Context,
     t: &Target,
     q: &Params,

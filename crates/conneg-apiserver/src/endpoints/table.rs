@@ -1,7 +1,7 @@
 //! Server-side printing: `meta.k8s.io/v1` (or `v1beta1`) `Table` for `kubectl get`
 //! (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`). JSON only, as Kubernetes.
 //!
-//! Columns: Name, the kind's own ([`Kind::columns`]), Age. Rows carry the object as
+//! Columns: Name, the kind's own ([`Strategy::columns`]), Age. Rows carry the object as
 //! `PartialObjectMetadata` (`includeObject=Metadata`, the default), the whole object
 //! (`Object`) or nothing (`None`).
 
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
-use crate::registry::Kind;
+use crate::registry::Strategy;
 
 /// Builds a Table of `items`.
 pub(super) fn table<T: Served>(
@@ -70,7 +70,7 @@ pub(super) fn event_table<T: Served>(
     Ok(t)
 }
 
-fn columns<K: Kind>() -> Value {
+fn columns<K: Strategy>() -> Value {
     let mut cols = vec![json!({
         "name": "Name", "type": "string", "format": "name", "priority": 0,
         "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",

@@ -15,7 +15,7 @@ use super::validate::{check_declared_update, declaration, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::registry::Kind;
+use crate::registry::Strategy;
 use crate::registry::backoff::ConflictBackoff;
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
@@ -25,7 +25,7 @@ use crate::validation::{resource_version_required, validate_object_meta_update};
 /// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
 /// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
-fn prepare_update<K: Kind>(new: &mut K, old: &K) -> Result<(), Status> {
+fn prepare_update<K: Strategy>(new: &mut K, old: &K) -> Result<(), Status> {
     let same = new.same_spec(old);
     let om = old.meta();
     let nm = new.meta_mut();

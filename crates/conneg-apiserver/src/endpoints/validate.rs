@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::body::to_json;
 use super::{Context, Served, Target};
 use crate::declarative::Validator;
-use crate::registry::Kind;
+use crate::registry::Strategy;
 use crate::validation::{FieldError, invalid};
 
 /// The compiled declaration of `T`'s version and resource.
@@ -50,7 +50,7 @@ pub(super) fn check_declared_update<T: Served>(
 }
 
 /// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
-pub(super) fn valid<K: Kind>(k: &K, errs: &[FieldError]) -> Result<(), Status> {
+pub(super) fn valid<K: Strategy>(k: &K, errs: &[FieldError]) -> Result<(), Status> {
     if errs.is_empty() {
         return Ok(());
     }

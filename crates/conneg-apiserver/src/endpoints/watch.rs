@@ -50,7 +50,7 @@ use super::read::list_revision;
 use super::transform;
 use super::{Context, HResult, Params, Served, Target};
 use crate::meta::HasObjectMeta;
-use crate::registry::{Kind, storage_status};
+use crate::registry::{Strategy, storage_status};
 use crate::resource::Versioned;
 use crate::selector::Selectors;
 use crate::storage::{
@@ -490,7 +490,7 @@ fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<Wat
             }
         }
         EventKind::Deleted => {
-            let mut stored: <T::K as Kind>::Stored = st.registry.codec.decode_event(ev).ok()?;
+            let mut stored: <T::K as Strategy>::Stored = st.registry.codec.decode_event(ev).ok()?;
             stored.apply_defaults();
             let k = stored.into_internal();
             filter.matches(k.meta()).then_some(WatchEvent::Deleted(k))

@@ -19,7 +19,7 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use super::backoff::ConflictBackoff;
-use super::{Error, Kind, Registry};
+use super::{Error, Registry, Strategy};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
 use crate::validation::{BadValue, FieldError};
@@ -235,8 +235,8 @@ fn mark_deleting(meta: &mut ObjectMeta, now: Time) {
 
 /// Whether an update from `old` to `new` deletes the object (`shouldDeleteDuringUpdate`):
 /// its deletion has started, it has no grace period left, and `new` has no finalizers, of
-/// its metadata or of its kind ([`Kind::finalizing`]).
-pub fn deletes_on_update<K: Kind>(new: &K, old: &K) -> bool {
+/// its metadata or of its kind ([`Strategy::finalizing`]).
+pub fn deletes_on_update<K: Strategy>(new: &K, old: &K) -> bool {
     let (nm, om) = (new.meta(), old.meta());
     nm.finalizers.is_empty()
         && !new.finalizing()
@@ -259,7 +259,7 @@ impl Registry {
     /// read, before anything changes (Kubernetes' `deleteValidation`: admission, for the
     /// endpoints). A lost compare-and-swap race is retried; only the client's preconditions
     /// conflict.
-    pub async fn delete<K: Kind, F>(
+    pub async fn delete<K: Strategy, F>(
         &self,
         key: &str,
         name: &str,

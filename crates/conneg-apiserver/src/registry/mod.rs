@@ -1,14 +1,14 @@
 //! The generic registry: what every kind's objects go through between the endpoints and
 //! storage, written once (Kubernetes' `registry/generic/registry.Store`). No HTTP here: the
 //! endpoints ([`crate::endpoints`]) decide what a request asks; the registry reads, creates,
-//! updates and deletes objects of a [`Kind`] (the kind's strategy) in their storage version.
+//! updates and deletes objects of any kind (its [`Strategy`]) in their storage version.
 //!
 //! * [`Registry`]: the storage stack of a server (store, storage codec, key layout) and what
 //!   it serves, with the verbs over it: [`Registry::get`], [`Registry::list`] (pages, continue
 //!   tokens, revisions), [`Registry::list_all`], [`Registry::create`] (with `generateName`
 //!   retries), [`Registry::update`] (one compare-and-swap; the deletion of a finalized object)
 //!   and, in [`delete`], DELETE with its options, finalizers and preconditions.
-//! * [`strategy`]: the [`Kind`] trait, what differs between kinds; [`status`]: the status
+//! * [`strategy`]: the [`Strategy`] trait, what differs between kinds; [`status`]: the status
 //!   subresource of any kind that declares one.
 //! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
 
@@ -30,7 +30,7 @@ use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError, Store, continue_token};
 pub use error::Error;
-pub use strategy::{Column, Kind, ServedVersion};
+pub use strategy::{Column, ServedVersion, Strategy};
 
 /// The storage stack of a server and what it serves; cheap to clone.
 #[derive(Clone, Debug)]
@@ -81,12 +81,12 @@ impl Registry {
     }
 
     /// The key of the object `name` of `K` in `namespace` (`""`: cluster-scoped).
-    pub fn key<K: Kind>(&self, namespace: &str, name: &str) -> String {
+    pub fn key<K: Strategy>(&self, namespace: &str, name: &str) -> String {
         self.keys.object(K::RESOURCE, namespace, name)
     }
 
     /// Stored bytes → internal (defaults applied, resourceVersion from the revision).
-    pub fn decode<K: Kind>(&self, kv: &KeyValue) -> Result<K, Error> {
+    pub fn decode<K: Strategy>(&self, kv: &KeyValue) -> Result<K, Error> {
         let mut stored: K::Stored = self
             .codec
             .decode(kv)
@@ -96,7 +96,7 @@ impl Registry {
     }
 
     /// Internal → stored bytes, and the object in its storage version.
-    fn encode<K: Kind>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Error> {
+    fn encode<K: Strategy>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Error> {
         let mut stored = K::Stored::from_internal(k);
         let bytes = self
             .codec
@@ -107,7 +107,7 @@ impl Registry {
 
     /// The object at `key` and the revision it was last written at; `None` when there is
     /// none.
-    pub async fn get<K: Kind>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Error> {
+    pub async fn get<K: Strategy>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Error> {
         let Some(kv) = self
             .store
             .get(key)
@@ -121,7 +121,7 @@ impl Registry {
 
     /// Every object of the kind `K` (in `namespace`, or everywhere), at the current revision:
     /// what an admission plugin or a controller reads where Kubernetes would read an informer.
-    pub async fn list_all<K: Kind>(&self, namespace: Option<&str>) -> Result<Vec<K>, Error> {
+    pub async fn list_all<K: Strategy>(&self, namespace: Option<&str>) -> Result<Vec<K>, Error> {
         let prefix = self.keys.collection(K::RESOURCE, namespace);
         let page = self
             .store
@@ -135,7 +135,7 @@ impl Registry {
     /// most `req.limit` of them, from `req.continue_token` on, at `req.revision`. Storage is
     /// read until the page is full or the collection ends, so a selective filter still
     /// fills pages.
-    pub async fn list<K: Kind>(
+    pub async fn list<K: Strategy>(
         &self,
         namespace: Option<&str>,
         req: ListRequest<'_>,
@@ -196,7 +196,12 @@ impl Registry {
     /// Creates `k` (its metadata prepared, its name set or generated from `generateName`
     /// when `generated`): a generated name that is taken is generated again (Kubernetes'
     /// `RetryGenerateName`). The answer is the object as stored, with its resourceVersion.
-    pub async fn create<K: Kind>(&self, k: K, generated: bool, dry_run: bool) -> Result<K, Error> {
+    pub async fn create<K: Strategy>(
+        &self,
+        k: K,
+        generated: bool,
+        dry_run: bool,
+    ) -> Result<K, Error> {
         let (namespace, mut name) = (k.meta().namespace.clone(), k.meta().name.clone());
         let mut key = self.key::<K>(&namespace, &name);
         let (mut bytes, mut stored) = self.encode(k)?;
@@ -229,7 +234,7 @@ impl Registry {
     /// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
     /// the last finalizer of an object being deleted, deletes it and answers `old` (see
     /// [`delete`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
-    pub async fn update<K: Kind>(
+    pub async fn update<K: Strategy>(
         &self,
         key: &str,
         new: K,
@@ -261,7 +266,7 @@ impl Registry {
     /// event). `Ok(None)` when the stored object changed meanwhile; the caller decides (409
     /// or retry). An object already gone counts as removed: racing removers all succeed, as
     /// in Kubernetes.
-    pub async fn remove<K: Kind>(
+    pub async fn remove<K: Strategy>(
         &self,
         key: &str,
         mut old: K,

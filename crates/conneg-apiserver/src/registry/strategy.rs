@@ -1,9 +1,10 @@
-//! What differs between the served kinds, as one trait on the internal types: validation,
-//! admission, what counts as a spec change (generation), the Table columns, what create and
-//! update prepare (the strategy's `PrepareForCreate`/`PrepareForUpdate`) and how DELETE
-//! proceeds (at once, or marked and then finished by the kind's controller).
+//! What differs between the served kinds, as one trait on the internal types, [`Strategy`]
+//! (what Kubernetes' generic registry calls a kind's strategy): validation, what counts as a
+//! spec change (generation), the Table columns, what create and update prepare
+//! (`PrepareForCreate`/`PrepareForUpdate`) and how DELETE proceeds (at once, or marked and
+//! then finished by the kind's controller).
 //!
-//! To serve a resource: implement [`Kind`] for its internal type and register each of its
+//! To serve a resource: implement [`Strategy`] for its internal type and register each of its
 //! versioned types with the server's builder (`ServerBuilder::serve`).
 
 use std::collections::BTreeMap;
@@ -77,8 +78,23 @@ impl Column {
     }
 }
 
-/// A served kind, implemented on its internal type.
-pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
+/// A served kind's strategy, implemented on its internal type. Only the storage version is
+/// required: every other item has the generic registry's default.
+///
+/// ```
+/// use conneg_apiserver::prelude::*;
+///
+/// #[kind(group = "example.com", version = "v1", kind = "Gizmo", namespaced)]
+/// #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// struct Gizmo {}
+///
+/// impl Strategy for Gizmo {
+///     type Stored = Gizmo;
+/// }
+/// assert_eq!(Gizmo::RESOURCE.resource, "gizmos");
+/// assert_eq!(Gizmo::versions()[0].api_version, "example.com/v1");
+/// ```
+pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// The storage-version type (v1alpha1).
     type Stored: VersionedObject<Internal = Self> + Send + Sync + 'static;
     /// The resource: by default the storage-version type's, [`VersionedObject::RESOURCE`].
@@ -97,7 +113,7 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Table columns between Name and Age (none by default).
     const COLUMNS: &'static [Column] = &[];
-    /// The cells of [`Kind::COLUMNS`], in their order.
+    /// The cells of [`Strategy::COLUMNS`], in their order.
     fn cells(&self) -> Vec<Value> {
         Vec::new()
     }
@@ -123,7 +139,7 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     const RETURN_DELETED_OBJECT: bool = false;
     /// Starts a DELETE. `Ok(false)`: the object is removed at once. `Ok(true)`: the object
     /// has been marked as being deleted; it is written back (with `deletionTimestamp`) and
-    /// [`Kind::finalize`] removes it. An error refuses the deletion.
+    /// [`Strategy::finalize`] removes it. An error refuses the deletion.
     fn begin_delete(&mut self) -> Result<bool, Status> {
         Ok(false)
     }
@@ -133,7 +149,7 @@ pub trait Kind: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn finalizing(&self) -> bool {
         false
     }
-    /// Finishes a deletion that [`Kind::begin_delete`] began (the kind's controller): removes
+    /// Finishes a deletion that [`Strategy::begin_delete`] began (the kind's controller): removes
     /// what depends on the object, then the object.
     fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
         Box::pin(async { Ok(()) })

@@ -16,7 +16,7 @@
 //!               │    │                NamespaceLifecycle first when standalone)
 //!               │    └─ crate::registry   the generic store of every kind: get, list,
 //!               │         │               create, compare-and-swap update, delete and
-//!               │         │               finalizers; the kind's strategy (`Kind`)
+//!               │         │               finalizers; the kind's strategy (`Strategy`)
 //!               │         └─ crate::storage   memory, embedded (redb) or etcd
 //!               ├─ discovery.rs   /api, /apis, /apis/{group}[/{version}], /version
 //!               ├─ openapi.rs     /openapi/v2, /openapi/v3[/apis/{group}/{version}]
@@ -131,13 +131,13 @@ impl ServerBuilder {
     /// # Panics
     ///
     /// When `T`'s facts disagree with each other: its version is not among its kind's
-    /// [`versions`](crate::registry::Kind::versions) (server-side apply could not convert
+    /// [`versions`](crate::registry::Strategy::versions) (server-side apply could not convert
     /// to it), or its kind is not its resource's. A mistake in the server's own code,
     /// reported before it serves anything.
     #[must_use]
     pub fn serve<T: Served + OpenApiSchema>(mut self) -> Self {
         let version = T::VERSION.api_version();
-        let versions = <T::K as crate::registry::Kind>::versions();
+        let versions = <T::K as crate::registry::Strategy>::versions();
         assert!(
             versions.iter().any(|v| v.api_version == version),
             "{version} {} is served but is not among its kind's versions ({})",
