@@ -1,6 +1,8 @@
 //! conneg-cbor against serde_json on realistic Kubernetes objects: a Pod (~4.6 KiB of JSON), a
-//! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, each as `serde_json::Value`
-//! and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
+//! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, and on the stress corpus
+//! (`k8s::stress`, generated: 400 custom resources whose text is mostly non-ASCII, from every
+//! Unicode plane, with control characters, integers near the ends of `i64` and 64-bit floats),
+//! each as `serde_json::Value` and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
 //! Kubernetes-style bytes, byte strings everywhere), and both decoders into `IgnoredAny` (parse
 //! and validate only, no tree). Output sizes are printed before the runs.
 //!
@@ -49,6 +51,10 @@ fn subjects() -> Vec<Subject> {
         Subject {
             name: "pod_list_1mib",
             value: k8s::pod_list_value(1 << 20),
+        },
+        Subject {
+            name: "stress_corpus",
+            value: k8s::stress::value_list(),
         },
     ]
 }
@@ -298,6 +304,9 @@ fn codec(c: &mut Criterion) {
                     c, s.name, &s.value,
                 )
             }
+            "stress_corpus" => bench_typed::<k8s::TranslationList, serde_derived::TranslationList>(
+                c, s.name, &s.value,
+            ),
             _ => bench_typed::<k8s::PodList, serde_derived::PodList>(c, s.name, &s.value),
         }
     }

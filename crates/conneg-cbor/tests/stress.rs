@@ -1,0 +1,198 @@
+//! The benchmark's stress corpus (`benches/k8s/stress.rs`: non-ASCII text from every Unicode
+//! plane, control characters, integers near the ends of `i64`, 64-bit floats) decodes to the
+//! same thing through every decoder the benchmark compares: ours (serde path, `Value` path,
+//! derived `Decode`; Kubernetes bytes and text strings) and the peers, each against serde_json's
+//! decode of the corpus's JSON form. The corpus must also hold what it promises, so that the
+//! benchmark measures what it says.
+
+use conneg_cbor::EncodeOptions;
+use serde_json::Value;
+
+#[path = "../benches/k8s/mod.rs"]
+mod k8s;
+
+use k8s::{Translation, TranslationList};
+
+fn text_cbor<T: serde::Serialize>(x: &T) -> Vec<u8> {
+    EncodeOptions::deterministic()
+        .self_described(false)
+        .string_encoding(conneg_cbor::StringEncoding::Text)
+        .to_vec(x)
+        .unwrap()
+}
+
+#[test]
+fn the_corpus_holds_what_it_promises() {
+    let list = k8s::stress::list();
+    assert_eq!(list.items.len(), k8s::stress::ITEMS);
+    let json = serde_json::to_string(&list).unwrap();
+    let mut planes = [0usize; 17];
+    let (mut c0, mut del, mut c1, mut ascii, mut all) = (0, 0, 0, 0, 0);
+    for c in json.chars() {
+        planes[(c as u32 >> 16) as usize] += 1;
+        c0 += usize::from((c as u32) < 0x20);
+        del += usize::from(c == '\u{7f}');
+        c1 += usize::from(('\u{80}'..='\u{9f}').contains(&c));
+        ascii += usize::from(c.is_ascii());
+        all += 1;
+    }
+    assert!(planes.iter().all(|&n| n > 0), "every plane: {planes:?}");
+    // serde_json escapes C0 controls in its output, so count them in the strings instead.
+    assert_eq!(c0, 0);
+    assert!(json.contains("\\u0000") && json.contains("\\n") && json.contains("\\u001b"));
+    assert!(del > 0 && c1 > 0, "DEL and C1 controls");
+    assert!(ascii < all, "non-ASCII text");
+    // Keys too, and integers near both ends of i64.
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let labels = v["items"][0]["metadata"]["labels"].as_object().unwrap();
+    assert!(labels.keys().any(|k| !k.is_ascii()), "{labels:?}");
+    let ints: Vec<i64> = list
+        .items
+        .iter()
+        .flat_map(|t| t.spec.counters.clone())
+        .collect();
+    assert!(ints.iter().any(|&i| i > i64::MAX - (1 << 20)));
+    assert!(ints.iter().any(|&i| i < i64::MIN + (1 << 20)));
+    // Every float needs 64 bits, and strings come with 1-, 2- and 3-byte heads.
+    for t in &list.items {
+        for f in t.spec.weights.iter().chain([&t.spec.score]) {
+            assert_ne!((*f as f32) as f64, *f);
+        }
+    }
+    let lens: Vec<usize> = list.items.iter().map(|t| t.spec.body.len()).collect();
+    assert!(lens.iter().any(|&n| n < 24) || list.items.iter().any(|t| t.spec.locale.len() < 24));
+    assert!(lens.iter().any(|&n| (24..256).contains(&n)));
+    assert!(lens.iter().any(|&n| n >= 256));
+}
+
+#[test]
+fn every_decoder_reads_the_corpus_as_serde_json_reads_its_json() {
+    let list = k8s::stress::list();
+    let json = serde_json::to_vec(&list).unwrap();
+    let want_value: Value = serde_json::from_slice(&json).unwrap();
+    let want_typed: TranslationList = serde_json::from_slice(&json).unwrap();
+    assert_eq!(want_typed, list, "the typed corpus survives JSON");
+    assert_eq!(want_value, serde_json::to_value(&list).unwrap());
+
+    let cbor = conneg_cbor::to_vec(&list).unwrap();
+    let text = text_cbor(&list);
+    assert_eq!(
+        cbor,
+        conneg_cbor::to_vec(&want_value).unwrap(),
+        "typed vs Value CBOR"
+    );
+    for (name, b) in [("kubernetes bytes", &cbor), ("text strings", &text)] {
+        assert_eq!(
+            conneg_cbor::value_from_slice(b).unwrap(),
+            want_value,
+            "{name}"
+        );
+        assert_eq!(
+            conneg_cbor::from_slice::<Value>(b).unwrap(),
+            want_value,
+            "{name}"
+        );
+        assert_eq!(
+            conneg_cbor::from_slice::<TranslationList>(b).unwrap(),
+            want_typed,
+            "{name}"
+        );
+        assert_eq!(
+            conneg_cbor::decode::<TranslationList>(b).unwrap(),
+            want_typed,
+            "{name}"
+        );
+    }
+    // The peers, on the bytes they can read.
+    assert_eq!(
+        minicbor_serde::from_slice::<Value>(&text).unwrap(),
+        want_value
+    );
+    assert_eq!(
+        cbor4ii::serde::from_slice::<Value>(&text).unwrap(),
+        want_value
+    );
+    assert_eq!(
+        ciborium::from_reader::<Value, _>(&text[..]).unwrap(),
+        want_value
+    );
+    assert_eq!(
+        minicbor_serde::from_slice::<TranslationList>(&text).unwrap(),
+        want_typed
+    );
+    assert_eq!(
+        cbor4ii::serde::from_slice::<TranslationList>(&text).unwrap(),
+        want_typed
+    );
+    assert_eq!(
+        ciborium::from_reader::<TranslationList, _>(&text[..]).unwrap(),
+        want_typed
+    );
+}
+
+/// Item by item, so that a difference names the object it is in.
+#[test]
+fn each_object_decodes_alone() {
+    for (i, t) in k8s::stress::list().items.iter().enumerate() {
+        let json = serde_json::to_vec(t).unwrap();
+        let want: Value = serde_json::from_slice(&json).unwrap();
+        let cbor = conneg_cbor::to_vec(t).unwrap();
+        assert_eq!(
+            conneg_cbor::value_from_slice(&cbor).unwrap(),
+            want,
+            "item {i}"
+        );
+        assert_eq!(
+            conneg_cbor::from_slice::<Translation>(&cbor).unwrap(),
+            *t,
+            "item {i}"
+        );
+    }
+}
+
+/// The profile still refuses invalid UTF-8 inside the corpus's non-ASCII strings: in strings of
+/// one object (a key, a value of a typed field, a free-form value; short and long), each byte of
+/// a multi-byte character replaced by `A` (an orphaned continuation byte, or a lead byte without
+/// its continuation) is an `InvalidUtf8` error through every path.
+#[test]
+fn broken_utf8_in_the_corpus_is_refused() {
+    let t = &k8s::stress::list().items[3];
+    let strings: Vec<&str> = [t.spec.title.as_str(), t.spec.body.as_str()]
+        .into_iter()
+        .chain(
+            t.spec
+                .messages
+                .iter()
+                .flat_map(|(k, v)| [k.as_str(), v.as_str()]),
+        )
+        .chain(t.spec.extra.keys().map(String::as_str))
+        .filter(|s| !s.is_ascii())
+        .collect();
+    assert!(strings.len() >= 4, "{strings:?}");
+    for cbor in [conneg_cbor::to_vec(t).unwrap(), text_cbor(t)] {
+        for s in &strings {
+            let at = cbor
+                .windows(s.len())
+                .position(|w| w == s.as_bytes())
+                .expect("the string is in the encoding");
+            let multi = (0..s.len()).filter(|&j| s.as_bytes()[j] >= 0x80).take(48);
+            for j in multi {
+                let mut b = cbor.clone();
+                b[at + j] = b'A';
+                let kinds = [
+                    conneg_cbor::value_from_slice(&b).map(drop),
+                    conneg_cbor::from_slice::<Value>(&b).map(drop),
+                    conneg_cbor::from_slice::<Translation>(&b).map(drop),
+                    conneg_cbor::decode::<Translation>(&b).map(drop),
+                ]
+                .map(|r| r.map_err(|e| e.kind()));
+                assert!(
+                    kinds
+                        .iter()
+                        .all(|k| *k == Err(conneg_cbor::ErrorKind::InvalidUtf8)),
+                    "{s:?} byte {j}: {kinds:?}"
+                );
+            }
+        }
+    }
+}
