@@ -196,3 +196,107 @@ fn broken_utf8_in_the_corpus_is_refused() {
         }
     }
 }
+
+/// Strings validated together (a valid stretch of text spanning several strings and the heads
+/// between them): every sequence of three strings, valid or not, ASCII or not, short or long,
+/// with text and byte string heads, in an array and as map keys and values, decodes as when
+/// each string is validated alone.
+#[test]
+fn strings_validated_together_answer_as_alone() {
+    let long = "日本語 \u{1F600} текст ".repeat(6);
+    let pool: [&[u8]; 11] = [
+        b"a",
+        b"plain ascii",
+        "é".as_bytes(),
+        "日本".as_bytes(),
+        "ab\u{1F600}".as_bytes(),
+        long.as_bytes(),
+        b"\xc3",
+        b"\xe3\x81",
+        b"\x80",
+        b"ok\xff",
+        b"\xe6\x97\xa5\xe6",
+    ];
+    let head = |out: &mut Vec<u8>, major: u8, n: usize| {
+        if n < 24 {
+            out.push(major << 5 | n as u8);
+        } else {
+            out.extend_from_slice(&[major << 5 | 24, n as u8]);
+        }
+    };
+    for a in 0..pool.len() {
+        for b in 0..pool.len() {
+            for c in 0..pool.len() {
+                let items = [pool[a], pool[b], pool[c]];
+                let valid = items.iter().all(|s| std::str::from_utf8(s).is_ok());
+                for major in [2u8, 3] {
+                    let mut arr = vec![0x83];
+                    for s in items {
+                        head(&mut arr, major, s.len());
+                        arr.extend_from_slice(s);
+                    }
+                    let kinds = |b: &[u8]| {
+                        [
+                            conneg_cbor::value_from_slice(b).map(drop),
+                            conneg_cbor::from_slice::<Value>(b).map(drop),
+                            conneg_cbor::from_slice::<Vec<String>>(b).map(drop),
+                            conneg_cbor::decode::<Vec<String>>(b).map(drop),
+                        ]
+                        .map(|r| r.map_err(|e| e.kind()))
+                    };
+                    let want = if valid {
+                        Ok(())
+                    } else {
+                        Err(conneg_cbor::ErrorKind::InvalidUtf8)
+                    };
+                    assert!(
+                        kinds(&arr).iter().all(|k| *k == want),
+                        "{arr:02x?}: {:?}",
+                        kinds(&arr)
+                    );
+                    if valid {
+                        let want: Vec<String> = items
+                            .iter()
+                            .map(|s| std::str::from_utf8(s).unwrap().into())
+                            .collect();
+                        assert_eq!(conneg_cbor::from_slice::<Vec<String>>(&arr).unwrap(), want);
+                        assert_eq!(
+                            conneg_cbor::value_from_slice(&arr).unwrap(),
+                            serde_json::json!(want)
+                        );
+                    }
+                    // A map: the first string a key, then a value, then the last as a key of a
+                    // second entry whose value is the integer 1.
+                    let mut map = vec![0xa2];
+                    for s in items {
+                        head(&mut map, major, s.len());
+                        map.extend_from_slice(s);
+                    }
+                    map.push(0x01);
+                    let distinct = items[0] != items[2];
+                    let got = [
+                        conneg_cbor::value_from_slice(&map).map(drop),
+                        conneg_cbor::from_slice::<Value>(&map).map(drop),
+                        conneg_cbor::from_slice::<std::collections::BTreeMap<String, Value>>(&map)
+                            .map(drop),
+                    ]
+                    .map(|r| r.map_err(|e| e.kind()));
+                    let want = if !valid {
+                        Err(conneg_cbor::ErrorKind::InvalidUtf8)
+                    } else if !distinct {
+                        Err(conneg_cbor::ErrorKind::DuplicateKey)
+                    } else {
+                        Ok(())
+                    };
+                    // Which error comes first when a key repeats and a later string is broken
+                    // is the decoder's order; the invalid cases only need to fail.
+                    if valid || distinct {
+                        assert!(got.iter().all(|k| *k == want), "{map:02x?}: {got:?}");
+                    } else {
+                        assert!(got.iter().all(Result::is_err), "{map:02x?}: {got:?}");
+                    }
+                }
+            }
+        }
+    }
+}
