@@ -90,7 +90,10 @@ const ASCII_WORDS: &[&str] = &[
 fn word(r: &mut Rng, out: &mut String) {
     match r.below(10) {
         // About a third of the words are ASCII, as in real text that is not English.
-        0..=2 => out.push_str(*r.pick(ASCII_WORDS)),
+        0..=2 => {
+            let w: &&str = r.pick(ASCII_WORDS);
+            out.push_str(w);
+        }
         _ => {
             let &(lo, hi) = r.pick(SCRIPTS);
             for _ in 0..1 + r.below(7) {
