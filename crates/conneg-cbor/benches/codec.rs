@@ -19,6 +19,10 @@
 //! encoder). They also derive `conneg_cbor::Decode`, which `decode/cbor_derive` reads with
 //! (`conneg_cbor::decode`, no serde visitors).
 //!
+//! Beside serde_json, sonic-rs (SIMD JSON, the fastest JSON a Rust user could pick instead)
+//! decodes the same JSON into the same types (`decode/sonic_rs`), and into its own DOM
+//! (`decode/sonic_rs_dom`, for `Value`), as built by default (no `target-cpu`).
+//!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
 
@@ -154,6 +158,24 @@ fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
         }
         g.bench_function(BenchmarkId::new(format!("decode/{name}"), repr), |b| {
             b.iter(|| decode(black_box(&text)).unwrap())
+        });
+    }
+    // The fastest JSON a Rust user could pick instead: sonic-rs (SIMD JSON) on the same JSON,
+    // into the same `T` through serde; for `Value` also into its own DOM (`sonic_rs::Value`).
+    match sonic_rs::from_slice::<T>(&json) {
+        Ok(v) if v == *x => {
+            g.bench_function(BenchmarkId::new("decode/sonic_rs", repr), |b| {
+                b.iter(|| sonic_rs::from_slice::<T>(black_box(&json)).unwrap())
+            });
+        }
+        Ok(_) => {
+            eprintln!("{subject}/{repr}: sonic-rs decodes to a different value, not benchmarked")
+        }
+        Err(e) => eprintln!("{subject}/{repr}: sonic-rs fails ({e}), not benchmarked"),
+    }
+    if repr == "value" {
+        g.bench_function(BenchmarkId::new("decode/sonic_rs_dom", repr), |b| {
+            b.iter(|| sonic_rs::from_slice::<sonic_rs::Value>(black_box(&json)).unwrap())
         });
     }
     // The floor: building the same tree with no parsing.

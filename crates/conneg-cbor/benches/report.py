@@ -78,12 +78,14 @@ for obj in OBJECTS:
 
 print()
 print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
-print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag;")
+print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag,")
+print("sonic-rs the JSON;")
 print("\"of floor\" = the clone floor's time / that decoder's time, 1.00 being the floor itself):")
 print()
 cols = [("cbor", "conneg-cbor"), ("cbor_direct", "conneg-cbor, `value_from_slice`"), ("cbor_derive", "conneg-cbor, derived `Decode`"),
         ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
-        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("clone_floor", "floor (clone)")]
+        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("sonic_rs", "sonic-rs (JSON)"),
+        ("sonic_rs_dom", "sonic-rs, own DOM"), ("clone_floor", "floor (clone)")]
 print("| object | repr | serde_json | " + " | ".join(name for _, name in cols) + " |")
 print("|---|---|---|" + "---|" * len(cols))
 for obj in OBJECTS:
