@@ -331,6 +331,31 @@ fn decode_k8s() {
     rows("stress corpus", &stress);
 }
 
+/// A decode into `T` through serde, for `perf profile`: ours (`who` empty), serde_json
+/// (`json`), minicbor-serde (`minicbor`) or cbor4ii (`cbor4ii`), each on the input it reads.
+fn serde_decode<T: serde::de::DeserializeOwned + 'static>(
+    who: &str,
+    cbor: Vec<u8>,
+    json: Vec<u8>,
+    text: Vec<u8>,
+) -> Box<dyn FnMut()> {
+    match who {
+        "" => Box::new(move || {
+            black_box(conneg_cbor::from_slice::<T>(&cbor).unwrap());
+        }),
+        "json" => Box::new(move || {
+            black_box(serde_json::from_slice::<T>(&json).unwrap());
+        }),
+        "minicbor" => Box::new(move || {
+            black_box(minicbor_serde::from_slice::<T>(&text).unwrap());
+        }),
+        "cbor4ii" => Box::new(move || {
+            black_box(cbor4ii::serde::from_slice::<T>(&text).unwrap());
+        }),
+        _ => panic!("unknown decoder {who}"),
+    }
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("encode") => return encode_k8s(),
@@ -569,37 +594,17 @@ fn main() {
                 let text = text_cbor(&serde_json::to_value(&list).unwrap());
                 type L = k8s::TranslationList;
                 match &w["dec-stress-".len()..] {
-                    "value" => Box::new(move || {
-                        black_box(conneg_cbor::from_slice::<Value>(&cbor).unwrap());
-                    }),
                     "value-direct" => Box::new(move || {
                         black_box(conneg_cbor::value_from_slice(&cbor).unwrap());
-                    }),
-                    "value-json" => Box::new(move || {
-                        black_box(serde_json::from_slice::<Value>(&json).unwrap());
-                    }),
-                    "value-minicbor" => Box::new(move || {
-                        black_box(minicbor_serde::from_slice::<Value>(&text).unwrap());
-                    }),
-                    "value-cbor4ii" => Box::new(move || {
-                        black_box(cbor4ii::serde::from_slice::<Value>(&text).unwrap());
-                    }),
-                    "typed" => Box::new(move || {
-                        black_box(conneg_cbor::from_slice::<L>(&cbor).unwrap());
                     }),
                     "typed-derive" => Box::new(move || {
                         black_box(conneg_cbor::decode::<L>(&cbor).unwrap());
                     }),
-                    "typed-json" => Box::new(move || {
-                        black_box(serde_json::from_slice::<L>(&json).unwrap());
-                    }),
-                    "typed-minicbor" => Box::new(move || {
-                        black_box(minicbor_serde::from_slice::<L>(&text).unwrap());
-                    }),
-                    "typed-cbor4ii" => Box::new(move || {
-                        black_box(cbor4ii::serde::from_slice::<L>(&text).unwrap());
-                    }),
-                    other => panic!("unknown stress workload {other}"),
+                    w => match w.split_once('-').unwrap_or((w, "")) {
+                        ("value", who) => serde_decode::<Value>(who, cbor, json, text),
+                        ("typed", who) => serde_decode::<L>(who, cbor, json, text),
+                        _ => panic!("unknown stress workload {w}"),
+                    },
                 }
             }
             _ => Box::new(|| {
