@@ -331,29 +331,30 @@ fn decode_k8s() {
     rows("stress corpus", &stress);
 }
 
-/// A decode into `T` through serde, for `perf profile`: ours (`who` empty), serde_json
-/// (`json`), minicbor-serde (`minicbor`) or cbor4ii (`cbor4ii`), each on the input it reads.
-fn serde_decode<T: serde::de::DeserializeOwned + 'static>(
-    who: &str,
-    cbor: Vec<u8>,
-    json: Vec<u8>,
-    text: Vec<u8>,
-) -> Box<dyn FnMut()> {
-    match who {
-        "" => Box::new(move || {
-            black_box(conneg_cbor::from_slice::<T>(&cbor).unwrap());
-        }),
-        "json" => Box::new(move || {
-            black_box(serde_json::from_slice::<T>(&json).unwrap());
-        }),
-        "minicbor" => Box::new(move || {
-            black_box(minicbor_serde::from_slice::<T>(&text).unwrap());
-        }),
-        "cbor4ii" => Box::new(move || {
-            black_box(cbor4ii::serde::from_slice::<T>(&text).unwrap());
-        }),
-        _ => panic!("unknown decoder {who}"),
-    }
+/// A decode into `$t` through serde, for `perf profile`: ours (`$who` empty), serde_json
+/// (`json`), minicbor-serde (`minicbor`) or cbor4ii (`cbor4ii`), each on the input it reads. A
+/// macro, so that the closures are `main`'s (the callgrind commands collect
+/// `perf::main::{{closure}}` only).
+macro_rules! serde_decode {
+    ($t:ty, $who:expr, $cbor:expr, $json:expr, $text:expr) => {{
+        let (cbor, json, text): (Vec<u8>, Vec<u8>, Vec<u8>) = ($cbor, $json, $text);
+        let f: Box<dyn FnMut()> = match $who {
+            "" => Box::new(move || {
+                black_box(conneg_cbor::from_slice::<$t>(&cbor).unwrap());
+            }),
+            "json" => Box::new(move || {
+                black_box(serde_json::from_slice::<$t>(&json).unwrap());
+            }),
+            "minicbor" => Box::new(move || {
+                black_box(minicbor_serde::from_slice::<$t>(&text).unwrap());
+            }),
+            "cbor4ii" => Box::new(move || {
+                black_box(cbor4ii::serde::from_slice::<$t>(&text).unwrap());
+            }),
+            who => panic!("unknown decoder {who}"),
+        };
+        f
+    }};
 }
 
 fn main() {
@@ -601,8 +602,8 @@ fn main() {
                         black_box(conneg_cbor::decode::<L>(&cbor).unwrap());
                     }),
                     w => match w.split_once('-').unwrap_or((w, "")) {
-                        ("value", who) => serde_decode::<Value>(who, cbor, json, text),
-                        ("typed", who) => serde_decode::<L>(who, cbor, json, text),
+                        ("value", who) => serde_decode!(Value, who, cbor, json, text),
+                        ("typed", who) => serde_decode!(L, who, cbor, json, text),
                         _ => panic!("unknown stress workload {w}"),
                     },
                 }
