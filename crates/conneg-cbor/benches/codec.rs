@@ -1,6 +1,8 @@
 //! conneg-cbor against serde_json on realistic Kubernetes objects: a Pod (~4.6 KiB of JSON), a
-//! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, each as `serde_json::Value`
-//! and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
+//! custom resource with a nested spec (~3 KiB) and a ~1 MiB PodList, and on the stress corpus
+//! (`k8s::stress`, generated: 400 custom resources whose text is mostly non-ASCII, from every
+//! Unicode plane, with control characters, integers near the ends of `i64` and 64-bit floats),
+//! each as `serde_json::Value` and as typed structs. Encode: JSON, CBOR deterministic, CBOR fast; decode: JSON, CBOR (the
 //! Kubernetes-style bytes, byte strings everywhere), and both decoders into `IgnoredAny` (parse
 //! and validate only, no tree). Output sizes are printed before the runs.
 //!
@@ -16,6 +18,10 @@
 //! encodes the same structs deriving serde's `Serialize` (declaration order, reordered by the
 //! encoder). They also derive `conneg_cbor::Decode`, which `decode/cbor_derive` reads with
 //! (`conneg_cbor::decode`, no serde visitors).
+//!
+//! Beside serde_json, sonic-rs (SIMD JSON, the fastest JSON a Rust user could pick instead)
+//! decodes the same JSON into the same types (`decode/sonic_rs`), and into its own DOM
+//! (`decode/sonic_rs_dom`, for `Value`), as built by default (no `target-cpu`).
 //!
 //! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
 //! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
@@ -49,6 +55,10 @@ fn subjects() -> Vec<Subject> {
         Subject {
             name: "pod_list_1mib",
             value: k8s::pod_list_value(1 << 20),
+        },
+        Subject {
+            name: "stress_corpus",
+            value: k8s::stress::value_list(),
         },
     ]
 }
@@ -148,6 +158,24 @@ fn bench_repr<T: Serialize + DeserializeOwned + Clone + PartialEq + Debug>(
         }
         g.bench_function(BenchmarkId::new(format!("decode/{name}"), repr), |b| {
             b.iter(|| decode(black_box(&text)).unwrap())
+        });
+    }
+    // The fastest JSON a Rust user could pick instead: sonic-rs (SIMD JSON) on the same JSON,
+    // into the same `T` through serde; for `Value` also into its own DOM (`sonic_rs::Value`).
+    match sonic_rs::from_slice::<T>(&json) {
+        Ok(v) if v == *x => {
+            g.bench_function(BenchmarkId::new("decode/sonic_rs", repr), |b| {
+                b.iter(|| sonic_rs::from_slice::<T>(black_box(&json)).unwrap())
+            });
+        }
+        Ok(_) => {
+            eprintln!("{subject}/{repr}: sonic-rs decodes to a different value, not benchmarked")
+        }
+        Err(e) => eprintln!("{subject}/{repr}: sonic-rs fails ({e}), not benchmarked"),
+    }
+    if repr == "value" {
+        g.bench_function(BenchmarkId::new("decode/sonic_rs_dom", repr), |b| {
+            b.iter(|| sonic_rs::from_slice::<sonic_rs::Value>(black_box(&json)).unwrap())
         });
     }
     // The floor: building the same tree with no parsing.
@@ -298,6 +326,9 @@ fn codec(c: &mut Criterion) {
                     c, s.name, &s.value,
                 )
             }
+            "stress_corpus" => bench_typed::<k8s::TranslationList, serde_derived::TranslationList>(
+                c, s.name, &s.value,
+            ),
             _ => bench_typed::<k8s::PodList, serde_derived::PodList>(c, s.name, &s.value),
         }
     }

@@ -7,6 +7,8 @@ import json, os, sys
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "target", "criterion")
 
+OBJECTS = ["pod", "custom_resource", "pod_list_1mib", "stress_corpus"]
+
 def median_ns(obj, op, codec, repr_):
     """The median of one benchmark; FileNotFoundError when it did not run."""
     p = os.path.join(root, obj, f"{op}_{codec}", repr_, "new", "estimates.json")
@@ -24,7 +26,7 @@ print("| object | repr | JSON encode | CBOR det. encode | CBOR fast encode | det
       "| JSON decode | CBOR decode | decode speed-up |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 serde_rows = []
-for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+for obj in OBJECTS:
     for r in ["value", "typed"]:
         try:
             je = median_ns(obj, "encode", "json", r)
@@ -54,7 +56,7 @@ print("`Value` encode against the floor (a plain tree walk, `naive_write`; fract
 print()
 print("| object | naive writer | serde_json | CBOR det. | CBOR fast |")
 print("|---|---|---|---|---|")
-for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+for obj in OBJECTS:
     try:
         nf = median_ns(obj, "encode", "naive_floor", "value")
         cells = [median_ns(obj, "encode", c, "value") for c in ["json", "cbor_deterministic", "cbor_fast"]]
@@ -66,7 +68,7 @@ print("Parse and validate only (into `serde::de::IgnoredAny`, no tree built):")
 print()
 print("| object | JSON | CBOR | speed-up |")
 print("|---|---|---|---|")
-for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+for obj in OBJECTS:
     try:
         jd = median_ns(obj, "decode", "json", "ignored")
         cd = median_ns(obj, "decode", "cbor", "ignored")
@@ -76,15 +78,17 @@ for obj in ["pod", "custom_resource", "pod_list_1mib"]:
 
 print()
 print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
-print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag;")
+print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag,")
+print("sonic-rs the JSON;")
 print("\"of floor\" = the clone floor's time / that decoder's time, 1.00 being the floor itself):")
 print()
 cols = [("cbor", "conneg-cbor"), ("cbor_direct", "conneg-cbor, `value_from_slice`"), ("cbor_derive", "conneg-cbor, derived `Decode`"),
         ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
-        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("clone_floor", "floor (clone)")]
+        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("sonic_rs", "sonic-rs (JSON)"),
+        ("sonic_rs_dom", "sonic-rs, own DOM"), ("clone_floor", "floor (clone)")]
 print("| object | repr | serde_json | " + " | ".join(name for _, name in cols) + " |")
 print("|---|---|---|" + "---|" * len(cols))
-for obj in ["pod", "custom_resource", "pod_list_1mib"]:
+for obj in OBJECTS:
     for r in ["value", "typed"]:
         try:
             jd = median_ns(obj, "decode", "json", r)

@@ -229,7 +229,9 @@ fn encode_k8s() {
 /// benchmark's Pod, custom resource and 1 MiB Pod list, each against serde_json's decode of the
 /// same object in alternating batches, like `perf encode`, and the same for `value_from_slice`
 /// against serde_json's decode into `Value`; then minicbor-serde and cbor4ii on the text-string
-/// encoding of the same object (what they can read), typed, also against serde_json. The
+/// encoding of the same object (what they can read), typed and into `Value`, also against
+/// serde_json; and `from_slice::<Value>`. Last the stress corpus (`k8s::stress`: non-ASCII text
+/// in every plane, 400 objects), which `perf decode stress` times alone. The
 /// "no parsing" row builds the typed object from a `serde_json::Value` of it: the part of typed
 /// decode that serde's visitors and the allocator take whatever the format.
 fn decode_k8s() {
@@ -264,15 +266,33 @@ fn decode_k8s() {
             &mut json_decode,
         );
         row(&format!("  no parsing: from &Value, {name}"), c, j);
+        let mut json_value = || {
+            black_box(serde_json::from_slice::<Value>(black_box(&json)).unwrap());
+        };
         let (c, j) = pair(
             &mut || {
                 black_box(conneg_cbor::value_from_slice(black_box(&cbor)).unwrap());
             },
-            &mut || {
-                black_box(serde_json::from_slice::<Value>(black_box(&json)).unwrap());
-            },
+            &mut json_value,
         );
         row(&format!("decode value {name}"), c, j);
+        let (c, j) = pair(
+            &mut || {
+                black_box(conneg_cbor::from_slice::<Value>(black_box(&cbor)).unwrap());
+            },
+            &mut json_value,
+        );
+        row(&format!("decode value {name}, from_slice"), c, j);
+        peer_rows::<T>(name, &text, &mut json_decode, "");
+        peer_rows::<Value>(name, &text, &mut json_value, "value ");
+    }
+    /// minicbor-serde and cbor4ii decoding `text` into `T`, each against `json_decode`.
+    fn peer_rows<T: serde::de::DeserializeOwned>(
+        name: &str,
+        text: &[u8],
+        json_decode: &mut dyn FnMut(),
+        what: &str,
+    ) {
         type Peer<T> = (&'static str, fn(&[u8]) -> Result<T, String>);
         let peers: [Peer<T>; 2] = [
             ("minicbor-serde", |b| {
@@ -283,18 +303,24 @@ fn decode_k8s() {
             }),
         ];
         for (peer, decode) in peers {
-            if let Err(e) = decode(&text) {
-                println!("  {peer} {name}: fails ({e}), not timed");
+            if let Err(e) = decode(text) {
+                println!("  {peer} {what}{name}: fails ({e}), not timed");
                 continue;
             }
             let (c, j) = pair(
                 &mut || {
-                    black_box(decode(black_box(&text)).unwrap());
+                    black_box(decode(black_box(text)).unwrap());
                 },
-                &mut json_decode,
+                json_decode,
             );
-            row(&format!("  {peer} {name}"), c, j);
+            row(&format!("  {peer} {what}{name}"), c, j);
         }
+    }
+    // `perf decode stress` times the stress corpus alone.
+    let only_stress = std::env::args().nth(2).as_deref() == Some("stress");
+    let stress = k8s::stress::list();
+    if only_stress {
+        return rows("stress corpus", &stress);
     }
     let pod: k8s::Pod = serde_json::from_value(k8s::pod_value()).unwrap();
     let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
@@ -302,6 +328,33 @@ fn decode_k8s() {
     rows("pod", &pod);
     rows("custom resource", &cr);
     rows("pod list 1MiB", &list);
+    rows("stress corpus", &stress);
+}
+
+/// A decode into `$t` through serde, for `perf profile`: ours (`$who` empty), serde_json
+/// (`json`), minicbor-serde (`minicbor`) or cbor4ii (`cbor4ii`), each on the input it reads. A
+/// macro, so that the closures are `main`'s (the callgrind commands collect
+/// `perf::main::{{closure}}` only).
+macro_rules! serde_decode {
+    ($t:ty, $who:expr, $cbor:expr, $json:expr, $text:expr) => {{
+        let (cbor, json, text): (Vec<u8>, Vec<u8>, Vec<u8>) = ($cbor, $json, $text);
+        let f: Box<dyn FnMut()> = match $who {
+            "" => Box::new(move || {
+                black_box(conneg_cbor::from_slice::<$t>(&cbor).unwrap());
+            }),
+            "json" => Box::new(move || {
+                black_box(serde_json::from_slice::<$t>(&json).unwrap());
+            }),
+            "minicbor" => Box::new(move || {
+                black_box(minicbor_serde::from_slice::<$t>(&text).unwrap());
+            }),
+            "cbor4ii" => Box::new(move || {
+                black_box(cbor4ii::serde::from_slice::<$t>(&text).unwrap());
+            }),
+            who => panic!("unknown decoder {who}"),
+        };
+        f
+    }};
 }
 
 fn main() {
@@ -529,6 +582,30 @@ fn main() {
                     _ => Box::new(move || {
                         black_box(conneg_cbor::from_slice::<k8s::PodList>(&cbor).unwrap());
                     }),
+                }
+            }
+            // The stress corpus (benches/k8s/stress.rs), typed and into `Value`: ours through
+            // serde, `value_from_slice` and the derived `Decode`; serde_json; the peers on its
+            // text-string encoding. `dec-stress-{value,value-direct,value-json,value-minicbor,
+            // value-cbor4ii,typed,typed-derive,typed-json,typed-minicbor,typed-cbor4ii}`.
+            w if w.starts_with("dec-stress-") => {
+                let list = k8s::stress::list();
+                let cbor = conneg_cbor::to_vec(&list).unwrap();
+                let json = serde_json::to_vec(&list).unwrap();
+                let text = text_cbor(&serde_json::to_value(&list).unwrap());
+                type L = k8s::TranslationList;
+                match &w["dec-stress-".len()..] {
+                    "value-direct" => Box::new(move || {
+                        black_box(conneg_cbor::value_from_slice(&cbor).unwrap());
+                    }),
+                    "typed-derive" => Box::new(move || {
+                        black_box(conneg_cbor::decode::<L>(&cbor).unwrap());
+                    }),
+                    w => match w.split_once('-').unwrap_or((w, "")) {
+                        ("value", who) => serde_decode!(Value, who, cbor, json, text),
+                        ("typed", who) => serde_decode!(L, who, cbor, json, text),
+                        _ => panic!("unknown stress workload {w}"),
+                    },
                 }
             }
             _ => Box::new(|| {

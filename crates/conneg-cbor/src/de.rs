@@ -337,13 +337,16 @@ impl<'de> Deserializer<'de> {
         }
         match check {
             Check::Run => self.text_new_run(s, e),
-            Check::Alone => as_text(&self.input[s..e]),
+            Check::Alone => match ascii::AsciiStr::from_ascii(&self.input[s..e]) {
+                Ok(a) => Some(a.as_str()),
+                Err(_) => self.text_stretch(s, e),
+            },
         }
     }
 
     /// `text` outside the current run: starts a new run at `s` when the string is ASCII and lies
-    /// past the current run (so that no byte is validated twice), else validates the string
-    /// alone.
+    /// past the current run (so that no byte is validated twice); any other string goes to
+    /// [`Deserializer::text_stretch`].
     #[inline(never)]
     fn text_new_run(&mut self, s: usize, e: usize) -> Option<&'de str> {
         let input: &'de [u8] = self.input;
@@ -356,7 +359,30 @@ impl<'de> Deserializer<'de> {
                 return Some(&run[..e - s]);
             }
         }
-        as_text(&input[s..e])
+        self.text_stretch(s, e)
+    }
+
+    /// A string that is not ASCII, as text: validated together with the strings that follow it
+    /// (see [`stretch_end`]) in one pass, which then becomes the run, so that those strings are
+    /// slices of it. Validation of non-ASCII is `simdutf8`'s, by SIMD from 64 bytes up, and std's
+    /// character-at-a-time `from_utf8` below: a stretch puts most short strings in the first
+    /// case. The string is valid exactly when its end falls on a character boundary of the valid
+    /// stretch; when the stretch is not valid (some later string is not UTF-8), the string is
+    /// validated alone.
+    #[inline(never)]
+    fn text_stretch(&mut self, s: usize, e: usize) -> Option<&'de str> {
+        let input: &'de [u8] = self.input;
+        if s < self.run_start + self.run.len() {
+            return utf8(&input[s..e]);
+        }
+        match utf8(&input[s..stretch_end(input, e)]) {
+            Some(run) => {
+                self.run = run;
+                self.run_start = s;
+                run.get(..e - s)
+            }
+            None => utf8(&input[s..e]),
+        }
     }
 
     /// Peeks past tags: is the next item `null`? Consumes nothing.
@@ -496,10 +522,10 @@ impl<'de> Deserializer<'de> {
                 return visitor.visit_string(enc.encode(b));
             }
         }
-        match std::str::from_utf8(b) {
-            Ok(s) => visitor.visit_str(s),
-            Err(_) if mode == StrMode::Any => visitor.visit_bytes(b),
-            Err(_) => Err(self.invalid_utf8_bytes(start)),
+        match utf8(b) {
+            Some(s) => visitor.visit_str(s),
+            None if mode == StrMode::Any => visitor.visit_bytes(b),
+            None => Err(self.invalid_utf8_bytes(start)),
         }
     }
 
@@ -957,16 +983,51 @@ fn short_string(input: &[u8], pos: usize) -> Option<(usize, usize)> {
     Some((s, n))
 }
 
-/// `b` as text. ASCII, nearly every string of an API object, is recognised inline a word at a
-/// time (`ascii` does the cast from checked ASCII to `str` that this crate's `forbid(unsafe_code)`
-/// rules out); anything else goes to `str::from_utf8`, whose cost for a short string is mostly
-/// the call's fixed overhead.
+/// `b` as text. ASCII, most strings of an API object, is recognised inline a word at a time
+/// (`ascii` does the cast from checked ASCII to `str` that this crate's `forbid(unsafe_code)`
+/// rules out); anything else goes to [`utf8`].
 #[inline(always)]
 fn as_text(b: &[u8]) -> Option<&str> {
     match ascii::AsciiStr::from_ascii(b) {
         Ok(a) => Some(a.as_str()),
-        Err(_) => std::str::from_utf8(b).ok(),
+        Err(_) => utf8(b),
     }
+}
+
+/// `b` as text if it is valid UTF-8: the same answer as `str::from_utf8(b).ok()`, by SIMD from
+/// 64 bytes up (`simdutf8`; std's validator takes non-ASCII text a character at a time).
+#[inline]
+pub(crate) fn utf8(b: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(b).ok()
+}
+
+/// Where a stretch of text that starts with a string ending at `e` may end: past the items that
+/// follow it while they are strings or integers whose heads are ASCII (one-byte heads, or a
+/// length or value byte under 0x80 after 0x18, 0x38, 0x58 or 0x78), up to 4 KiB. Only a guess at
+/// what is text: the stretch is validated before use, and a string is taken from it only on
+/// character boundaries.
+#[inline]
+fn stretch_end(input: &[u8], e: usize) -> usize {
+    let limit = input.len().min(e + 4096);
+    let mut p = e;
+    while p < limit {
+        let b = input[p];
+        let next = match b {
+            0x00..=0x17 | 0x20..=0x37 => p + 1,
+            0x18 | 0x38 => p + 2,
+            0x40..=0x57 | 0x60..=0x77 => p + 1 + (b & 0x1f) as usize,
+            0x58 | 0x78 => match input.get(p + 1) {
+                Some(&n) if n < 0x80 => p + 2 + n as usize,
+                _ => break,
+            },
+            _ => break,
+        };
+        if next > limit {
+            break;
+        }
+        p = next;
+    }
+    p
 }
 
 /// The length of the ASCII prefix of `b`, eight bytes at a time.
@@ -1201,13 +1262,13 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'_, 'de> {
             )
         };
         match self.borrowed {
-            Some(b) => match std::str::from_utf8(b) {
-                Ok(s) => visitor.visit_borrowed_str(s),
-                Err(_) => Err(not_utf8()),
+            Some(b) => match utf8(b) {
+                Some(s) => visitor.visit_borrowed_str(s),
+                None => Err(not_utf8()),
             },
-            None => match std::str::from_utf8(self.bytes) {
-                Ok(s) => visitor.visit_str(s),
-                Err(_) => Err(not_utf8()),
+            None => match utf8(self.bytes) {
+                Some(s) => visitor.visit_str(s),
+                None => Err(not_utf8()),
             },
         }
     }
@@ -1365,6 +1426,7 @@ mod tests {
 
     #[test]
     fn as_text_is_from_utf8() {
+        let long = "日本語のテキスト \u{1F600} ".repeat(20);
         let cases: [&[u8]; 7] = [
             b"",
             b"nginx:1.27",
@@ -1377,6 +1439,31 @@ mod tests {
         for b in cases {
             assert_eq!(as_text(b), std::str::from_utf8(b).ok(), "{b:?}");
         }
+        // Long enough for the SIMD validator, valid and broken at every position (a lone
+        // continuation byte, a lead byte without its continuation, a surrogate, an overlong
+        // form, a code point past U+10FFFF).
+        let mut b = long.into_bytes();
+        assert_eq!(as_text(&b), std::str::from_utf8(&b).ok());
+        for i in 0..b.len() {
+            for bad in [
+                &[0x80u8][..],
+                &[0xe3, b'a'],
+                &[0xed, 0xa0, 0x80],
+                &[0xc0, 0xaf],
+                &[0xf4, 0x90, 0x80, 0x80],
+            ] {
+                let mut c = b.clone();
+                let end = (i + bad.len()).min(c.len());
+                c[i..end].copy_from_slice(&bad[..end - i]);
+                assert_eq!(as_text(&c), std::str::from_utf8(&c).ok(), "{i} {bad:02x?}");
+                assert_eq!(
+                    super::utf8(&c),
+                    std::str::from_utf8(&c).ok(),
+                    "{i} {bad:02x?}"
+                );
+            }
+        }
+        b.truncate(0);
     }
 
     #[test]

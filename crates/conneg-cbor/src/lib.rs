@@ -48,9 +48,10 @@
 //!   length makes the decoder allocate more than the input justifies, and deep nesting cannot
 //!   overflow the stack.
 //! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
-//! * [`value_from_slice`] decodes into `serde_json::Value` (unstructured objects, patches) faster
-//!   than `from_slice::<Value>` (about 1.2x on a Pod; docs/benchmarks.md), with the same result
-//!   and the same errors.
+//! * **Into `serde_json::Value`, call [`value_from_slice`]**, not `from_slice::<Value>`: the same
+//!   result and the same errors, built without serde's visitor (about 1.2x `from_slice` on a
+//!   Pod, docs/benchmarks.md). `from_slice` cannot take that path by itself: telling that `T` is
+//!   `Value` needs specialization or an `unsafe` cast, and this crate has neither.
 //! * [`decode`](fn@decode) does the same for a typed struct that derives [`Decode`](trait@Decode):
 //!   it reads the struct without serde's visitors (about 1.6-1.8x `from_slice` on the benchmark's
 //!   Pod and custom resource), with `from_slice`'s result and errors.
@@ -184,6 +185,9 @@ pub fn to_writer<W: std::io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> R
 }
 
 /// Decodes exactly one item with the default (strict) options.
+///
+/// For a `serde_json::Value`, [`value_from_slice`] gives the same value or error faster; for a
+/// struct that derives [`Decode`](trait@Decode), [`decode`](fn@decode) does.
 pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     DecodeOptions::default().from_slice(bytes)
 }

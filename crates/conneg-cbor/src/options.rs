@@ -157,6 +157,9 @@ impl DecodeOptions {
     }
 
     /// Decodes exactly one item (an optional `d9 d9 f7` prefix included) from `bytes`.
+    ///
+    /// Into a `serde_json::Value`, [`value_from_slice`](Self::value_from_slice) is faster, with
+    /// the same result and errors.
     pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
         let mut de = Deserializer::with_options(bytes, *self);
         let r = de.decode_root().and_then(|v| de.end().map(|()| v));

@@ -649,6 +649,53 @@ macro_rules! k8s_types {
             pub duration_seconds: f64,
         }
 
+        // ---- The stress corpus (`stress`): a custom resource full of non-ASCII text. ----
+
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct TranslationList {
+            pub api_version: String,
+            pub kind: String,
+            pub metadata: ListMeta,
+            pub items: Vec<Translation>,
+        }
+
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct Translation {
+            pub api_version: String,
+            pub kind: String,
+            pub metadata: ObjectMeta,
+            pub spec: TranslationSpec,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub status: Option<TranslationStatus>,
+        }
+
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct TranslationSpec {
+            pub locale: String,
+            pub title: String,
+            pub body: String,
+            pub keywords: Vec<String>,
+            pub messages: StringMap,
+            pub revision: i64,
+            pub checksum: u64,
+            pub counters: Vec<i64>,
+            pub score: f64,
+            pub weights: Vec<f64>,
+            /// Free-form: strings, integers, floats, booleans, null, arrays and maps.
+            pub extra: BTreeMap<String, Value>,
+        }
+
+        #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
+        #[serde(rename_all = "camelCase")]
+        pub struct TranslationStatus {
+            pub observed_generation: i64,
+            pub reviewers: Vec<String>,
+            pub conditions: Vec<Condition>,
+        }
+
         /// metav1.Condition.
         #[derive($serialize, Deserialize, conneg_cbor::Decode, Clone, Debug, PartialEq)]
         #[serde(rename_all = "camelCase")]
@@ -674,6 +721,8 @@ pub mod serde_derived {
 
     k8s_types!(serde::Serialize);
 }
+
+pub mod stress;
 
 // ---- Fixtures. ----
 

@@ -178,7 +178,7 @@ impl<'de> Deserializer<'de> {
             None => self.read_key()?,
         };
         let text = if key.arena {
-            std::str::from_utf8(&self.keys.arena[key.start..key.end]).ok()
+            super::utf8(&self.keys.arena[key.start..key.end])
         } else {
             self.text(key.start, key.end, super::Check::Run)
         };
