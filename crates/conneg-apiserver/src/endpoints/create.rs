@@ -1,11 +1,11 @@
 //! POST: the create pipeline, shared with the apply that creates an object.
 
-use axum::body::Body;
-use conneg::{Negotiated, Status};
+use conneg::Status;
 use http::StatusCode;
 use serde_json::Value;
 
 use super::body::defaulted_kind;
+use super::endpoint::Call;
 use super::request::check_namespace;
 use super::validate::{declaration, declared_errors, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
@@ -14,14 +14,16 @@ use crate::names;
 use crate::registry::{Strategy, status};
 use crate::validation::validate_object_meta;
 
-pub(super) async fn create<T: Served>(
-    st: &Context,
-    t: &Target,
-    q: &Params,
-    n: &Negotiated,
-    body: Body,
-    ua: Option<&str>,
-) -> HResult {
+pub(super) async fn create<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st,
+        t,
+        q,
+        n,
+        body,
+        ua,
+        ..
+    } = c;
     // The type is checked before the manager is recorded, which rewrites it.
     let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;

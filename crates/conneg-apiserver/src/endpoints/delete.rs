@@ -1,13 +1,13 @@
 //! DELETE of one object and of a collection (deletecollection): the options from the body or
 //! the query, then the registry's delete, which admits the stored object first.
 
-use axum::body::Body;
 use axum::response::Response;
 use conneg::{Codec, FieldValidation, Negotiated, Status};
 use http::StatusCode;
 
+use super::endpoint::Call;
 use super::read::page;
-use super::{Context, HResult, Params, Served, Target, admission, respond};
+use super::{Context, HResult, Params, Served, admission, respond};
 use crate::meta::HasObjectMeta;
 use crate::registry::Strategy;
 use crate::registry::delete::DeleteOptions;
@@ -18,13 +18,10 @@ async fn admit_delete<K: Strategy>(st: &Context, old: K) -> Result<(), Status> {
     admission::admit(st, admission::Request::delete(&old)).await
 }
 
-pub(super) async fn delete<T: Served>(
-    st: &Context,
-    t: &Target,
-    q: &Params,
-    n: &Negotiated,
-    body: Body,
-) -> HResult {
+pub(super) async fn delete<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st, t, q, n, body, ..
+    } = c;
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let opts = delete_options(&raw, n.request_codec(), q)?;
     let out = st
@@ -61,13 +58,10 @@ fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Resp
     respond(n, code, &status)
 }
 
-pub(super) async fn delete_collection<T: Served>(
-    st: &Context,
-    t: &Target,
-    q: &Params,
-    n: &Negotiated,
-    body: Body,
-) -> HResult {
+pub(super) async fn delete_collection<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st, t, q, n, body, ..
+    } = c;
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let opts = delete_options(&raw, n.request_codec(), q)?;
     let sel = q.selectors()?;

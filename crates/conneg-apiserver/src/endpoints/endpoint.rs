@@ -88,27 +88,20 @@ impl Endpoint {
 /// The verb a request asks of `T`'s endpoint: a collection (list, watch, create,
 /// deletecollection) or one object (get, watch, update, patch, delete) or its `status`.
 async fn verb<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st,
-        t,
-        q,
-        n,
-        method,
-        body,
-        ua,
-    } = c;
+    let (st, t, q, n) = (c.st, c.t, c.q, c.n);
+    let method = c.method.clone();
     if t.name.is_none() {
         return match method {
             Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n).await,
             Method::GET => read::list::<T>(st, t, q, n).await,
             Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-                create::create::<T>(st, t, q, n, body, ua).await
+                create::create::<T>(c).await
             }
             Method::DELETE
                 if (t.namespace.is_some() || !t.resource.namespaced)
                     && t.resource.verbs.contains(&"deletecollection") =>
             {
-                delete::delete_collection::<T>(st, t, q, n, body).await
+                delete::delete_collection::<T>(c).await
             }
             m => Err(method_not_allowed(&m, t)),
         };
@@ -117,9 +110,9 @@ async fn verb<T: Served>(c: Call<'_>) -> HResult {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
         Method::GET if q.flag("watch") && !t.status => watch::watch::<T>(st, t, q, n).await,
         Method::GET => read::get::<T>(st, t, q, n).await,
-        Method::PUT => update::update::<T>(st, t, q, n, body, ua).await,
-        Method::PATCH => update::patch::<T>(st, t, q, n, body, ua).await,
-        Method::DELETE if !t.status => delete::delete::<T>(st, t, q, n, body).await,
+        Method::PUT => update::update::<T>(c).await,
+        Method::PATCH => update::patch::<T>(c).await,
+        Method::DELETE if !t.status => delete::delete::<T>(c).await,
         m => Err(method_not_allowed(&m, t)),
     }
 }

@@ -3,16 +3,16 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use conneg::{Negotiated, PatchType, Status, StatusReason};
+use conneg::{PatchType, Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
 use super::body::{decode_json, defaulted_kind};
 use super::create::create_object;
+use super::endpoint::Call;
 use super::request::{check_name, check_namespace};
 use super::validate::{check_declared_update, declaration, valid};
-use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
+use super::{Context, HResult, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
 use crate::registry::Strategy;
@@ -49,14 +49,16 @@ fn conflict(res: &ResourceInfo, name: &str) -> Status {
     Status::conflict(res.group, res.resource, name, OPTIMISTIC_LOCK_MSG)
 }
 
-pub(super) async fn update<T: Served>(
-    st: &Context,
-    t: &Target,
-    q: &Params,
-    n: &Negotiated,
-    body: Body,
-    ua: Option<&str>,
-) -> HResult {
+pub(super) async fn update<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st,
+        t,
+        q,
+        n,
+        body,
+        ua,
+        ..
+    } = c;
     let (mut new, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut new, t)?;
@@ -183,14 +185,16 @@ async fn off_worker<R: Send + 'static>(
 /// PATCH of every patch type: the patch read and parsed off the async workers, then, for the
 /// current object, patched (or applied) and committed; a lost race is retried with the
 /// object as it now is. An apply to an object that does not exist creates it.
-pub(super) async fn patch<T: Served>(
-    st: &Context,
-    t: &Target,
-    q: &Params,
-    n: &Negotiated,
-    body: Body,
-    ua: Option<&str>,
-) -> HResult {
+pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
+    let Call {
+        st,
+        t,
+        q,
+        n,
+        body,
+        ua,
+        ..
+    } = c;
     let Some(kind) = n.patch_type() else {
         return Err(Status::unsupported_media_type(
             &PatchType::all()
