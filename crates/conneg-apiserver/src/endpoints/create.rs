@@ -15,15 +15,8 @@ use crate::registry::{Strategy, status};
 use crate::validation::validate_object_meta;
 
 pub(super) async fn create<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st,
-        t,
-        q,
-        n,
-        body,
-        ua,
-        ..
-    } = c;
+    let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
+    let body = c.body;
     // The type is checked before the manager is recorded, which rewrites it.
     let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;

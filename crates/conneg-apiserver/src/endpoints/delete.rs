@@ -19,9 +19,8 @@ async fn admit_delete<K: Strategy>(st: &Context, old: K) -> Result<(), Status> {
 }
 
 pub(super) async fn delete<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st, t, q, n, body, ..
-    } = c;
+    let (st, t, q, n) = (c.st, c.t, c.q, c.n);
+    let body = c.body;
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let opts = delete_options(&raw, n.request_codec(), q)?;
     let out = st
@@ -59,9 +58,8 @@ fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Resp
 }
 
 pub(super) async fn delete_collection<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st, t, q, n, body, ..
-    } = c;
+    let (st, t, q, n) = (c.st, c.t, c.q, c.n);
+    let body = c.body;
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let opts = delete_options(&raw, n.request_codec(), q)?;
     let sel = q.selectors()?;

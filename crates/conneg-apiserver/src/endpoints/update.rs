@@ -50,15 +50,8 @@ fn conflict(res: &ResourceInfo, name: &str) -> Status {
 }
 
 pub(super) async fn update<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st,
-        t,
-        q,
-        n,
-        body,
-        ua,
-        ..
-    } = c;
+    let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
+    let body = c.body;
     let (mut new, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut new, t)?;
@@ -186,15 +179,8 @@ async fn off_worker<R: Send + 'static>(
 /// current object, patched (or applied) and committed; a lost race is retried with the
 /// object as it now is. An apply to an object that does not exist creates it.
 pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
-    let Call {
-        st,
-        t,
-        q,
-        n,
-        body,
-        ua,
-        ..
-    } = c;
+    let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
+    let body = c.body;
     let Some(kind) = n.patch_type() else {
         return Err(Status::unsupported_media_type(
             &PatchType::all()
