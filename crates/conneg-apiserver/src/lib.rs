@@ -53,6 +53,7 @@ pub mod core_v1;
 pub mod declarative;
 pub mod definitions;
 pub mod endpoints;
+pub mod live;
 pub mod meta;
 pub mod metadata_only;
 pub mod names;

@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["testing"],
     &["config", "prelude"],
     &["server"],
+    &["customresource"],
     &["core_v1"],
     &["endpoints"],
     &["registry"],
@@ -32,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
         "names",
         "meta",
         "resource",
+        "live",
     ],
 ];
 

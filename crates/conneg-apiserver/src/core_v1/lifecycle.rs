@@ -83,9 +83,9 @@ async fn admit_create(
     if !resource.namespaced || !registry.serves(CORE_V1) {
         return Ok(());
     }
-    let key = registry.key::<Namespace>("", namespace);
+    let key = registry.key(&NAMESPACES, "", namespace);
     let (ns, _) = registry
-        .get::<Namespace>(&key, namespace)
+        .get::<Namespace>(&NAMESPACES, &key, namespace)
         .await?
         .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
     if ns.is_terminating() {
@@ -115,11 +115,8 @@ async fn admit_create(
 pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
     // Each namespaced resource once, though served in several versions.
     let mut resources: Vec<&ResourceInfo> = Vec::new();
-    for r in registry
-        .catalog
-        .versions()
-        .flat_map(|v| registry.catalog.resources(v))
-    {
+    let catalog = registry.catalog.get();
+    for r in catalog.versions().flat_map(|v| catalog.resources(v)) {
         if r.namespaced && !resources.iter().any(|seen| seen == r) {
             resources.push(r);
         }
@@ -147,16 +144,16 @@ pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
     }
     // The namespace's own finalizer goes; the namespace with it, unless finalizers of its
     // metadata remain (then the update that removes the last one deletes it).
-    let key = registry.key::<Namespace>("", &name);
+    let key = registry.key(&NAMESPACES, "", &name);
     let mut backoff = ConflictBackoff::default();
     loop {
-        let Some((old, revision)) = registry.get::<Namespace>(&key, &name).await? else {
+        let Some((old, revision)) = registry.get::<Namespace>(&NAMESPACES, &key, &name).await? else {
             return Ok(());
         };
         let mut new = old.clone();
         new.spec.finalizers.clear();
         if registry
-            .update(&key, new, &old, revision, false)
+            .update(&NAMESPACES, &key, new, &old, revision, false)
             .await?
             .is_some()
         {
@@ -194,7 +191,7 @@ pub async fn bootstrap(registry: &Registry) -> Result<(), Status> {
             Err(e) => return Err(storage_status(e, &NAMESPACES, name)),
         }
     }
-    for ns in registry.list_all::<Namespace>(None).await? {
+    for ns in registry.list_all::<Namespace>(&NAMESPACES, None).await? {
         if ns.is_terminating() {
             tracing::info!(namespace = %ns.metadata.name, "finishing the deletion of a namespace");
             finalize(registry.clone(), ns.metadata.name).await?;

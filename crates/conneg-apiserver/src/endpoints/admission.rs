@@ -43,7 +43,7 @@ use conneg::Status;
 use futures_util::future::BoxFuture;
 
 use super::Context;
-use crate::registry::{Registry, Strategy};
+use crate::registry::{Object, Registry};
 use crate::resource::ResourceInfo;
 
 /// The operation being admitted.
@@ -69,7 +69,7 @@ pub struct Request<'a> {
     /// The object's name as requested: on create, `""` when it is to be generated
     /// (`generateName` is expanded after admission, as in Kubernetes).
     pub name: &'a str,
-    /// The object to be written, as its internal type (the one with a [`Strategy`]); `None`
+    /// The object to be written, as its internal type (the registry's [`Object`]); `None`
     /// on delete.
     pub object: Option<&'a (dyn Any + Send + Sync)>,
     /// The object as stored, on update and delete.
@@ -77,11 +77,16 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    /// A create of `object` (named `name`, `""` when generated).
-    pub fn create<K: Strategy>(namespace: &'a str, name: &'a str, object: &'a K) -> Self {
+    /// A create of `object` of `resource` (named `name`, `""` when generated).
+    pub fn create<K: Object>(
+        resource: &'static ResourceInfo,
+        namespace: &'a str,
+        name: &'a str,
+        object: &'a K,
+    ) -> Self {
         Self {
             operation: Operation::Create,
-            resource: K::RESOURCE,
+            resource,
             namespace,
             name,
             object: Some(object),
@@ -89,11 +94,16 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// An update (PUT or PATCH) of `old` to `new`.
-    pub fn update<K: Strategy>(namespace: &'a str, new: &'a K, old: &'a K) -> Self {
+    /// An update (PUT or PATCH) of `old` to `new`, of `resource`.
+    pub fn update<K: Object>(
+        resource: &'static ResourceInfo,
+        namespace: &'a str,
+        new: &'a K,
+        old: &'a K,
+    ) -> Self {
         Self {
             operation: Operation::Update,
-            resource: K::RESOURCE,
+            resource,
             namespace,
             name: &old.meta().name,
             object: Some(new),
@@ -101,11 +111,11 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// The deletion of `old`.
-    pub fn delete<K: Strategy>(old: &'a K) -> Self {
+    /// The deletion of `old`, of `resource`.
+    pub fn delete<K: Object>(resource: &'static ResourceInfo, old: &'a K) -> Self {
         Self {
             operation: Operation::Delete,
-            resource: K::RESOURCE,
+            resource,
             namespace: &old.meta().namespace,
             name: &old.meta().name,
             object: None,

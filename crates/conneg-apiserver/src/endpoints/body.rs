@@ -2,24 +2,24 @@
 //! defaults applied, converted to the internal kind; and a patched document decoded as the
 //! versioned type.
 
-use conneg::{Codec, Negotiated, Status};
+use conneg::{Codec, FieldValidation, Negotiated, Status};
 use serde_json::Value;
 
-use super::Served;
+use super::{Served, Target};
 
 /// The body's `apiVersion`/`kind`, when given, must be the URL's.
-fn check_type_meta<T: Served>(obj: &T) -> Result<(), Status> {
+fn check_type_meta<T: Served>(obj: &T, t: &Target) -> Result<(), Status> {
     let (api_version, kind) = obj.type_meta();
-    let want = T::VERSION.api_version();
+    let want = t.version.api_version();
     if !api_version.is_empty() && api_version != want {
         return Err(Status::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({want})"
         )));
     }
-    if !kind.is_empty() && kind != T::KIND {
+    if !kind.is_empty() && kind != t.resource.kind {
         return Err(Status::bad_request(format!(
             "the kind in the data ({kind}) does not match the expected kind ({})",
-            T::KIND
+            t.resource.kind
         )));
     }
     Ok(())
@@ -29,11 +29,36 @@ fn check_type_meta<T: Served>(obj: &T) -> Result<(), Status> {
 /// then the version's defaults, then the conversion. Also the defaulted object as JSON, what
 /// declarative validation checks: the object in the request's version, before a lossy
 /// conversion can drop a value its schema rejects.
-pub(super) fn defaulted_kind<T: Served>(mut obj: T) -> Result<(T::K, Value), Status> {
-    check_type_meta(&obj)?;
-    obj.apply_defaults();
+///
+/// Unknown fields the type's schema drops (a custom resource's) are refused under
+/// `fieldValidation=Strict` and warned about under `Warn`, as Kubernetes does.
+pub(super) fn defaulted_kind<T: Served>(
+    mut obj: T,
+    (t, n): (&Target, &Negotiated),
+    f: &T::Facts,
+) -> Result<(T::K, Value), Status> {
+    check_type_meta(&obj, t)?;
+    let unknown: Vec<String> = obj
+        .apply_defaults(f)
+        .iter()
+        .map(|p| format!("unknown field {}", Status::quote(p)))
+        .collect();
+    if !unknown.is_empty() {
+        match n.field_validation() {
+            FieldValidation::Strict => {
+                let kind = t.resource.kind;
+                return Err(Status::bad_request(format!(
+                    "{kind} in version {} cannot be handled as a {kind}: strict decoding error: {}",
+                    Status::quote(t.version.version()),
+                    unknown.join(", ")
+                )));
+            }
+            FieldValidation::Warn => n.warn(unknown),
+            FieldValidation::Ignore => {}
+        }
+    }
     let versioned = to_json(&obj)?;
-    Ok((obj.into_kind(), versioned))
+    Ok((obj.into_kind(f), versioned))
 }
 
 pub(super) fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Status> {

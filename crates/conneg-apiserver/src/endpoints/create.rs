@@ -7,22 +7,23 @@ use serde_json::Value;
 use super::body::defaulted_kind;
 use super::endpoint::Call;
 use super::request::check_namespace;
-use super::validate::{declaration, declared_errors, valid};
+use super::validate::{declared_errors, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
-use crate::registry::{Strategy, status};
+use crate::registry::{Object, status};
 use crate::validation::validate_object_meta;
 
-pub(super) async fn create<T: Served>(c: Call<'_>) -> HResult {
+pub(super) async fn create<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
     let body = c.body;
     // The type is checked before the manager is recorded, which rewrites it.
-    let (mut k, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let (mut k, versioned) =
+        defaulted_kind::<T>(n.decode_body::<T, _>(body).await?.value, (t, n), f)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
-    let declared = declaration::<T>(st);
-    field_manager::record_update::<T>(None, &mut k, &manager, "", declared)?;
-    let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
+    let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+    field_manager::record_update::<T>(None, &mut k, &manager, &via, f)?;
+    let (code, out) = create_object::<T>(st, t, q, (k, versioned), f).await?;
     Ok(respond(n, code, &out))
 }
 
@@ -31,8 +32,8 @@ pub(super) async fn create_object<T: Served>(
     st: &Context,
     t: &Target,
     q: &Params,
-    mut k: T::K,
-    mut versioned: Value,
+    (mut k, mut versioned): (T::K, Value),
+    f: &T::Facts,
 ) -> Result<(StatusCode, T), Status> {
     let dry_run = q.dry_run()?;
     check_namespace(&mut k, t)?;
@@ -47,7 +48,7 @@ pub(super) async fn create_object<T: Served>(
         m.deletion_timestamp = None;
         m.deletion_grace_period_seconds = None;
     }
-    let resource = <T::K as Strategy>::RESOURCE;
+    let resource = t.resource;
     if resource.status_subresource {
         status::clear_status(&mut k)?;
     }
@@ -55,7 +56,7 @@ pub(super) async fn create_object<T: Served>(
     // Admission sees the name as requested (empty when generated).
     admission::admit(
         st,
-        admission::Request::create(t.namespace(), &k.meta().name, &k),
+        admission::Request::create(t.resource, t.namespace(), &k.meta().name, &k),
     )
     .await?;
     let generated = k.meta().name.is_empty() && !k.meta().generate_name.is_empty();
@@ -68,9 +69,9 @@ pub(super) async fn create_object<T: Served>(
         k.meta_mut().name = name;
     }
     let mut errs = k.validate_create();
-    errs.extend(declared_errors::<T>(st, &versioned, None)?);
+    errs.extend(declared_errors::<T>(T::declaration(st, t.version, t.resource, f), &versioned, None, f)?);
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));
-    valid(&k, &errs)?;
-    let created = st.registry.create(k, generated, dry_run).await?;
-    Ok((StatusCode::CREATED, T::from_kind(created)))
+    valid(t.resource, &k, &errs)?;
+    let created = st.registry.create(resource, k, generated, dry_run).await?;
+    Ok((StatusCode::CREATED, T::from_kind(created, f)))
 }

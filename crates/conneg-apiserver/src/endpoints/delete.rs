@@ -7,43 +7,46 @@ use http::StatusCode;
 
 use super::endpoint::Call;
 use super::read::page;
-use super::{Context, HResult, Params, Served, admission, respond};
-use crate::meta::HasObjectMeta;
-use crate::registry::Strategy;
+use super::{Context, HResult, Params, Served, Target, admission, respond};
+use crate::meta::{HasObjectMeta, ObjectMeta};
+use crate::registry::Object;
 use crate::registry::delete::DeleteOptions;
-use crate::resource::VersionedList;
+use crate::resource::ResourceInfo;
 
 /// The admission of a DELETE, run on the stored object each time the registry reads it.
-async fn admit_delete<K: Strategy>(st: &Context, old: K) -> Result<(), Status> {
-    admission::admit(st, admission::Request::delete(&old)).await
+async fn admit_delete<K: Object>(st: &Context, t: &Target, old: K) -> Result<(), Status> {
+    admission::admit(st, admission::Request::delete(t.resource, &old)).await
 }
 
-pub(super) async fn delete<T: Served>(c: Call<'_>) -> HResult {
+pub(super) async fn delete<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n) = (c.st, c.t, c.q, c.n);
     let body = c.body;
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let opts = delete_options(&raw, n.request_codec(), q)?;
     let out = st
         .registry
-        .delete::<T::K, _>(&t.key(&st.registry), t.name(), &opts, |old| {
-            admit_delete(st, old)
+        .delete::<T::K, _>(t.resource, &t.key(&st.registry), t.name(), &opts, |old| {
+            admit_delete(st, t, old)
         })
         .await?
         .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     let code = opts.status_code(out.deleted);
-    if !out.deleted || <T::K as Strategy>::RETURN_DELETED_OBJECT {
-        return Ok(respond(n, code, &T::from_kind(out.object)));
+    if !out.deleted || <T::K as Object>::RETURN_DELETED_OBJECT {
+        return Ok(respond(n, code, &T::from_kind(out.object, f)));
     }
-    Ok(deleted_status::<T>(n, code, &out.object))
+    Ok(deleted_status(n, code, t.resource, out.object.meta()))
 }
 
 /// The answer to a DELETE that removed the object, for a kind that does not return it
-/// ([`Strategy::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
+/// ([`Object::RETURN_DELETED_OBJECT`]): a `Status` of `Success` naming it (the details' `kind`
 /// is the resource, as Kubernetes writes it). An object kept for its finalizers is answered
 /// with itself.
-fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Response {
-    let res = <T::K as Strategy>::RESOURCE;
-    let meta = k.meta();
+fn deleted_status(
+    n: &Negotiated,
+    code: StatusCode,
+    res: &ResourceInfo,
+    meta: &ObjectMeta,
+) -> Response {
     let status = Status {
         code: 0,
         ..Status::success().with_details(conneg::StatusDetails {
@@ -57,7 +60,7 @@ fn deleted_status<T: Served>(n: &Negotiated, code: StatusCode, k: &T::K) -> Resp
     respond(n, code, &status)
 }
 
-pub(super) async fn delete_collection<T: Served>(c: Call<'_>) -> HResult {
+pub(super) async fn delete_collection<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n) = (c.st, c.t, c.q, c.n);
     let body = c.body;
     let raw = conneg::read_body(body, n.body_limit()).await?;
@@ -68,15 +71,15 @@ pub(super) async fn delete_collection<T: Served>(c: Call<'_>) -> HResult {
     // answer lists the objects as they were listed, as Kubernetes answers.
     for k in &page.items {
         let (namespace, name) = (&k.meta().namespace, &k.meta().name);
-        let key = st.registry.key::<T::K>(namespace, name);
+        let key = st.registry.key(t.resource, namespace, name);
         st.registry
-            .delete::<T::K, _>(&key, name, &opts, |old| admit_delete(st, old))
+            .delete::<T::K, _>(t.resource, &key, name, &opts, |old| {
+                admit_delete(st, t, old)
+            })
             .await?;
     }
-    let list = T::List::from_items(
-        page.meta,
-        page.items.into_iter().map(T::from_kind).collect(),
-    );
+    let items = page.items.into_iter().map(|k| T::from_kind(k, f)).collect();
+    let list = T::list(page.meta, items, f);
     Ok(respond(n, StatusCode::OK, &list))
 }
 

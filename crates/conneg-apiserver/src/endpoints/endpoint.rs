@@ -2,38 +2,117 @@
 //! ([`Served`]), erased into an [`Endpoint`] the router can hold, and the verb each request
 //! asks of it.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use conneg::{Negotiated, Status};
 use futures_util::future::BoxFuture;
 use http::Method;
+use serde_json::Value;
 
-use super::{Context, HResult, Params, Target, create, delete, read, update, watch};
+use super::{Context, HResult, Params, Target, create, delete, read, table, update, watch};
+use crate::apply::schema::Schema;
+use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
-use crate::registry::Strategy;
-use crate::resource::{GroupVersion, ResourceInfo, Versioned, VersionedObject};
+use crate::meta::{HasObjectMeta, ListMeta, Time};
+use crate::registry::{Object, Strategy};
+use crate::resource::{
+    GroupVersion, List, ResourceInfo, Versioned, VersionedList, VersionedObject,
+};
 
-/// A versioned type served over HTTP, with the internal kind behind it: every
-/// [`VersionedObject`] whose internal type has a [`Strategy`].
-pub trait Served: VersionedObject + Send + Sync + 'static {
-    /// The internal type.
-    type K: Strategy;
-    /// To internal.
-    fn into_kind(self) -> Self::K;
-    /// From internal (sets apiVersion/kind).
-    fn from_kind(k: Self::K) -> Self;
+/// A versioned type served over HTTP, with the object kind behind it: every
+/// [`VersionedObject`] whose internal type has a [`Strategy`] (its facts are constants:
+/// `Facts = ()`), and the unstructured custom resource, whose facts come from its
+/// definition at run time.
+pub trait Served: serde::Serialize + serde::de::DeserializeOwned + HasObjectMeta + Send + Sync + 'static {
+    /// The object the registry stores.
+    type K: Object;
+    /// What the endpoint knows of the type at run time.
+    type Facts: Clone + Send + Sync + 'static;
+    /// The list of this type in the same version.
+    type List: serde::Serialize;
+    /// To the registry's object.
+    fn into_kind(self, f: &Self::Facts) -> Self::K;
+    /// From the registry's object (sets apiVersion/kind).
+    fn from_kind(k: Self::K, f: &Self::Facts) -> Self;
+    /// The version's defaults (and, for a custom resource, pruning to its schema): the
+    /// paths of the unknown fields dropped.
+    fn apply_defaults(&mut self, f: &Self::Facts) -> Vec<String>;
+    /// `apiVersion` and `kind` as they were sent (empty when absent).
+    fn type_meta(&self) -> (&str, &str);
+    /// The list of `items`.
+    fn list(meta: ListMeta, items: Vec<Self>, f: &Self::Facts) -> Self::List;
+    /// The compiled declaration of this version, if it has one.
+    fn declaration<'a>(
+        st: &'a Context,
+        version: GroupVersion,
+        resource: &ResourceInfo,
+        f: &'a Self::Facts,
+    ) -> Option<&'a Arc<Validator>>;
+    /// Table columns after Name.
+    fn columns(f: &Self::Facts) -> Vec<Value>;
+    /// Table cells after the name, in [`Served::columns`]' order.
+    fn cells(k: &Self::K, f: &Self::Facts, now: Time) -> Vec<Value>;
+    /// The list and map semantics of server-side apply.
+    fn apply_schema(f: &Self::Facts) -> Schema;
+    /// An object of this kind as JSON in the version `from`, converted to `to` (what
+    /// server-side apply compares managers' fields in).
+    fn convert(obj: &Value, from: &str, to: &str) -> Option<Value>;
 }
 
 impl<T> Served for T
 where
-    T: VersionedObject + Send + Sync + 'static,
+    T: VersionedObject<List = List<T>> + Send + Sync + 'static,
     T::Internal: Strategy,
 {
     type K = T::Internal;
-    fn into_kind(self) -> T::Internal {
+    type Facts = ();
+    type List = List<T>;
+    fn into_kind(self, (): &()) -> T::Internal {
         Versioned::into_internal(self)
     }
-    fn from_kind(k: T::Internal) -> Self {
+    fn from_kind(k: T::Internal, (): &()) -> Self {
         Versioned::from_internal(k)
+    }
+    fn apply_defaults(&mut self, (): &()) -> Vec<String> {
+        Versioned::apply_defaults(self);
+        Vec::new()
+    }
+    fn type_meta(&self) -> (&str, &str) {
+        VersionedObject::type_meta(self)
+    }
+    fn list(meta: ListMeta, items: Vec<Self>, (): &()) -> List<T> {
+        List::from_items(meta, items)
+    }
+    fn declaration<'a>(
+        st: &'a Context,
+        version: GroupVersion,
+        resource: &ResourceInfo,
+        (): &'a (),
+    ) -> Option<&'a Arc<Validator>> {
+        st.validators.get(version, resource)
+    }
+    fn columns((): &()) -> Vec<Value> {
+        let mut cols: Vec<Value> = <T::Internal as Strategy>::COLUMNS
+            .iter()
+            .map(|c| table::column(c.name, c.ty, c.format, c.description))
+            .collect();
+        cols.push(table::age_column());
+        cols
+    }
+    fn cells(k: &T::Internal, (): &(), now: Time) -> Vec<Value> {
+        let mut cells = k.cells();
+        cells.push(Value::String(table::age(k.meta().creation_timestamp, now)));
+        cells
+    }
+    fn apply_schema((): &()) -> Schema {
+        <T::Internal as Strategy>::APPLY_SCHEMA
+    }
+    fn convert(obj: &Value, from: &str, to: &str) -> Option<Value> {
+        let versions = <T::Internal as Strategy>::versions();
+        let find = |v: &str| versions.iter().find(|s| s.api_version == v);
+        let (from, to) = (find(from)?, find(to)?);
+        (to.encode)((from.decode)(obj)?)
     }
 }
 
@@ -48,15 +127,18 @@ pub(crate) struct Call<'a> {
     pub(super) ua: Option<&'a str>,
 }
 
+/// The verbs of one endpoint, over its type and with its facts.
+type Handle = Arc<dyn for<'a> Fn(Call<'a>) -> BoxFuture<'a, HResult> + Send + Sync>;
+
 /// One served group version and resource, and the versioned Rust type that serves it.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Endpoint {
     /// The group version.
     pub version: GroupVersion,
     /// The resource.
     pub resource: &'static ResourceInfo,
-    pub(super) handle: for<'a> fn(Call<'a>) -> BoxFuture<'a, HResult>,
-    definitions: fn(&mut Definitions<'_>),
+    pub(super) handle: Handle,
+    definitions: Option<fn(&mut Definitions<'_>)>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -69,50 +151,73 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of `T`: its version and resource, every verb over `T`, its OpenAPI.
-    pub fn of<T: Served + OpenApiSchema>() -> Self {
+    /// The endpoint of the compiled type `T`: its version and resource, every verb over
+    /// `T`, its OpenAPI.
+    pub fn of<T: Served<Facts = ()> + VersionedObject + OpenApiSchema>() -> Self {
         Self {
             version: T::VERSION,
             resource: T::RESOURCE,
-            handle: |c| Box::pin(verb::<T>(c)),
-            definitions: T::definitions,
+            handle: Arc::new(|c| Box::pin(verb::<T>(c, &()))),
+            definitions: Some(T::definitions),
         }
     }
 
-    /// Adds the OpenAPI schemas of the endpoint's type to `defs`.
+    /// The endpoint of `resource` in `version`, served by `T` with `facts` (a type known at
+    /// run time, whose OpenAPI is published by its own definition).
+    pub fn dynamic<T: Served>(
+        version: GroupVersion,
+        resource: &'static ResourceInfo,
+        facts: T::Facts,
+    ) -> Self {
+        Self {
+            version,
+            resource,
+            handle: Arc::new(move |c| {
+                let facts = facts.clone();
+                Box::pin(async move { verb::<T>(c, &facts).await })
+            }),
+            definitions: None,
+        }
+    }
+
+    /// Adds the OpenAPI schemas of the endpoint's compiled type to `defs`.
     pub fn definitions(&self, defs: &mut Definitions<'_>) {
-        (self.definitions)(defs);
+        if let Some(d) = self.definitions {
+            d(defs);
+        }
     }
 }
 
 /// The verb a request asks of `T`'s endpoint: a collection (list, watch, create,
 /// deletecollection) or one object (get, watch, update, patch, delete) or its `status`.
-async fn verb<T: Served>(c: Call<'_>) -> HResult {
+async fn verb<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n) = (c.st, c.t, c.q, c.n);
     let method = c.method.clone();
     if t.name.is_none() {
         return match method {
-            Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n).await,
-            Method::GET => read::list::<T>(st, t, q, n).await,
+            Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n, f).await,
+            Method::GET => read::list::<T>(st, t, q, n, f).await,
             Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-                create::create::<T>(c).await
+                create::create::<T>(c, f).await
             }
             Method::DELETE
                 if (t.namespace.is_some() || !t.resource.namespaced)
                     && t.resource.verbs.contains(&"deletecollection") =>
             {
-                delete::delete_collection::<T>(c).await
+                delete::delete_collection::<T>(c, f).await
             }
             m => Err(method_not_allowed(&m, t)),
         };
     }
     match method {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        Method::GET if q.flag("watch") && !t.status => watch::watch::<T>(st, t, q, n).await,
-        Method::GET => read::get::<T>(st, t, q, n).await,
-        Method::PUT => update::update::<T>(c).await,
-        Method::PATCH => update::patch::<T>(c).await,
-        Method::DELETE if !t.status => delete::delete::<T>(c).await,
+        Method::GET if q.flag("watch") && !t.status => {
+            watch::watch::<T>(st, t, q, n, f).await
+        }
+        Method::GET => read::get::<T>(st, t, q, n, f).await,
+        Method::PUT => update::update::<T>(c, f).await,
+        Method::PATCH => update::patch::<T>(c, f).await,
+        Method::DELETE if !t.status => delete::delete::<T>(c, f).await,
         m => Err(method_not_allowed(&m, t)),
     }
 }

@@ -9,13 +9,16 @@ use conneg::{Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::Served;
+use super::body::to_json;
+use super::{Served, Target};
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
-use crate::registry::Strategy;
+use crate::apply::schema::Schema;
+use crate::registry::Object;
+use crate::resource::GroupVersion;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
@@ -47,27 +50,68 @@ pub(super) fn manager(
     Ok(out)
 }
 
-/// Conversion through the kind's served versions.
-struct KindConverter<K>(PhantomData<K>);
+/// Conversion through the type's served versions ([`Served::convert`]).
+struct KindConverter<T>(PhantomData<fn() -> T>);
 
-impl<K: Strategy> Converter for KindConverter<K> {
+impl<T: Served> Converter for KindConverter<T> {
     fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value> {
-        let versions = K::versions();
-        let find = |v: &str| versions.iter().find(|s| s.api_version == v);
-        let (from, to) = (find(from)?, find(to)?);
-        (to.encode)((from.decode)(obj)?)
+        T::convert(obj, from, to)
     }
 }
 
-/// `obj` as JSON in `T`'s version, without its `managedFields` (which are not part of what
-/// is compared).
-fn object_json<T: Served>(obj: Option<&T::K>) -> Result<Value, Status> {
-    let encoded = match obj {
-        Some(o) => serde_json::to_value(T::from_kind(o.clone())),
-        // A create compares against an empty object, as Kubernetes' `New()`.
-        None => serde_json::from_str::<T>("{}").and_then(serde_json::to_value),
+/// What a write goes through, as `managedFields` record it: the version of its URL and its
+/// subresource (`""`: the object itself); and how the kind's fields merge there, its apply
+/// schema with the list types of its declaration.
+pub(super) struct Via {
+    version: GroupVersion,
+    subresource: &'static str,
+    schema: Schema,
+}
+
+impl Via {
+    /// The write `t` names, of an object of `T` with `f` and `declared`.
+    pub(super) fn of<T: Served>(
+        t: &Target,
+        f: &T::Facts,
+        declared: Option<&Arc<Validator>>,
+    ) -> Self {
+        let mut schema = T::apply_schema(f);
+        if t.status {
+            schema = schema.for_status();
+        }
+        schema.declared = declared.cloned();
+        Self {
+            version: t.version,
+            subresource: t.subresource(),
+            schema,
+        }
+    }
+
+    fn manager(&self, manager: &str, op: Operation) -> ManagerId {
+        let mut me = ManagerId::new(manager, op, self.version.api_version());
+        self.subresource.clone_into(&mut me.subresource);
+        me
+    }
+
+    fn run<T: Served, R>(&self, f: impl FnOnce(&Updater<'_>) -> R) -> R {
+        f(&Updater {
+            schema: &self.schema,
+            converter: &KindConverter::<T>(PhantomData),
+            version: self.version.api_version(),
+            now: Time::now(),
+        })
+    }
+}
+
+/// `obj` as JSON, without its `managedFields` (which are not part of what is compared); a
+/// create compares against an empty object, as Kubernetes' `New()`.
+fn without_managed_fields<T: Served>(obj: Option<Value>) -> Result<Value, Status> {
+    let mut v = match obj {
+        Some(v) => v,
+        None => serde_json::from_str::<T>("{}")
+            .and_then(serde_json::to_value)
+            .map_err(|e| Status::internal_error(format!("encoding the object: {e}")))?,
     };
-    let mut v = encoded.map_err(|e| Status::internal_error(format!("encoding the object: {e}")))?;
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
         meta.remove("managedFields");
     }
@@ -75,7 +119,7 @@ fn object_json<T: Served>(obj: Option<&T::K>) -> Result<Value, Status> {
 }
 
 /// The stored object's managers (none for a create).
-fn live_managers<K: Strategy>(live: Option<&K>) -> Result<ManagedFields, String> {
+fn live_managers<K: Object>(live: Option<&K>) -> Result<ManagedFields, String> {
     match live.and_then(|l| l.meta().managed_fields.as_deref()) {
         Some(entries) => ManagedFields::decode(entries),
         None => Ok(ManagedFields::default()),
@@ -86,36 +130,16 @@ fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
     Some(managers.encode()).filter(|e| !e.is_empty())
 }
 
-fn run<T: Served, R>(
-    subresource: &str,
-    declared: Option<&Arc<Validator>>,
-    f: impl FnOnce(&Updater<'_>) -> R,
-) -> R {
-    let converter = KindConverter::<T::K>(PhantomData);
-    let mut schema = match subresource {
-        "status" => <T::K as Strategy>::APPLY_SCHEMA.for_status(),
-        _ => <T::K as Strategy>::APPLY_SCHEMA,
-    };
-    schema.declared = declared.cloned();
-    f(&Updater {
-        schema: &schema,
-        converter: &converter,
-        version: T::VERSION.api_version(),
-        now: Time::now(),
-    })
-}
-
-/// Records in `new` that `manager` wrote it (through `subresource`, `""` for the object
-/// itself) over `live` (`None` for a create), both compared
-/// in `T`'s version (whose list types `declared` gives): it now owns every field it changed. The `managedFields` a client sends
-/// are kept when they can be read (an empty list, or one empty entry, clears them);
-/// otherwise the stored ones are.
+/// Records in `new` that `manager` wrote it (`via` the request's version and subresource)
+/// over `live` (`None` for a create), both compared in the request's version: it now owns
+/// every field it changed. The `managedFields` a client sends are kept when they can be
+/// read (an empty list, or one empty entry, clears them); otherwise the stored ones are.
 pub(super) fn record_update<T: Served>(
     live: Option<&T::K>,
     new: &mut T::K,
     manager: &str,
-    subresource: &str,
-    declared: Option<&Arc<Validator>>,
+    via: &Via,
+    f: &T::Facts,
 ) -> Result<(), Status> {
     let requested = new.meta_mut().managed_fields.take();
     let mut managers = if is_reset(requested.as_deref()) {
@@ -127,25 +151,24 @@ pub(super) fn record_update<T: Served>(
             _ => live_managers(live).unwrap_or_default(),
         }
     };
-    let (live_json, new_json) = (object_json::<T>(live)?, object_json::<T>(Some(&*new))?);
-    let mut me = ManagerId::new(manager, Operation::Update, T::VERSION.api_version());
-    subresource.clone_into(&mut me.subresource);
-    run::<T, _>(subresource, declared, |u| {
-        u.update(&live_json, &new_json, &mut managers, &me)
-    });
+    let json = |k: &T::K| to_json(&T::from_kind(k.clone(), f));
+    let live_json = without_managed_fields::<T>(live.map(json).transpose()?)?;
+    let new_json = without_managed_fields::<T>(Some(json(new)?))?;
+    let me = via.manager(manager, Operation::Update);
+    via.run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
     new.meta_mut().managed_fields = encoded(&managers);
     Ok(())
 }
 
-/// Server-side apply of `config` by `manager` (through `subresource`, `""` for the object
-/// itself) over `live` (`None` when the apply creates), merging lists as `declared` says:
-/// the object to write, as JSON in the request's version, with its `managedFields`.
+/// Server-side apply of `config` by `manager` (`via` the request's version and subresource)
+/// over `live` (`None` when the apply creates; otherwise the object and its JSON in the
+/// request's version): the object to write, as JSON in the request's version, with its
+/// `managedFields`.
 pub(super) fn apply<T: Served>(
-    live: Option<&T::K>,
+    live: Option<(T::K, Value)>,
     config: &Value,
-    manager: &str,
-    (subresource, declared): (&str, Option<&Arc<Validator>>),
-    force: bool,
+    (manager, force): (&str, bool),
+    via: &Via,
 ) -> Result<Value, Status> {
     if config
         .pointer("/metadata/managedFields")
@@ -153,15 +176,14 @@ pub(super) fn apply<T: Served>(
     {
         return Err(Status::bad_request("metadata.managedFields must be nil"));
     }
-    let mut managers = live_managers(live)
+    let (live, live_json) = live.unzip();
+    let mut managers = live_managers(live.as_ref())
         .map_err(|e| Status::internal_error(format!("failed to decode managed fields: {e}")))?;
-    let live_json = object_json::<T>(live)?;
-    let mut me = ManagerId::new(manager, Operation::Apply, T::VERSION.api_version());
-    subresource.clone_into(&mut me.subresource);
-    let mut new = run::<T, _>(subresource, declared, |u| {
-        u.apply(&live_json, config, &mut managers, &me, force)
-    })
-    .map_err(|c| conflict_status(&c))?;
+    let live_json = without_managed_fields::<T>(live_json)?;
+    let me = via.manager(manager, Operation::Apply);
+    let mut new = via
+        .run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
+        .map_err(|c| conflict_status(&c))?;
     if let Some(Value::Object(meta)) = new.get_mut("metadata") {
         match encoded(&managers) {
             Some(entries) => {

@@ -46,11 +46,13 @@ use conneg::{Negotiated, Status, StatusReason};
 use http::{Method, StatusCode};
 
 use crate::declarative::Validators;
+use crate::live::Live;
 use crate::registry::Registry;
 use crate::resource::Catalog;
 use endpoint::Call;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
+pub(crate) use table::age;
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
 pub(crate) type HResult = Result<Response, Status>;
@@ -68,8 +70,8 @@ pub struct Context {
     /// Permits for work run on the blocking pool (parsing and applying patches): one per
     /// CPU, so hostile bodies queue instead of taking every thread.
     pub(crate) blocking: Arc<tokio::sync::Semaphore>,
-    /// The endpoint of each served version and resource.
-    pub(crate) endpoints: Arc<[Endpoint]>,
+    /// The endpoint of each served version and resource, now.
+    pub(crate) endpoints: Live<Vec<Endpoint>>,
     /// The admission chain, in order.
     pub(crate) admission: Arc<[Arc<dyn admission::Plugin>]>,
     /// The declarative validation of each served kind.
@@ -142,12 +144,14 @@ async fn resource(
     n: Negotiated,
     body: Body,
 ) -> HResult {
-    let t = Target::resolve(&p, &st.registry.catalog)?;
+    let t = Target::resolve(&p, &st.registry.catalog.get())?;
     let q = Params::from_query(q)?;
     let endpoint = st
         .endpoints
+        .get()
         .iter()
         .find(|e| e.version == t.version && e.resource == t.resource)
+        .cloned()
         .ok_or_else(resource_not_found)?;
     (endpoint.handle)(Call {
         st: &st,

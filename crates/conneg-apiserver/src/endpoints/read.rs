@@ -5,8 +5,8 @@ use conneg::{Negotiated, Status};
 use http::StatusCode;
 
 use super::{Context, HResult, Params, Served, Target, list_options, respond, transform};
-use crate::registry::{ListRequest, Page, Strategy, storage_status};
-use crate::resource::{ResourceInfo, VersionedList};
+use crate::registry::{ListRequest, Object, Page, storage_status};
+use crate::resource::ResourceInfo;
 use crate::selector::Selectors;
 use crate::storage::{Storage, StorageError};
 
@@ -15,20 +15,21 @@ pub(super) async fn get<T: Served>(
     t: &Target,
     q: &Params,
     n: &Negotiated,
+    f: &T::Facts,
 ) -> HResult {
     let (k, _) = st
         .registry
-        .get::<T::K>(&t.key(&st.registry), t.name())
+        .get::<T::K>(t.resource, &t.key(&st.registry), t.name())
         .await?
         .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     if let Some(conv) = n.conversion() {
         return Ok(respond(
             n,
             StatusCode::OK,
-            &transform::object::<T>(conv, q, k)?,
+            &transform::object::<T>(conv, q, t, k, f)?,
         ));
     }
-    Ok(respond(n, StatusCode::OK, &T::from_kind(k)))
+    Ok(respond(n, StatusCode::OK, &T::from_kind(k, f)))
 }
 
 /// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
@@ -80,24 +81,23 @@ pub(super) async fn list<T: Served>(
     t: &Target,
     q: &Params,
     n: &Negotiated,
+    f: &T::Facts,
 ) -> HResult {
     list_options::ListOptions::parse(q)?;
     let sel = q.selectors()?;
     let page = page::<T::K>(st, t, q, &sel).await?;
     if let Some(conv) = n.conversion() {
-        let shaped = transform::list::<T>(conv, q, page.items, page.meta)?;
+        let shaped = transform::list::<T>(conv, q, t, (page.items, page.meta), f)?;
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    let list = T::List::from_items(
-        page.meta,
-        page.items.into_iter().map(T::from_kind).collect(),
-    );
+    let items = page.items.into_iter().map(|k| T::from_kind(k, f)).collect();
+    let list = T::list(page.meta, items, f);
     Ok(respond(n, StatusCode::OK, &list))
 }
 
 /// One page of the target collection, per the request's selectors, `limit`, `continue` and
 /// `resourceVersion`.
-pub(super) async fn page<K: Strategy>(
+pub(super) async fn page<K: Object>(
     st: &Context,
     t: &Target,
     q: &Params,
@@ -127,5 +127,8 @@ pub(super) async fn page<K: Strategy>(
         continue_token,
         revision,
     };
-    Ok(st.registry.list(t.namespace.as_deref(), req, sel).await?)
+    Ok(st
+        .registry
+        .list(t.resource, t.namespace.as_deref(), req, sel)
+        .await?)
 }

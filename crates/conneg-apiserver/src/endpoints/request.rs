@@ -10,7 +10,7 @@ use conneg::Status;
 use super::resource_not_found;
 use super::validate::valid;
 use crate::names;
-use crate::registry::{Registry, Strategy, status};
+use crate::registry::{Object, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
 use crate::selector::Selectors;
 
@@ -42,7 +42,7 @@ impl Target {
     /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
     /// object and everything but the status through `/status` ([`status`]); then what the
     /// kind's own strategy keeps.
-    pub(crate) fn reset_fields<K: Strategy>(&self, new: &mut K, old: &K) -> Result<(), Status> {
+    pub(crate) fn reset_fields<K: Object>(&self, new: &mut K, old: &K) -> Result<(), Status> {
         if !self.status {
             if self.resource.status_subresource {
                 status::keep_status(new, old)?;
@@ -52,7 +52,7 @@ impl Target {
         }
         status::status_only(new, old)?;
         new.prepare_for_status_update(old);
-        valid(new, &new.validate_status_update())
+        valid(self.resource, new, &new.validate_status_update())
     }
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404
@@ -189,7 +189,7 @@ impl Params {
 }
 
 /// The namespace in the body must match the URL's; a missing one is filled in.
-pub(super) fn check_namespace<K: Strategy>(k: &mut K, t: &Target) -> Result<(), Status> {
+pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), Status> {
     let meta = k.meta_mut();
     match &t.namespace {
         Some(ns) => {
@@ -206,7 +206,7 @@ pub(super) fn check_namespace<K: Strategy>(k: &mut K, t: &Target) -> Result<(), 
 }
 
 /// The name in the body must match the URL's.
-pub(super) fn check_name<K: Strategy>(k: &K, t: &Target) -> Result<(), Status> {
+pub(super) fn check_name<K: Object>(k: &K, t: &Target) -> Result<(), Status> {
     let name = &k.meta().name;
     if name != t.name() {
         return Err(Status::bad_request(format!(

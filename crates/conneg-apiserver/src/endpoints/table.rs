@@ -1,7 +1,8 @@
 //! Server-side printing: `meta.k8s.io/v1` (or `v1beta1`) `Table` for `kubectl get`
 //! (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`). JSON only, as Kubernetes.
 //!
-//! Columns: Name, the kind's own ([`Strategy::columns`]), Age. Rows carry the object as
+//! Columns: Name, then the type's own ([`Served::columns`]: a compiled kind's columns and
+//! Age, a custom resource's printer columns). Rows carry the object as
 //! `PartialObjectMetadata` (`includeObject=Metadata`, the default), the whole object
 //! (`Object`) or nothing (`None`).
 
@@ -10,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::{Params, Served};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
-use crate::registry::Strategy;
 
 /// Builds a Table of `items`.
 pub(super) fn table<T: Served>(
@@ -18,6 +18,7 @@ pub(super) fn table<T: Served>(
     q: &Params,
     items: Vec<T::K>,
     meta: ListMeta,
+    f: &T::Facts,
 ) -> Result<Value, Status> {
     let include = q.get("includeObject").unwrap_or("Metadata");
     if !matches!(include, "None" | "Metadata" | "Object") {
@@ -29,13 +30,13 @@ pub(super) fn table<T: Served>(
     let now = Time::now();
     let rows: Vec<Value> = items
         .into_iter()
-        .map(|k| row::<T>(k, include, &api_version, now))
+        .map(|k| row::<T>(k, include, &api_version, now, f))
         .collect::<Result<_, _>>()?;
     let mut t = json!({
         "kind": "Table",
         "apiVersion": api_version,
         "metadata": meta,
-        "columnDefinitions": if q.flag("noHeaders") { Value::Null } else { columns::<T::K>() },
+        "columnDefinitions": if q.flag("noHeaders") { Value::Null } else { columns::<T>(f) },
         "rows": rows,
     });
     if q.flag("noHeaders")
@@ -53,11 +54,12 @@ pub(super) fn event_table<T: Served>(
     q: &Params,
     k: T::K,
     headers: bool,
+    f: &T::Facts,
 ) -> Result<Value, Status> {
     let include = q.get("includeObject").unwrap_or("Metadata");
     let api_version = format!("{}/{}", conv.group, conv.version);
     let rv = k.meta().resource_version.clone();
-    let row = row::<T>(k, include, &api_version, Time::now())?;
+    let row = row::<T>(k, include, &api_version, Time::now(), f)?;
     let mut t = json!({
         "kind": "Table",
         "apiVersion": api_version,
@@ -65,37 +67,50 @@ pub(super) fn event_table<T: Served>(
         "rows": [row],
     });
     if headers {
-        t["columnDefinitions"] = columns::<T::K>();
+        t["columnDefinitions"] = columns::<T>(f);
     }
     Ok(t)
 }
 
-fn columns<K: Strategy>() -> Value {
-    let mut cols = vec![json!({
-        "name": "Name", "type": "string", "format": "name", "priority": 0,
-        "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
-    })];
-    for c in K::COLUMNS {
-        cols.push(json!({
-            "name": c.name, "type": c.ty, "format": c.format, "priority": 0,
-            "description": c.description,
-        }));
-    }
-    cols.push(json!({
-        "name": "Age", "type": "date", "format": "", "priority": 0,
-        "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-    }));
+/// One column definition (`metav1.TableColumnDefinition`).
+pub(super) fn column(name: &str, ty: &str, format: &str, description: &str) -> Value {
+    json!({"name": name, "type": ty, "format": format, "priority": 0, "description": description})
+}
+
+/// The Age column compiled kinds end with.
+pub(super) fn age_column() -> Value {
+    column(
+        "Age",
+        "date",
+        "",
+        "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    )
+}
+
+fn columns<T: Served>(f: &T::Facts) -> Value {
+    let mut cols = vec![column(
+        "Name",
+        "string",
+        "name",
+        "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+    )];
+    cols.extend(T::columns(f));
     Value::Array(cols)
 }
 
-fn row<T: Served>(k: T::K, include: &str, api_version: &str, now: Time) -> Result<Value, Status> {
+fn row<T: Served>(
+    k: T::K,
+    include: &str,
+    api_version: &str,
+    now: Time,
+    f: &T::Facts,
+) -> Result<Value, Status> {
     let meta = k.meta();
     let mut cells = vec![json!(meta.name)];
-    cells.extend(k.cells());
-    cells.push(json!(age(meta.creation_timestamp, now)));
+    cells.extend(T::cells(&k, f, now));
     let object = match include {
         "None" => Value::Null,
-        "Object" => serde_json::to_value(T::from_kind(k.clone()))
+        "Object" => serde_json::to_value(T::from_kind(k.clone(), f))
             .map_err(|e| Status::internal_error(format!("encoding table row: {e}")))?,
         _ => json!({
             "kind": "PartialObjectMetadata",
@@ -112,7 +127,7 @@ fn row<T: Served>(k: T::K, include: &str, api_version: &str, now: Time) -> Resul
 
 /// `duration.HumanDuration` of the time since `t` (`<unknown>` without one), as kubectl
 /// prints ages.
-pub(super) fn age(t: Option<Time>, now: Time) -> String {
+pub(crate) fn age(t: Option<Time>, now: Time) -> String {
     let Some(t) = t else {
         return "<unknown>".into();
     };

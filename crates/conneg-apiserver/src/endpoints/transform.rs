@@ -5,44 +5,52 @@ use conneg::{Conversion, Status};
 use serde_json::Value;
 
 use super::table;
-use super::{Params, Served};
+use super::{Params, Served, Target};
 use crate::meta::{HasObjectMeta, ListMeta};
 use crate::metadata_only;
 
 /// One object (a get) as `conv`.
-pub(super) fn object<T: Served>(conv: &Conversion, q: &Params, k: T::K) -> Result<Value, Status> {
+pub(super) fn object<T: Served>(
+    conv: &Conversion,
+    q: &Params,
+    t: &Target,
+    k: T::K,
+    f: &T::Facts,
+) -> Result<Value, Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::object(conv, &go_type::<T>(""), k.meta());
+        return metadata_only::object(conv, &go_type(t, ""), k.meta());
     }
     let meta = ListMeta {
         resource_version: k.meta().resource_version.clone(),
         ..Default::default()
     };
-    table::table::<T>(conv, q, vec![k], meta)
+    table::table::<T>(conv, q, vec![k], meta, f)
 }
 
 /// A page of a list as `conv`.
 pub(super) fn list<T: Served>(
     conv: &Conversion,
     q: &Params,
-    items: Vec<T::K>,
-    meta: ListMeta,
+    t: &Target,
+    page: (Vec<T::K>, ListMeta),
+    f: &T::Facts,
 ) -> Result<Value, Status> {
+    let (items, meta) = page;
     if metadata_only::is_metadata(conv) {
         return metadata_only::list(
             conv,
-            &go_type::<T>("List"),
+            &go_type(t, "List"),
             items.iter().map(HasObjectMeta::meta),
             &meta,
         );
     }
-    table::table::<T>(conv, q, items, meta)
+    table::table::<T>(conv, q, items, meta, f)
 }
 
 /// 406 before a watch starts if its events cannot be served as `conv`.
-pub(super) fn check_watch<T: Served>(conv: &Conversion) -> Result<(), Status> {
+pub(super) fn check_watch(conv: &Conversion, t: &Target) -> Result<(), Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::check_object(conv, &go_type::<T>(""));
+        return metadata_only::check_object(conv, &go_type(t, ""));
     }
     Ok(())
 }
@@ -51,14 +59,15 @@ pub(super) fn check_watch<T: Served>(conv: &Conversion) -> Result<(), Status> {
 /// the column definitions).
 pub(super) fn event<T: Served>(
     conv: &Conversion,
-    q: &Params,
+    (q, t): (&Params, &Target),
     k: T::K,
     first: bool,
+    f: &T::Facts,
 ) -> Result<Value, Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::object(conv, &go_type::<T>(""), k.meta());
+        return metadata_only::object(conv, &go_type(t, ""), k.meta());
     }
-    table::event_table::<T>(conv, q, k, first)
+    table::event_table::<T>(conv, q, k, first, f)
 }
 
 /// A bookmark's object as `conv`: metadata only when that was asked for (Kubernetes transforms
@@ -75,11 +84,11 @@ pub(super) fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Val
 /// What Kubernetes' messages call the internal type (`*wardle.Flunder`, `*wardle.FlunderList`,
 /// `*core.Namespace`): Go's `%T`, the package being the group's first label (`core` for the
 /// core group).
-fn go_type<T: Served>(suffix: &str) -> String {
-    let group = T::RESOURCE.group;
+fn go_type(t: &Target, suffix: &str) -> String {
+    let group = t.resource.group;
     let package = match group.split('.').next() {
         Some("") | None => "core",
         Some(first) => first,
     };
-    format!("*{package}.{}{suffix}", T::KIND)
+    format!("*{package}.{}{suffix}", t.resource.kind)
 }

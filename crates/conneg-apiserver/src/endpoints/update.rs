@@ -7,15 +7,15 @@ use conneg::{PatchType, Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::body::{decode_json, defaulted_kind};
+use super::body::{decode_json, defaulted_kind, to_json};
 use super::create::create_object;
 use super::endpoint::Call;
 use super::request::{check_name, check_namespace};
-use super::validate::{check_declared_update, declaration, valid};
+use super::validate::{check_declared_update, valid};
 use super::{Context, HResult, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::registry::Strategy;
+use crate::registry::Object;
 use crate::registry::backoff::ConflictBackoff;
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
@@ -25,7 +25,7 @@ use crate::validation::{resource_version_required, validate_object_meta_update};
 /// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
 /// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
-fn prepare_update<K: Strategy>(new: &mut K, old: &K) -> Result<(), Status> {
+fn prepare_update<K: Object>(res: &ResourceInfo, new: &mut K, old: &K) -> Result<(), Status> {
     let same = new.same_spec(old);
     let om = old.meta();
     let nm = new.meta_mut();
@@ -41,7 +41,7 @@ fn prepare_update<K: Strategy>(new: &mut K, old: &K) -> Result<(), Status> {
         nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
     }
     nm.self_link.clear();
-    valid(new, &validate_object_meta_update(new.meta(), old.meta()))
+    valid(res, new, &validate_object_meta_update(new.meta(), old.meta()))
 }
 
 /// 409 for a write whose resourceVersion is not the stored one.
@@ -49,10 +49,11 @@ fn conflict(res: &ResourceInfo, name: &str) -> Status {
     Status::conflict(res.group, res.resource, name, OPTIMISTIC_LOCK_MSG)
 }
 
-pub(super) async fn update<T: Served>(c: Call<'_>) -> HResult {
+pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
     let body = c.body;
-    let (mut new, versioned) = defaulted_kind(n.decode_body::<T, _>(body).await?.value)?;
+    let (mut new, versioned) =
+        defaulted_kind::<T>(n.decode_body::<T, _>(body).await?.value, (t, n), f)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut new, t)?;
     check_name(&new, t)?;
@@ -73,7 +74,7 @@ pub(super) async fn update<T: Served>(c: Call<'_>) -> HResult {
     let key = t.key(&st.registry);
     let (old, revision) = st
         .registry
-        .get::<T::K>(&key, t.name())
+        .get::<T::K>(t.resource, &key, t.name())
         .await?
         .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
     if revision != expected {
@@ -89,8 +90,8 @@ pub(super) async fn update<T: Served>(c: Call<'_>) -> HResult {
         manager: Some(&manager),
         dry_run,
     };
-    match commit::<T>(st, t, change).await? {
-        Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k))),
+    match commit::<T>(st, t, change, f).await? {
+        Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k, f))),
         None => Err(conflict(t.resource, t.name())),
     }
 }
@@ -118,6 +119,7 @@ async fn commit<T: Served>(
     st: &Context,
     t: &Target,
     c: Change<'_, T::K>,
+    f: &T::Facts,
 ) -> Result<Option<T::K>, Status> {
     let Change {
         mut new,
@@ -130,13 +132,16 @@ async fn commit<T: Served>(
     } = c;
     t.reset_fields(&mut new, old)?;
     if let Some(manager) = manager {
-        let declared = declaration::<T>(st);
-        field_manager::record_update::<T>(Some(old), &mut new, manager, t.subresource(), declared)?;
+        let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+        field_manager::record_update::<T>(Some(old), &mut new, manager, &via, f)?;
     }
-    prepare_update(&mut new, old)?;
-    check_declared_update::<T>(st, t, versioned, &new, old)?;
-    admission::admit(st, admission::Request::update(t.namespace(), &new, old)).await?;
-    Ok(st.registry.update(key, new, old, revision, dry_run).await?)
+    prepare_update(t.resource, &mut new, old)?;
+    check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
+    admission::admit(st, admission::Request::update(t.resource, t.namespace(), &new, old)).await?;
+    Ok(st
+        .registry
+        .update(t.resource, key, new, old, revision, dry_run)
+        .await?)
 }
 
 /// Kubernetes' error for an apply without `fieldManager`.
@@ -178,7 +183,7 @@ async fn off_worker<R: Send + 'static>(
 /// PATCH of every patch type: the patch read and parsed off the async workers, then, for the
 /// current object, patched (or applied) and committed; a lost race is retried with the
 /// object as it now is. An apply to an object that does not exist creates it.
-pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
+pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
     let body = c.body;
     let Some(kind) = n.patch_type() else {
@@ -201,7 +206,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
     let key = t.key(&st.registry);
     let mut backoff = ConflictBackoff::default();
     loop {
-        let current = st.registry.get::<T::K>(&key, t.name()).await?;
+        let current = st.registry.get::<T::K>(t.resource, &key, t.name()).await?;
         let Some((old, revision)) = current else {
             // Only an apply to the object itself creates it.
             if !kind.is_apply() || t.status {
@@ -214,54 +219,41 @@ pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
-                let declared = declaration::<T>(st).cloned();
+                let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
                 off_worker(st, move || {
-                    let applied = field_manager::apply::<T>(
-                        None,
-                        &doc,
-                        &manager,
-                        ("", declared.as_ref()),
-                        force,
-                    )?;
+                    let applied =
+                        field_manager::apply::<T>(None, &doc, (&manager, force), &via)?;
                     decode_json::<T>(&applied, &n)
                 })
                 .await?
             };
-            let (mut k, versioned) = defaulted_kind(decoded)?;
+            let (mut k, versioned) = defaulted_kind::<T>(decoded, (t, n), f)?;
             if k.meta().name.is_empty() {
                 k.meta_mut().name = t.name().to_owned();
             }
             check_name(&k, t)?;
-            let (code, out) = create_object::<T>(st, t, q, k, versioned).await?;
+            let (code, out) = create_object::<T>(st, t, q, (k, versioned), f).await?;
             let mut resp = respond(n, code, &out);
             conneg::append_warnings(resp.headers_mut(), &warnings);
             return Ok(resp);
         };
         let (obj, warnings) = {
-            let (doc, n, current, manager) = (doc.clone(), n.clone(), old.clone(), manager.clone());
-            let declared = declaration::<T>(st).cloned();
-            let subresource = t.subresource();
+            let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
+            let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+            // The current object in the request's version, encoded here: the facts stay
+            // on this side of the blocking pool.
+            let current = (old.clone(), to_json(&T::from_kind(old.clone(), f))?);
             off_worker(st, move || {
                 let patched = if kind.is_apply() {
-                    field_manager::apply::<T>(
-                        Some(&current),
-                        &doc,
-                        &manager,
-                        (subresource, declared.as_ref()),
-                        force,
-                    )?
+                    field_manager::apply::<T>(Some(current), &doc, (&manager, force), &via)?
                 } else {
-                    let current_json =
-                        serde_json::to_value(T::from_kind(current)).map_err(|e| {
-                            Status::internal_error(format!("encoding current object: {e}"))
-                        })?;
-                    patch::apply(kind, current_json, &doc)?
+                    patch::apply(kind, current.1, &doc)?
                 };
                 decode_json::<T>(&patched, &n)
             })
             .await?
         };
-        let (mut new, versioned) = defaulted_kind(obj)?;
+        let (mut new, versioned) = defaulted_kind::<T>(obj, (t, n), f)?;
         check_namespace(&mut new, t)?;
         check_name(&new, t)?;
         // A resourceVersion in the patch is the client's precondition: a mismatch is 409.
@@ -283,8 +275,8 @@ pub(super) async fn patch<T: Served>(c: Call<'_>) -> HResult {
             manager: (!kind.is_apply()).then_some(manager.as_str()),
             dry_run,
         };
-        if let Some(k) = commit::<T>(st, t, change).await? {
-            let mut resp = respond(n, StatusCode::OK, &T::from_kind(k));
+        if let Some(k) = commit::<T>(st, t, change, f).await? {
+            let mut resp = respond(n, StatusCode::OK, &T::from_kind(k, f));
             conneg::append_warnings(resp.headers_mut(), &warnings);
             return Ok(resp);
         }

@@ -9,25 +9,24 @@ use serde_json::Value;
 use super::body::to_json;
 use super::{Context, Served, Target};
 use crate::declarative::Validator;
-use crate::registry::Strategy;
+use crate::registry::Object;
+use crate::resource::ResourceInfo;
 use crate::validation::{FieldError, invalid};
-
-/// The compiled declaration of `T`'s version and resource.
-pub(super) fn declaration<T: Served>(st: &Context) -> Option<&Arc<Validator>> {
-    st.validators.get(T::VERSION, T::RESOURCE)
-}
 
 /// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
 /// version, against `old` on update (for transition rules and ratcheting).
 pub(super) fn declared_errors<T: Served>(
-    st: &Context,
+    declared: Option<&Arc<Validator>>,
     versioned: &Value,
     old: Option<&T::K>,
+    f: &T::Facts,
 ) -> Result<Vec<FieldError>, Status> {
-    let Some(validator) = declaration::<T>(st) else {
+    let Some(validator) = declared else {
         return Ok(Vec::new());
     };
-    let old = old.map(|o| to_json(&T::from_kind(o.clone()))).transpose()?;
+    let old = old
+        .map(|o| to_json(&T::from_kind(o.clone(), f)))
+        .transpose()?;
     Ok(validator.validate(versioned, old.as_ref()))
 }
 
@@ -37,23 +36,26 @@ pub(super) fn check_declared_update<T: Served>(
     st: &Context,
     t: &Target,
     versioned: Value,
-    new: &T::K,
-    old: &T::K,
+    (new, old): (&T::K, &T::K),
+    f: &T::Facts,
 ) -> Result<(), Status> {
     let versioned = if t.status {
-        to_json(&T::from_kind(new.clone()))?
+        to_json(&T::from_kind(new.clone(), f))?
     } else {
         versioned
     };
-    let errs = declared_errors::<T>(st, &versioned, Some(old))?;
-    valid(new, &errs)
+    let errs = declared_errors::<T>(T::declaration(st, t.version, t.resource, f), &versioned, Some(old), f)?;
+    valid(t.resource, new, &errs)
 }
 
 /// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
-pub(super) fn valid<K: Strategy>(k: &K, errs: &[FieldError]) -> Result<(), Status> {
+pub(super) fn valid<K: Object>(
+    r: &ResourceInfo,
+    k: &K,
+    errs: &[FieldError],
+) -> Result<(), Status> {
     if errs.is_empty() {
         return Ok(());
     }
-    let r = K::RESOURCE;
     Err(invalid(r.group, r.kind, &k.meta().name, errs))
 }

@@ -50,8 +50,8 @@ use super::read::list_revision;
 use super::transform;
 use super::{Context, HResult, Params, Served, Target};
 use crate::meta::HasObjectMeta;
-use crate::registry::{Strategy, storage_status};
-use crate::resource::Versioned;
+use crate::registry::storage_status;
+use crate::resource::ResourceInfo;
 use crate::selector::Selectors;
 use crate::storage::{
     Event, EventKind, KeyValue, ListOptions as ReadOptions, ListResult, Storage, StorageError,
@@ -113,8 +113,9 @@ impl<T> Clone for Shared<T> {
 }
 
 /// The hub of `T`, started (with its feeding task) on first use.
-async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
-    let key = (T::VERSION.api_version(), T::RESOURCE.resource);
+async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, Status> {
+    let res = t.resource;
+    let key = (t.version.api_version(), res.resource);
     let existing = |m: &HubMap| {
         m.get(&key)
             .and_then(|b| b.downcast_ref::<Shared<T>>())
@@ -128,14 +129,14 @@ async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
         .store
         .current_revision()
         .await
-        .map_err(|e| storage_status(e, T::RESOURCE, ""))?;
-    let prefix = st.registry.keys.collection(T::RESOURCE, None);
+        .map_err(|e| storage_status(e, res, ""))?;
+    let prefix = st.registry.keys.collection(res, None);
     let mut events = st
         .registry
         .store
         .watch(&prefix, from)
         .await
-        .map_err(|e| storage_status(e, T::RESOURCE, ""))?;
+        .map_err(|e| storage_status(e, res, ""))?;
     let shared = {
         let Ok(mut m) = st.hubs.0.lock() else {
             return Err(Status::internal_error("watch hub registry poisoned"));
@@ -150,7 +151,7 @@ async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
         m.insert(key, Box::new(shared.clone()));
         shared
     };
-    let (st2, feeder) = (st.clone(), shared.clone());
+    let (st2, feeder, f) = (st.clone(), shared.clone(), f.clone());
     tokio::spawn(async move {
         let all = Filter {
             sel: Selectors::default(),
@@ -160,8 +161,8 @@ async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
             match item {
                 Ok(ev) => {
                     feeder.started.store(ev.revision(), Ordering::SeqCst);
-                    if let Some(e) = translate::<T>(&st2, &all, &ev) {
-                        feeder.hub.publish(e.map(T::from_kind));
+                    if let Some(e) = translate::<T>(&st2, res, &all, &ev) {
+                        feeder.hub.publish(e.map(|k| T::from_kind(k, &f)));
                     }
                 }
                 Err(e) => {
@@ -183,14 +184,13 @@ async fn hub<T: Served>(st: &Context) -> Result<Shared<T>, Status> {
 /// feeder has already gone past `from` (events could be missed): the caller then watches
 /// storage itself.
 async fn watch_shared<T: Served>(
-    st: &Context,
-    t: &Target,
-    n: &Negotiated,
+    (st, t, n): (&Context, &Target, &Negotiated),
     initial: impl Stream<Item = Result<T::K, Status>> + Send + 'static,
     from: i64,
     timeout: u64,
+    f: &T::Facts,
 ) -> Result<Option<Response<Body>>, Status> {
-    let shared = hub::<T>(st).await?;
+    let shared = hub::<T>(st, t, f).await?;
     let codec = n.response_codec().clone();
     let (ns, name) = (t.namespace.clone(), t.name.clone());
     let watcher = shared
@@ -210,9 +210,10 @@ async fn watch_shared<T: Served>(
     }
     // Encoded as the client takes them, like the events after them; each with whether it is
     // an ERROR event, after which the stream ends.
+    let f = f.clone();
     let first = initial.map(move |k| {
         let (event, failed) = match k {
-            Ok(k) => (WatchEvent::Added(T::from_kind(k)), false),
+            Ok(k) => (WatchEvent::Added(T::from_kind(k, &f)), false),
             Err(s) => (WatchEvent::Error(s), true),
         };
         match event.to_bytes(&codec) {
@@ -236,10 +237,11 @@ pub(crate) async fn watch<T: Served>(
     t: &Target,
     q: &Params,
     n: &Negotiated,
+    f: &T::Facts,
 ) -> HResult {
     let opts = ListOptions::parse(q)?;
     if let Some(conv) = n.conversion() {
-        transform::check_watch::<T>(conv)?;
+        transform::check_watch(conv, t)?;
     }
     let sel = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))
         .map_err(|e| Status::bad_request(e.0))?;
@@ -311,7 +313,7 @@ pub(crate) async fn watch<T: Served>(
         && n.conversion().is_none()
     {
         let items = initial_kinds::<T>(st, t, &filter, &prefix, initial.clone());
-        if let Some(resp) = watch_shared::<T>(st, t, n, items, from, timeout).await? {
+        if let Some(resp) = watch_shared::<T>((st, t, n), items, from, timeout, f).await? {
             return Ok(resp);
         }
     }
@@ -325,23 +327,24 @@ pub(crate) async fn watch<T: Served>(
     let last_rev = Arc::new(AtomicI64::new(from));
     let conversion = n.conversion().cloned();
     let headers_sent = Arc::new(AtomicBool::new(false));
-    let q = q.clone();
+    let (q, target) = (q.clone(), t.clone());
     let shape = {
-        let conversion = conversion.clone();
+        let (conversion, f) = (conversion.clone(), f.clone());
         move |k: T::K| -> Obj<T> {
             match &conversion {
                 Some(conv) => {
                     let first = !headers_sent.swap(true, Ordering::Relaxed);
-                    Obj::Json(or_status(transform::event::<T>(conv, &q, k, first)))
+                    let event = transform::event::<T>(conv, (&q, &target), k, first, &f);
+                    Obj::Json(or_status(event))
                 }
-                None => Obj::Typed(T::from_kind(k)),
+                None => Obj::Typed(T::from_kind(k, &f)),
             }
         }
     };
     let shape = Arc::new(shape);
     // The marker a watch-list client waits for: every initial event has been sent.
     let initial_end = opts.marks_initial_events_end().then(|| {
-        let end = list_options::initial_events_end(T::VERSION.api_version(), T::KIND, from);
+        let end = list_options::initial_events_end(t.version.api_version(), t.resource.kind, from);
         WatchEvent::Bookmark(Obj::Json(or_status(transform::bookmark(
             conversion.as_ref(),
             end,
@@ -358,13 +361,13 @@ pub(crate) async fn watch<T: Served>(
             .chain(stream::iter(initial_end))
     };
     let live = {
-        let st = st.clone();
+        let (st, res) = (st.clone(), t.resource);
         let last_rev = last_rev.clone();
         events.filter_map(move |item| {
             let out = match item {
                 Ok(ev) => {
                     last_rev.store(ev.revision(), Ordering::Relaxed);
-                    translate::<T>(&st, &filter, &ev).map(|e| e.map(|k| shape(k)))
+                    translate::<T>(&st, res, &filter, &ev).map(|e| e.map(|k| shape(k)))
                 }
                 Err(e) => Some(WatchEvent::Error(error_status(e))),
             };
@@ -375,12 +378,9 @@ pub(crate) async fn watch<T: Served>(
 
     let mut response = WatchResponse::new(n).timeout_seconds(Some(timeout));
     if bookmarks {
+        let (api_version, kind) = (t.version.api_version(), t.resource.kind);
         response = response.heartbeat(BOOKMARK_EVERY, move || {
-            let b = list_options::bookmark(
-                T::VERSION.api_version(),
-                T::KIND,
-                last_rev.load(Ordering::Relaxed),
-            );
+            let b = list_options::bookmark(api_version, kind, last_rev.load(Ordering::Relaxed));
             WatchEvent::Bookmark(or_status(transform::bookmark(conversion.as_ref(), b)))
         });
     }
@@ -449,7 +449,7 @@ fn initial_kinds<T: Served>(
         })
     };
     pages.flat_map(stream::iter).filter_map(move |kv| {
-        let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(&kv)?));
+        let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(res, &kv)?));
         std::future::ready(match k {
             Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
             Err(e) => Some(Err(e)),
@@ -467,8 +467,13 @@ fn error_status(e: StorageError) -> Status {
 }
 
 /// Turns a storage event into the event a watcher with `filter` sees (or none).
-fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<WatchEvent<T::K>> {
-    let decode = |kv: &KeyValue| st.registry.decode::<T::K>(kv).ok();
+fn translate<T: Served>(
+    st: &Context,
+    res: &'static ResourceInfo,
+    filter: &Filter,
+    ev: &Event,
+) -> Option<WatchEvent<T::K>> {
+    let decode = |kv: &KeyValue| st.registry.decode::<T::K>(res, kv).ok();
     match ev.kind {
         EventKind::Added => {
             let k = decode(&ev.kv)?;
@@ -490,9 +495,12 @@ fn translate<T: Served>(st: &Context, filter: &Filter, ev: &Event) -> Option<Wat
             }
         }
         EventKind::Deleted => {
-            let mut stored: <T::K as Strategy>::Stored = st.registry.codec.decode_event(ev).ok()?;
-            stored.apply_defaults();
-            let k = stored.into_internal();
+            // The last state, at the deletion's revision (as Kubernetes sends it).
+            let last = KeyValue {
+                mod_revision: ev.revision(),
+                ..ev.prev.clone()?
+            };
+            let k = decode(&last)?;
             filter.matches(k.meta()).then_some(WatchEvent::Deleted(k))
         }
     }

@@ -19,7 +19,7 @@ use http::StatusCode;
 use serde::Deserialize;
 
 use super::backoff::ConflictBackoff;
-use super::{Error, Registry, Strategy};
+use super::{Error, Object, Registry};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
 use crate::validation::{BadValue, FieldError};
@@ -235,8 +235,8 @@ fn mark_deleting(meta: &mut ObjectMeta, now: Time) {
 
 /// Whether an update from `old` to `new` deletes the object (`shouldDeleteDuringUpdate`):
 /// its deletion has started, it has no grace period left, and `new` has no finalizers, of
-/// its metadata or of its kind ([`Strategy::finalizing`]).
-pub fn deletes_on_update<K: Strategy>(new: &K, old: &K) -> bool {
+/// its metadata or of its kind ([`Object::finalizing`]).
+pub fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
     let (nm, om) = (new.meta(), old.meta());
     nm.finalizers.is_empty()
         && !new.finalizing()
@@ -259,8 +259,9 @@ impl Registry {
     /// read, before anything changes (Kubernetes' `deleteValidation`: admission, for the
     /// endpoints). A lost compare-and-swap race is retried; only the client's preconditions
     /// conflict.
-    pub async fn delete<K: Strategy, F>(
+    pub async fn delete<K: Object, F>(
         &self,
+        res: &'static ResourceInfo,
         key: &str,
         name: &str,
         opts: &DeleteOptions,
@@ -271,13 +272,13 @@ impl Registry {
     {
         let mut backoff = ConflictBackoff::default();
         loop {
-            let Some((old, revision)) = self.get::<K>(key, name).await? else {
+            let Some((old, revision)) = self.get::<K>(res, key, name).await? else {
                 return Ok(None);
             };
             check(old.clone()).await.map_err(Error::refused)?;
             let mut kept = old.clone();
             let now = Time::now();
-            let mut plan = plan_delete(kept.meta_mut(), opts, K::RESOURCE, now)?;
+            let mut plan = plan_delete(kept.meta_mut(), opts, res, now)?;
             // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
             let finishes = kept.begin_delete().map_err(Error::refused)?;
             if finishes {
@@ -289,7 +290,7 @@ impl Registry {
                     let written = if kept == old {
                         Some(old)
                     } else {
-                        self.update(key, kept, &old, revision, opts.dry_run())
+                        self.update(res, key, kept, &old, revision, opts.dry_run())
                             .await?
                     };
                     if let Some(object) = written {
@@ -307,7 +308,7 @@ impl Registry {
                     }
                 }
                 Deletion::Now => {
-                    if let Some(object) = self.remove(key, old, revision, opts.dry_run()).await? {
+                    if let Some(object) = self.remove(res, key, old, revision, opts.dry_run()).await? {
                         return Ok(Some(Deleted {
                             object,
                             deleted: true,

@@ -15,21 +15,22 @@
 pub mod backoff;
 pub mod delete;
 mod error;
+mod object;
 pub mod status;
 pub mod strategy;
 
-use std::sync::Arc;
-
 use conneg::Status;
 
-use crate::meta::{HasObjectMeta, ListMeta};
+use crate::live::Live;
+use crate::meta::ListMeta;
 use crate::names;
-use crate::resource::{Catalog, GroupVersion, ResourceInfo, Versioned};
+use crate::resource::{Catalog, GroupVersion, ResourceInfo};
 use crate::selector::Selectors;
 use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError, Store, continue_token};
 pub use error::Error;
+pub use object::Object;
 pub use strategy::{Column, ServedVersion, Strategy};
 
 /// The storage stack of a server and what it serves; cheap to clone.
@@ -41,8 +42,8 @@ pub struct Registry {
     pub codec: StorageCodec,
     /// The key layout.
     pub keys: Keys,
-    /// What is served: the group versions and resources.
-    pub catalog: Arc<Catalog>,
+    /// What is served now: the group versions and resources.
+    pub catalog: Live<Catalog>,
 }
 
 /// How many more names are generated when a generated name is taken.
@@ -77,71 +78,71 @@ pub fn storage_status(e: StorageError, res: &'static ResourceInfo, name: &str) -
 impl Registry {
     /// Whether `version` is served.
     pub fn serves(&self, version: GroupVersion) -> bool {
-        self.catalog.serves(version)
+        self.catalog.get().serves(version)
     }
 
-    /// The key of the object `name` of `K` in `namespace` (`""`: cluster-scoped).
-    pub fn key<K: Strategy>(&self, namespace: &str, name: &str) -> String {
-        self.keys.object(K::RESOURCE, namespace, name)
+    /// The key of the object `name` of `res` in `namespace` (`""`: cluster-scoped).
+    pub fn key(&self, res: &ResourceInfo, namespace: &str, name: &str) -> String {
+        self.keys.object(res, namespace, name)
     }
 
-    /// Stored bytes → internal (defaults applied, resourceVersion from the revision).
-    pub fn decode<K: Strategy>(&self, kv: &KeyValue) -> Result<K, Error> {
-        let mut stored: K::Stored = self
-            .codec
-            .decode(kv)
-            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
-        stored.apply_defaults();
-        Ok(stored.into_internal())
+    /// Stored bytes → the object (defaults applied, resourceVersion from the revision).
+    pub fn decode<K: Object>(&self, res: &'static ResourceInfo, kv: &KeyValue) -> Result<K, Error> {
+        K::decode_stored(&self.codec, kv).map_err(|e| Error::storage(e, res, ""))
     }
 
-    /// Internal → stored bytes, and the object in its storage version.
-    fn encode<K: Strategy>(&self, k: K) -> Result<(bytes::Bytes, K::Stored), Error> {
-        let mut stored = K::Stored::from_internal(k);
-        let bytes = self
-            .codec
-            .encode(&mut stored)
-            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
-        Ok((bytes, stored))
+    /// The object → stored bytes, and the object as stored.
+    fn encode<K: Object>(&self, res: &'static ResourceInfo, k: K) -> Result<(bytes::Bytes, K), Error> {
+        k.encode_stored(&self.codec)
+            .map_err(|e| Error::storage(e, res, ""))
     }
 
     /// The object at `key` and the revision it was last written at; `None` when there is
     /// none.
-    pub async fn get<K: Strategy>(&self, key: &str, name: &str) -> Result<Option<(K, i64)>, Error> {
+    pub async fn get<K: Object>(
+        &self,
+        res: &'static ResourceInfo,
+        key: &str,
+        name: &str,
+    ) -> Result<Option<(K, i64)>, Error> {
         let Some(kv) = self
             .store
             .get(key)
             .await
-            .map_err(|e| Error::storage(e, K::RESOURCE, name))?
+            .map_err(|e| Error::storage(e, res, name))?
         else {
             return Ok(None);
         };
-        Ok(Some((self.decode(&kv)?, kv.mod_revision)))
+        Ok(Some((self.decode(res, &kv)?, kv.mod_revision)))
     }
 
-    /// Every object of the kind `K` (in `namespace`, or everywhere), at the current revision:
-    /// what an admission plugin or a controller reads where Kubernetes would read an informer.
-    pub async fn list_all<K: Strategy>(&self, namespace: Option<&str>) -> Result<Vec<K>, Error> {
-        let prefix = self.keys.collection(K::RESOURCE, namespace);
+    /// Every object of `res` (in `namespace`, or everywhere), at the current revision: what
+    /// an admission plugin or a controller reads where Kubernetes would read an informer.
+    pub async fn list_all<K: Object>(
+        &self,
+        res: &'static ResourceInfo,
+        namespace: Option<&str>,
+    ) -> Result<Vec<K>, Error> {
+        let prefix = self.keys.collection(res, namespace);
         let page = self
             .store
             .list(&prefix, ListOptions::default())
             .await
-            .map_err(|e| Error::storage(e, K::RESOURCE, ""))?;
-        page.items.iter().map(|kv| self.decode(kv)).collect()
+            .map_err(|e| Error::storage(e, res, ""))?;
+        page.items.iter().map(|kv| self.decode(res, kv)).collect()
     }
 
-    /// One page of the objects of `K` in `namespace` (or everywhere) that `sel` matches: at
+    /// One page of the objects of `res` in `namespace` (or everywhere) that `sel` matches: at
     /// most `req.limit` of them, from `req.continue_token` on, at `req.revision`. Storage is
     /// read until the page is full or the collection ends, so a selective filter still
     /// fills pages.
-    pub async fn list<K: Strategy>(
+    pub async fn list<K: Object>(
         &self,
+        res: &'static ResourceInfo,
         namespace: Option<&str>,
         req: ListRequest<'_>,
         sel: &Selectors,
     ) -> Result<Page<K>, Error> {
-        let res = K::RESOURCE;
         let prefix = self.keys.collection(res, namespace);
         let (mut start, mut revision) = match req.continue_token {
             Some(tok) => {
@@ -167,7 +168,7 @@ impl Registry {
                 Err(e) => return Err(Error::storage(e, res, "")),
             };
             for kv in &page.items {
-                let k: K = self.decode(kv)?;
+                let k: K = self.decode(res, kv)?;
                 if sel.matches(k.meta()) {
                     items.push(k);
                 }
@@ -196,17 +197,18 @@ impl Registry {
     /// Creates `k` (its metadata prepared, its name set or generated from `generateName`
     /// when `generated`): a generated name that is taken is generated again (Kubernetes'
     /// `RetryGenerateName`). The answer is the object as stored, with its resourceVersion.
-    pub async fn create<K: Strategy>(
+    pub async fn create<K: Object>(
         &self,
+        res: &'static ResourceInfo,
         k: K,
         generated: bool,
         dry_run: bool,
     ) -> Result<K, Error> {
         let (namespace, mut name) = (k.meta().namespace.clone(), k.meta().name.clone());
-        let mut key = self.key::<K>(&namespace, &name);
-        let (mut bytes, mut stored) = self.encode(k)?;
+        let mut key = self.key(res, &namespace, &name);
+        let (mut bytes, mut stored) = self.encode(res, k)?;
         if dry_run {
-            return Ok(stored.into_internal());
+            return Ok(stored);
         }
         for attempt in 0.. {
             match self.store.create(&key, bytes.clone()).await {
@@ -219,23 +221,21 @@ impl Registry {
                 {
                     name = names::generate_name(&stored.meta().generate_name);
                     stored.meta_mut().name.clone_from(&name);
-                    key = self.key::<K>(&namespace, &name);
-                    bytes = self
-                        .codec
-                        .encode(&mut stored)
-                        .map_err(|e| Error::storage(e, K::RESOURCE, &name))?;
+                    key = self.key(res, &namespace, &name);
+                    (bytes, stored) = self.encode(res, stored)?;
                 }
-                Err(e) => return Err(Error::storage(e, K::RESOURCE, &name)),
+                Err(e) => return Err(Error::storage(e, res, &name)),
             }
         }
-        Ok(stored.into_internal())
+        Ok(stored)
     }
 
     /// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
     /// the last finalizer of an object being deleted, deletes it and answers `old` (see
     /// [`delete`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
-    pub async fn update<K: Strategy>(
+    pub async fn update<K: Object>(
         &self,
+        res: &'static ResourceInfo,
         key: &str,
         new: K,
         old: &K,
@@ -243,21 +243,21 @@ impl Registry {
         dry_run: bool,
     ) -> Result<Option<K>, Error> {
         if delete::deletes_on_update(&new, old) {
-            return self.remove(key, old.clone(), expected, dry_run).await;
+            return self.remove(res, key, old.clone(), expected, dry_run).await;
         }
         let name = new.meta().name.clone();
-        let (bytes, mut stored) = self.encode(new)?;
+        let (bytes, mut stored) = self.encode(res, new)?;
         if dry_run {
             stored.meta_mut().resource_version = expected.to_string();
-            return Ok(Some(stored.into_internal()));
+            return Ok(Some(stored));
         }
         match self.store.update(key, bytes, expected).await {
             Ok(r) => {
                 stored.meta_mut().resource_version = r.kv.mod_revision.to_string();
-                Ok(Some(stored.into_internal()))
+                Ok(Some(stored))
             }
             Err(StorageError::Conflict { .. }) => Ok(None),
-            Err(e) => Err(Error::storage(e, K::RESOURCE, &name)),
+            Err(e) => Err(Error::storage(e, res, &name)),
         }
     }
 
@@ -266,8 +266,9 @@ impl Registry {
     /// event). `Ok(None)` when the stored object changed meanwhile; the caller decides (409
     /// or retry). An object already gone counts as removed: racing removers all succeed, as
     /// in Kubernetes.
-    pub async fn remove<K: Strategy>(
+    pub async fn remove<K: Object>(
         &self,
+        res: &'static ResourceInfo,
         key: &str,
         mut old: K,
         expected: i64,
@@ -283,7 +284,7 @@ impl Registry {
             }
             Err(StorageError::NotFound { .. }) => Ok(Some(old)),
             Err(StorageError::Conflict { .. }) => Ok(None),
-            Err(e) => Err(Error::storage(e, K::RESOURCE, &old.meta().name)),
+            Err(e) => Err(Error::storage(e, res, &old.meta().name)),
         }
     }
 }

@@ -3,36 +3,29 @@
 //! as Kubernetes' generic registry keeps it: a create starts from the default status, a
 //! write to the object leaves the status as stored, and a write to `/status` changes the status alone (with the client's
 //! `resourceVersion` precondition and the `managedFields` it sent). Kinds write no code for it;
-//! the strategy's [`Strategy::prepare_for_update`] and [`Strategy::prepare_for_status_update`] run
+//! the strategy's [`Strategy::prepare_for_update`](super::Strategy::prepare_for_update) and [`Strategy::prepare_for_status_update`](super::Strategy::prepare_for_status_update) run
 //! after, for what else a kind keeps.
 //!
 //! It works on the object's storage version as JSON (the top-level `status` field), so it
 //! holds for any kind the registry serves, compiled or not; so does [`same_spec`], the
-//! default of [`Strategy::same_spec`].
+//! default of [`Strategy::same_spec`](super::Strategy::same_spec).
 
 use serde_json::Value;
 
-use super::{Error, Strategy};
-use crate::resource::Versioned;
+use super::{Error, Object};
 
 /// `k` in its storage version, as a JSON object.
-fn to_json<K: Strategy>(k: &K) -> Result<serde_json::Map<String, Value>, Error> {
-    match serde_json::to_value(K::Stored::from_internal(k.clone())) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err(Error::Internal("an object is not a JSON object".into())),
-        Err(e) => Err(Error::Internal(format!("encoding the object: {e}"))),
-    }
+fn to_json<K: Object>(k: &K) -> Result<serde_json::Map<String, Value>, Error> {
+    k.to_stored_json().map_err(Error::Internal)
 }
 
-fn from_json<K: Strategy>(m: serde_json::Map<String, Value>) -> Result<K, Error> {
-    serde_json::from_value::<K::Stored>(Value::Object(m))
-        .map(Versioned::into_internal)
-        .map_err(|e| Error::Internal(format!("decoding the object: {e}")))
+fn from_json<K: Object>(m: serde_json::Map<String, Value>) -> Result<K, Error> {
+    K::from_stored_json(m).map_err(Error::Internal)
 }
 
 /// A create: the status is the kind's default (Kubernetes' strategies clear it; the
 /// controller that owns the status writes it through `/status`).
-pub fn clear_status<K: Strategy>(new: &mut K) -> Result<(), Error> {
+pub fn clear_status<K: Object>(new: &mut K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     if n.remove("status").is_some() {
         *new = from_json(n)?;
@@ -41,7 +34,7 @@ pub fn clear_status<K: Strategy>(new: &mut K) -> Result<(), Error> {
 }
 
 /// A write to the object: its status is `old`'s.
-pub fn keep_status<K: Strategy>(new: &mut K, old: &K) -> Result<(), Error> {
+pub fn keep_status<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     match to_json(old)?.remove("status") {
         Some(status) => n.insert("status".into(), status),
@@ -53,7 +46,7 @@ pub fn keep_status<K: Strategy>(new: &mut K, old: &K) -> Result<(), Error> {
 
 /// A write to `/status`: everything but the status is `old`'s, except the `resourceVersion`
 /// (the client's precondition) and the `managedFields` it sent.
-pub fn status_only<K: Strategy>(new: &mut K, old: &K) -> Result<(), Error> {
+pub fn status_only<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut o = to_json(old)?;
     match to_json(new)?.remove("status") {
         Some(status) => o.insert("status".into(), status),
@@ -70,7 +63,7 @@ pub fn status_only<K: Strategy>(new: &mut K, old: &K) -> Result<(), Error> {
 /// Whether `a` and `b` are equal but for their metadata and status (and type meta), compared
 /// in their storage version as JSON: what moves `metadata.generation` on. Objects that do not
 /// encode are taken as different.
-pub fn same_spec<K: Strategy>(a: &K, b: &K) -> bool {
+pub fn same_spec<K: Object>(a: &K, b: &K) -> bool {
     let spec = |k: &K| {
         to_json(k).ok().map(|mut m| {
             for meta in ["metadata", "status", "apiVersion", "kind"] {

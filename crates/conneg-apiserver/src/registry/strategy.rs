@@ -7,8 +7,6 @@
 //! To serve a resource: implement [`Strategy`] for its internal type and register each of its
 //! versioned types with the server's builder (`ServerBuilder::serve`).
 
-use std::collections::BTreeMap;
-
 use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -116,10 +114,6 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// The cells of [`Strategy::COLUMNS`], in their order.
     fn cells(&self) -> Vec<Value> {
         Vec::new()
-    }
-    /// Extra selectable fields beyond metadata.name/namespace (none here).
-    fn fields(&self) -> BTreeMap<&str, &str> {
-        BTreeMap::new()
     }
     /// Server-set fields on create, after defaulting (the strategy's `PrepareForCreate`).
     fn prepare_for_create(&mut self) {}

@@ -51,11 +51,12 @@ async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
         st.ctx
             .registry
             .catalog
+            .get()
             .groups()
             .iter()
             .map(|g| format!("/apis/{g}")),
     );
-    paths.extend(st.ctx.registry.catalog.versions().map(GroupVersion::path));
+    paths.extend(st.ctx.registry.catalog.get().versions().map(GroupVersion::path));
     paths.sort_unstable();
     n.response(StatusCode::OK, &json!({ "paths": paths }))
         .into_response()
@@ -103,7 +104,7 @@ fn discovery_list(items: Vec<Value>) -> Value {
 }
 
 async fn api(State(st): State<AppState>, n: Negotiated) -> Response {
-    let versions = st.ctx.registry.catalog.versions_of(CORE_GROUP);
+    let versions = st.ctx.registry.catalog.get().versions_of(CORE_GROUP);
     if n.conversion().is_some() {
         let groups = if versions.is_empty() {
             Vec::new()
@@ -126,7 +127,7 @@ fn group_version(v: GroupVersion) -> Value {
 
 /// The legacy `APIGroup` of `group`, its versions preferred first.
 fn api_group(st: &AppState, group: &str) -> Value {
-    let versions = st.ctx.registry.catalog.versions_of(group);
+    let versions = st.ctx.registry.catalog.get().versions_of(group);
     json!({
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -137,7 +138,7 @@ fn api_group(st: &AppState, group: &str) -> Value {
 }
 
 async fn apis(State(st): State<AppState>, n: Negotiated) -> Response {
-    let groups = st.ctx.registry.catalog.groups();
+    let groups = st.ctx.registry.catalog.get().groups();
     if n.conversion().is_some() {
         let items = groups.iter().map(|g| group_discovery(&st, g)).collect();
         return aggregated(&n, &discovery_list(items));
@@ -165,7 +166,7 @@ async fn group(
     n: Negotiated,
     Path(group): Path<String>,
 ) -> Result<Response, Status> {
-    if !st.ctx.registry.catalog.groups().contains(&group.as_str()) {
+    if !st.ctx.registry.catalog.get().groups().contains(&group.as_str()) {
         return Err(resource_not_found());
     }
     Ok(n.response(StatusCode::OK, &api_group(&st, &group))
@@ -178,6 +179,7 @@ fn group_discovery(st: &AppState, group: &str) -> Value {
         .ctx
         .registry
         .catalog
+        .get()
         .versions_of(group)
         .into_iter()
         .map(|v| {
@@ -185,6 +187,7 @@ fn group_discovery(st: &AppState, group: &str) -> Value {
                 .ctx
                 .registry
                 .catalog
+                .get()
                 .resources(v)
                 .iter()
                 .map(|r| {
@@ -269,13 +272,14 @@ fn resource_list(
         .ctx
         .registry
         .catalog
+        .get()
         .find(group, version)
         .ok_or_else(resource_not_found)?;
     let list = json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": v.api_version(),
-        "resources": st.ctx.registry.catalog.resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
+        "resources": st.ctx.registry.catalog.get().resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
     });
     Ok(n.response(StatusCode::OK, &list).into_response())
 }

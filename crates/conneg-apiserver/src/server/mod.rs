@@ -50,7 +50,9 @@ use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
 use crate::endpoints::admission::Plugin;
 use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
-use crate::registry::Registry;
+use crate::live::Live;
+use crate::registry::{Registry, Strategy};
+use crate::resource::VersionedObject;
 use crate::storage::OpenedStorage;
 use openapi::{Documents, OpenApiInfo};
 
@@ -135,9 +137,13 @@ impl ServerBuilder {
     /// to it), or its kind is not its resource's. A mistake in the server's own code,
     /// reported before it serves anything.
     #[must_use]
-    pub fn serve<T: Served + OpenApiSchema>(mut self) -> Self {
+    pub fn serve<T>(mut self) -> Self
+    where
+        T: Served<Facts = ()> + VersionedObject + OpenApiSchema,
+        T::Internal: Strategy,
+    {
         let version = T::VERSION.api_version();
-        let versions = <T::K as crate::registry::Strategy>::versions();
+        let versions = <T::Internal as Strategy>::versions();
         assert!(
             versions.iter().any(|v| v.api_version == version),
             "{version} {} is served but is not among its kind's versions ({})",
@@ -196,7 +202,7 @@ impl ServerBuilder {
             store: storage.store,
             codec: storage.codec,
             keys: storage.keys,
-            catalog: Arc::new(catalog_of(&endpoints)),
+            catalog: Live::new(catalog_of(&endpoints)),
         };
         AppState {
             ctx: Context {
@@ -206,7 +212,7 @@ impl ServerBuilder {
                 blocking: Arc::new(tokio::sync::Semaphore::new(
                     std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
                 )),
-                endpoints: endpoints.into(),
+                endpoints: Live::new(endpoints),
                 admission: admission.into(),
                 validators: Arc::new(validators),
             },

@@ -88,9 +88,10 @@ impl Documents {
             st.ctx
                 .registry
                 .catalog
+                .get()
                 .versions()
                 .map(|v| {
-                    let doc = document(self.info, v, &st.ctx.endpoints);
+                    let doc = document(self.info, v, &st.ctx.endpoints.get());
                     let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
                     let hash = hash_hex(&bytes);
                     (v, Doc { bytes, hash })
@@ -148,7 +149,7 @@ async fn v3_doc(
     let group = p.get("group").map_or(CORE_GROUP, String::as_str);
     let v = p
         .get("version")
-        .and_then(|v| st.ctx.registry.catalog.find(group, v))
+        .and_then(|v| st.ctx.registry.catalog.get().find(group, v))
         .ok_or_else(resource_not_found)?;
     let d = &st
         .openapi
@@ -168,8 +169,8 @@ async fn v3_doc(
 async fn v2(State(st): State<AppState>) -> Response {
     let b = st.openapi.v2.get_or_init(|| {
         let mut defs = Map::new();
-        for v in st.ctx.registry.catalog.versions() {
-            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.ctx.endpoints) {
+        for v in st.ctx.registry.catalog.get().versions() {
+            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.ctx.endpoints.get()) {
                 defs.extend(m);
             }
         }

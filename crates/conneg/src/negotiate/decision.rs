@@ -219,14 +219,29 @@ impl Negotiated {
             _ => &Codec::Json,
         };
         let decoded = codec.decode::<T>(body, self.field_validation)?;
-        if !decoded.warnings.is_empty() {
-            if let Some(sink) = &self.warnings {
-                if let Ok(mut w) = sink.0.lock() {
-                    w.extend(decoded.warnings.iter().cloned());
-                }
-            }
-        }
+        self.warn(decoded.warnings.iter().cloned());
         Ok(decoded)
+    }
+
+    /// Records `fieldValidation=Warn` warnings found after decoding (unknown fields a schema
+    /// pruned, say) for the layer, which adds them as `Warning` headers; nothing under the
+    /// other field validations.
+    ///
+    /// ```
+    /// use conneg::Negotiator;
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let n = Negotiator::new()
+    ///     .negotiate(&Method::POST, &Uri::from_static("/x?fieldValidation=Warn"), &HeaderMap::new(), true)
+    ///     .unwrap();
+    /// n.warn([r#"unknown field "spec.foo""#.to_owned()]);
+    /// ```
+    pub fn warn(&self, warnings: impl IntoIterator<Item = String>) {
+        if let Some(sink) = &self.warnings
+            && let Ok(mut w) = sink.0.lock()
+        {
+            w.extend(warnings);
+        }
     }
 
     /// Reads `body` (at most [`body_limit`](Self::body_limit) bytes: 413 beyond) and decodes it.

@@ -3,7 +3,7 @@
 
 use conneg::Status;
 use conneg_apiserver::endpoints::admission::{Plugin, Request};
-use conneg_apiserver::registry::Registry;
+use conneg_apiserver::registry::{Registry, Strategy};
 use futures_util::future::BoxFuture;
 
 use super::{FLUNDERS, internal};
@@ -74,7 +74,7 @@ impl Plugin for BanFlunder {
             if req.operation != Operation::Create || !is_flunder {
                 return Ok(());
             }
-            let fischers = registry.list_all::<internal::Fischer>(None).await?;
+            let fischers = registry.list_all::<internal::Fischer>(internal::Fischer::RESOURCE, None).await?;
             self.admit(req.operation, req.name, &fischers)
         })
     }
