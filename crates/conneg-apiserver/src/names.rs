@@ -49,6 +49,21 @@ pub fn dns1123_label_errors(s: &str) -> Vec<String> {
     errs
 }
 
+const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/// `IsDNS1035Label`: problems with `s` as an RFC 1035 label, which starts with a letter
+/// (empty when valid). Custom resource names and versions are such labels.
+pub fn dns1035_label_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > DNS1123_LABEL_MAX {
+        errs.push(max_len_msg(DNS1123_LABEL_MAX));
+    }
+    if !(is_dns_label_syntax(s) && s.starts_with(|c: char| c.is_ascii_lowercase())) {
+        errs.push(DNS1035_LABEL_MSG.to_owned());
+    }
+    errs
+}
+
 /// `IsDNS1123Subdomain`: problems with `s` as an RFC 1123 subdomain (empty when valid).
 pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -220,6 +235,10 @@ mod tests {
         assert_eq!(label_value_errors(&"a".repeat(64)).len(), 1);
         assert!(dns1123_label_errors("default").is_empty());
         assert_eq!(dns1123_label_errors("Default").len(), 1);
+        assert!(dns1035_label_errors("v1beta1").is_empty());
+        assert_eq!(dns1035_label_errors("1v"), [DNS1035_LABEL_MSG]);
+        assert_eq!(dns1035_label_errors("").len(), 1);
+        assert_eq!(dns1035_label_errors(&"a".repeat(64)).len(), 1);
         assert_eq!(path_segment_name_errors("a/b%", false).len(), 2);
         assert_eq!(path_segment_name_errors("..", false), ["may not be '..'"]);
         assert!(path_segment_name_errors("..", true).is_empty());

@@ -58,7 +58,7 @@ impl GroupVersion {
 }
 
 /// Static facts about a resource, for routing, discovery, keys and error messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResourceInfo {
     /// API group (empty for core).
     pub group: &'static str,

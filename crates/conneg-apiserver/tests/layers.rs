@@ -34,6 +34,7 @@ const LAYERS: &[&[&str]] = &[
         "meta",
         "resource",
         "live",
+        "apiextensions",
     ],
 ];
 

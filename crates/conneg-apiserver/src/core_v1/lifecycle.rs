@@ -147,7 +147,8 @@ pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
     let key = registry.key(&NAMESPACES, "", &name);
     let mut backoff = ConflictBackoff::default();
     loop {
-        let Some((old, revision)) = registry.get::<Namespace>(&NAMESPACES, &key, &name).await? else {
+        let Some((old, revision)) = registry.get::<Namespace>(&NAMESPACES, &key, &name).await?
+        else {
             return Ok(());
         };
         let mut new = old.clone();

@@ -24,7 +24,9 @@ use crate::resource::{
 /// [`VersionedObject`] whose internal type has a [`Strategy`] (its facts are constants:
 /// `Facts = ()`), and the unstructured custom resource, whose facts come from its
 /// definition at run time.
-pub trait Served: serde::Serialize + serde::de::DeserializeOwned + HasObjectMeta + Send + Sync + 'static {
+pub trait Served:
+    serde::Serialize + serde::de::DeserializeOwned + HasObjectMeta + Send + Sync + 'static
+{
     /// The object the registry stores.
     type K: Object;
     /// What the endpoint knows of the type at run time.
@@ -180,6 +182,11 @@ impl Endpoint {
         }
     }
 
+    /// Whether a compiled type serves it (not a definition read at run time).
+    pub fn is_compiled(&self) -> bool {
+        self.definitions.is_some()
+    }
+
     /// Adds the OpenAPI schemas of the endpoint's compiled type to `defs`.
     pub fn definitions(&self, defs: &mut Definitions<'_>) {
         if let Some(d) = self.definitions {
@@ -211,9 +218,7 @@ async fn verb<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     }
     match method {
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        Method::GET if q.flag("watch") && !t.status => {
-            watch::watch::<T>(st, t, q, n, f).await
-        }
+        Method::GET if q.flag("watch") && !t.status => watch::watch::<T>(st, t, q, n, f).await,
         Method::GET => read::get::<T>(st, t, q, n, f).await,
         Method::PUT => update::update::<T>(c, f).await,
         Method::PATCH => update::patch::<T>(c, f).await,

@@ -14,9 +14,9 @@ use super::{Served, Target};
 use crate::apply::managed::{
     Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
 };
+use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
-use crate::apply::schema::Schema;
 use crate::registry::Object;
 use crate::resource::GroupVersion;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};

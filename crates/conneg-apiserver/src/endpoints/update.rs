@@ -41,7 +41,11 @@ fn prepare_update<K: Object>(res: &ResourceInfo, new: &mut K, old: &K) -> Result
         nm.deletion_grace_period_seconds = om.deletion_grace_period_seconds;
     }
     nm.self_link.clear();
-    valid(res, new, &validate_object_meta_update(new.meta(), old.meta()))
+    valid(
+        res,
+        new,
+        &validate_object_meta_update(new.meta(), old.meta()),
+    )
 }
 
 /// 409 for a write whose resourceVersion is not the stored one.
@@ -137,7 +141,11 @@ async fn commit<T: Served>(
     }
     prepare_update(t.resource, &mut new, old)?;
     check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
-    admission::admit(st, admission::Request::update(t.resource, t.namespace(), &new, old)).await?;
+    admission::admit(
+        st,
+        admission::Request::update(t.resource, t.namespace(), &new, old),
+    )
+    .await?;
     Ok(st
         .registry
         .update(t.resource, key, new, old, revision, dry_run)
@@ -219,10 +227,10 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
-                let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+                let via =
+                    field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
                 off_worker(st, move || {
-                    let applied =
-                        field_manager::apply::<T>(None, &doc, (&manager, force), &via)?;
+                    let applied = field_manager::apply::<T>(None, &doc, (&manager, force), &via)?;
                     decode_json::<T>(&applied, &n)
                 })
                 .await?
@@ -239,7 +247,8 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         };
         let (obj, warnings) = {
             let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
-            let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+            let via =
+                field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
             // The current object in the request's version, encoded here: the facts stay
             // on this side of the blocking pool.
             let current = (old.clone(), to_json(&T::from_kind(old.clone(), f))?);

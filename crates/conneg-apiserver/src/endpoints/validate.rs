@@ -44,16 +44,17 @@ pub(super) fn check_declared_update<T: Served>(
     } else {
         versioned
     };
-    let errs = declared_errors::<T>(T::declaration(st, t.version, t.resource, f), &versioned, Some(old), f)?;
+    let errs = declared_errors::<T>(
+        T::declaration(st, t.version, t.resource, f),
+        &versioned,
+        Some(old),
+        f,
+    )?;
     valid(t.resource, new, &errs)
 }
 
 /// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
-pub(super) fn valid<K: Object>(
-    r: &ResourceInfo,
-    k: &K,
-    errs: &[FieldError],
-) -> Result<(), Status> {
+pub(super) fn valid<K: Object>(r: &ResourceInfo, k: &K, errs: &[FieldError]) -> Result<(), Status> {
     if errs.is_empty() {
         return Ok(());
     }

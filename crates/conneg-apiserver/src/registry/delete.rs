@@ -308,7 +308,9 @@ impl Registry {
                     }
                 }
                 Deletion::Now => {
-                    if let Some(object) = self.remove(res, key, old, revision, opts.dry_run()).await? {
+                    if let Some(object) =
+                        self.remove(res, key, old, revision, opts.dry_run()).await?
+                    {
                         return Ok(Some(Deleted {
                             object,
                             deleted: true,

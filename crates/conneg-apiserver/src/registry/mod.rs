@@ -92,7 +92,11 @@ impl Registry {
     }
 
     /// The object → stored bytes, and the object as stored.
-    fn encode<K: Object>(&self, res: &'static ResourceInfo, k: K) -> Result<(bytes::Bytes, K), Error> {
+    fn encode<K: Object>(
+        &self,
+        res: &'static ResourceInfo,
+        k: K,
+    ) -> Result<(bytes::Bytes, K), Error> {
         k.encode_stored(&self.codec)
             .map_err(|e| Error::storage(e, res, ""))
     }

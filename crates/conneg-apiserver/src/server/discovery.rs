@@ -56,7 +56,14 @@ async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
             .iter()
             .map(|g| format!("/apis/{g}")),
     );
-    paths.extend(st.ctx.registry.catalog.get().versions().map(GroupVersion::path));
+    paths.extend(
+        st.ctx
+            .registry
+            .catalog
+            .get()
+            .versions()
+            .map(GroupVersion::path),
+    );
     paths.sort_unstable();
     n.response(StatusCode::OK, &json!({ "paths": paths }))
         .into_response()
@@ -166,7 +173,14 @@ async fn group(
     n: Negotiated,
     Path(group): Path<String>,
 ) -> Result<Response, Status> {
-    if !st.ctx.registry.catalog.get().groups().contains(&group.as_str()) {
+    if !st
+        .ctx
+        .registry
+        .catalog
+        .get()
+        .groups()
+        .contains(&group.as_str())
+    {
         return Err(resource_not_found());
     }
     Ok(n.response(StatusCode::OK, &api_group(&st, &group))

@@ -45,6 +45,7 @@ use axum::extract::FromRef;
 use axum::routing::get;
 use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
 
+use crate::apiextensions::types::CustomResourceDefinition;
 use crate::core_v1::Namespace;
 use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
@@ -179,6 +180,7 @@ impl ServerBuilder {
         let mut endpoints = self.endpoints.clone();
         if options.standalone {
             endpoints.push(Endpoint::of::<Namespace>());
+            endpoints.push(Endpoint::of::<CustomResourceDefinition>());
         }
         endpoints
     }
@@ -231,8 +233,23 @@ impl AppState {
     /// Creates the system namespaces that do not exist and finishes the deletion of any
     /// namespace left `Terminating`, when namespaces are served ([`ServerOptions::standalone`]);
     /// nothing otherwise. Run it once before serving.
+    ///
+    /// When custom resource definitions are served (standalone too), it also starts their
+    /// controller ([`crate::customresource::controller`]), which serves the established
+    /// ones from then on.
     pub async fn bootstrap(&self) -> Result<(), Status> {
-        crate::core_v1::lifecycle::bootstrap(&self.ctx.registry).await
+        crate::core_v1::lifecycle::bootstrap(&self.ctx.registry).await?;
+        let crds = &crate::customresource::definition::CUSTOM_RESOURCE_DEFINITIONS;
+        let compiled = self.ctx.endpoints.get();
+        if compiled.iter().any(|e| e.resource == crds) {
+            let base = compiled
+                .iter()
+                .filter(|e| e.is_compiled())
+                .cloned()
+                .collect();
+            crate::customresource::controller::start(self.ctx.clone(), base).await;
+        }
+        Ok(())
     }
 
     /// The codecs responses may use: JSON, and CBOR unless `--no-cbor`.

@@ -74,7 +74,9 @@ impl Plugin for BanFlunder {
             if req.operation != Operation::Create || !is_flunder {
                 return Ok(());
             }
-            let fischers = registry.list_all::<internal::Fischer>(internal::Fischer::RESOURCE, None).await?;
+            let fischers = registry
+                .list_all::<internal::Fischer>(internal::Fischer::RESOURCE, None)
+                .await?;
             self.admit(req.operation, req.name, &fischers)
         })
     }

@@ -1,0 +1,180 @@
+//! The custom resource definition controller: it names and establishes each definition
+//! (`acceptedNames`, `NamesAccepted`, `Established`), serves what the established ones
+//! define (endpoints and catalog replaced while the server runs, no restart), and finishes
+//! the deletion of a definition by removing its objects, then its cleanup finalizer.
+//!
+//! It reacts to every change of a definition in storage (so every replica over a shared
+//! store serves the same), and looks again every [`RESYNC`] for what it waits on (objects
+//! whose own finalizers hold up a definition's deletion).
+
+use std::time::Duration;
+
+use super::definition::CUSTOM_RESOURCE_DEFINITIONS as CRDS;
+use super::{CustomResource, served};
+use crate::apiextensions::types::{
+    CLEANUP_FINALIZER, CONDITION_TRUE, CustomResourceDefinition, CustomResourceDefinitionCondition,
+    ESTABLISHED,
+};
+use crate::apiextensions::validation;
+use crate::endpoints::{Context, Endpoint, catalog_of};
+use crate::meta::{HasObjectMeta, Time};
+use crate::registry::Error;
+use crate::registry::delete::DeleteOptions;
+use crate::resource::ResourceInfo;
+use crate::storage::Storage;
+
+/// How often the controller looks again without a change.
+pub const RESYNC: Duration = Duration::from_secs(2);
+
+/// Runs the controller for the server of `ctx`, whose compiled endpoints are `base`: one
+/// pass now (so definitions in storage are served when this returns), then a task that
+/// follows every change.
+pub async fn start(ctx: Context, base: Vec<Endpoint>) {
+    if let Err(e) = reconcile(&ctx, &base).await {
+        tracing::warn!(error = %e, "custom resource definitions: first pass failed");
+    }
+    tokio::spawn(async move {
+        loop {
+            follow(&ctx, &base).await;
+            tokio::time::sleep(RESYNC).await;
+        }
+    });
+}
+
+/// Reconciles on every change of a definition (and every [`RESYNC`]) until the storage
+/// watch ends.
+async fn follow(ctx: &Context, base: &[Endpoint]) {
+    let store = &ctx.registry.store;
+    let Ok(from) = store.current_revision().await else {
+        return;
+    };
+    let prefix = ctx.registry.keys.collection(&CRDS, None);
+    let Ok(mut events) = store.watch(&prefix, from).await else {
+        return;
+    };
+    loop {
+        // A change, or a resync when none came; the end of the watch starts a new one.
+        if let Ok(None | Some(Err(_))) = tokio::time::timeout(RESYNC, events.next()).await {
+            return;
+        }
+        if let Err(e) = reconcile(ctx, base).await {
+            tracing::warn!(error = %e, "custom resource definitions: reconcile failed");
+        }
+    }
+}
+
+/// One pass over every definition.
+async fn reconcile(ctx: &Context, base: &[Endpoint]) -> Result<(), Error> {
+    let reg = &ctx.registry;
+    let crds: Vec<CustomResourceDefinition> = reg.list_all(&CRDS, None).await?;
+    let mut serving: Vec<Endpoint> = base.to_vec();
+    // Objects are stored under their plural: a definition whose plural another served
+    // resource already has (of any group) would share its keys, and is not served.
+    let mut plurals: Vec<&str> = base.iter().map(|e| e.resource.resource).collect();
+    for crd in &crds {
+        let others: Vec<&CustomResourceDefinition> = crds
+            .iter()
+            .filter(|o| o.metadata.name != crd.metadata.name)
+            .collect();
+        let next = named(crd, &others);
+        let crd = if next == *crd {
+            crd.clone()
+        } else {
+            let key = reg.key(&CRDS, "", &crd.metadata.name);
+            let rv = crd.metadata.resource_version.parse().unwrap_or(0);
+            // A lost race is looked at again on the change that won it.
+            match reg.update(&CRDS, &key, next, crd, rv, false).await? {
+                Some(written) => written,
+                None => continue,
+            }
+        };
+        if crd.metadata.deletion_timestamp.is_some() {
+            clean_up(ctx, &crd).await?;
+        }
+        let plural = crd.status.accepted_names.plural.as_str();
+        if plurals.contains(&plural) {
+            tracing::warn!(crd = %crd.metadata.name, "not served: its plural is another resource's");
+            continue;
+        }
+        if crd.condition_true(ESTABLISHED) {
+            plurals.push(super::intern::string(plural));
+            match served::endpoints(&crd) {
+                Ok(e) => serving.extend(e),
+                Err(e) => tracing::warn!(crd = %crd.metadata.name, error = %e, "not served"),
+            }
+        }
+    }
+    let catalog = catalog_of(&serving);
+    ctx.endpoints.update(|_| serving);
+    reg.catalog.update(|_| catalog);
+    Ok(())
+}
+
+/// `crd` with its accepted names and conditions (a single naming pass establishes at
+/// once: there is no other replica to wait for in a shared store's order).
+fn named(
+    crd: &CustomResourceDefinition,
+    others: &[&CustomResourceDefinition],
+) -> CustomResourceDefinition {
+    let mut next = crd.clone();
+    let now = Time::now();
+    let (names, accepted) = validation::accepted_names(crd, others);
+    let established = if accepted.status == CONDITION_TRUE {
+        CustomResourceDefinitionCondition::new(
+            ESTABLISHED,
+            CONDITION_TRUE,
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        )
+    } else {
+        validation::established_after_naming(crd, &accepted)
+    };
+    next.status.accepted_names = names;
+    next.set_condition(accepted, now);
+    next.set_condition(established, now);
+    next
+}
+
+/// The resource `crd` stores its objects under.
+fn stored_resource(crd: &CustomResourceDefinition) -> Option<&'static ResourceInfo> {
+    let names = &crd.status.accepted_names;
+    super::intern::resource(ResourceInfo::new(
+        super::intern::string(&crd.spec.group),
+        super::intern::string(&names.plural),
+        super::intern::string(&names.singular),
+        super::intern::string(&names.kind),
+        super::intern::string(&names.list_kind),
+        crd.namespaced(),
+    ))
+}
+
+/// The deletion of `crd`: its objects are deleted (their own finalizers honoured); once
+/// none is left, the cleanup finalizer goes, and with it the definition.
+async fn clean_up(ctx: &Context, crd: &CustomResourceDefinition) -> Result<(), Error> {
+    let reg = &ctx.registry;
+    if !crd.status.accepted_names.plural.is_empty()
+        && let Some(res) = stored_resource(crd)
+    {
+        let objects: Vec<CustomResource> = reg.list_all(res, None).await?;
+        if !objects.is_empty() {
+            for o in &objects {
+                let (ns, name) = (&o.meta().namespace, &o.meta().name);
+                let key = reg.key(res, ns, name);
+                let opts = DeleteOptions::default();
+                reg.delete::<CustomResource, _>(res, &key, name, &opts, |_| async { Ok(()) })
+                    .await?;
+            }
+            if !reg.list_all::<CustomResource>(res, None).await?.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+    let mut next = crd.clone();
+    next.metadata.finalizers.retain(|f| f != CLEANUP_FINALIZER);
+    if next != *crd {
+        let key = reg.key(&CRDS, "", &crd.metadata.name);
+        let rv = crd.metadata.resource_version.parse().unwrap_or(0);
+        reg.update(&CRDS, &key, next, crd, rv, false).await?;
+    }
+    Ok(())
+}
