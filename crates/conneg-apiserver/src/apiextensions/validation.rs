@@ -156,11 +156,11 @@ struct Options {
     too_many_selectable_allowed: BTreeSet<String>,
 }
 
-/// `ValidateCustomResourceDefinition`: a new CRD, after [`set_defaults`](super::defaults::set_defaults).
+/// `ValidateCustomResourceDefinition`: a new CRD, after [`set_defaults`](super::types::set_defaults).
 /// The structural schema is checked apart ([`schema_checks`]).
 ///
 /// ```
-/// use conneg_apiserver::apiextensions::{defaults::set_defaults, types::*, validation::validate_create};
+/// use conneg_apiserver::apiextensions::{types::*, validation::validate_create};
 ///
 /// let mut crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "crontabs.stable.example.com"},
@@ -1331,7 +1331,7 @@ pub fn established_after_naming(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiextensions::defaults::set_defaults;
+    use crate::apiextensions::types::set_defaults;
     use crate::apiextensions::types::*;
     use serde_json::json;
 

@@ -16,6 +16,8 @@
 //! `properties[x]`, `items`, `additionalProperties`, `allOf[i]`, `not`, … step) with a field
 //! error instead of walking it; [`Structural::from_json`] stops reading at that depth, so
 //! [`prune`] and [`apply_defaults`], which recurse only along the schema, are bounded by it too.
+//! The one exception is copying a `default` value (`Clone`), which recurses as deep as the
+//! value itself: that depth is the request decoder's to bound.
 //!
 //! ```
 //! use conneg_apiserver::apiextensions::schema::{Structural, apply_defaults, check, prune};
