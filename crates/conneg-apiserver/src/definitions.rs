@@ -79,6 +79,19 @@ impl<'a> Definitions<'a> {
         self.insert(list_kind, schema);
     }
 
+    /// Copies the fields `keys` of `from`, when it has them, into the schema of the type
+    /// `name` of this version (added before).
+    pub fn extend(&mut self, name: &str, from: &Value, keys: &[&str]) {
+        let model = self.model(name);
+        if let Some(Value::Object(m)) = self.map.get_mut(&model) {
+            for k in keys {
+                if let Some(v) = from.get(*k) {
+                    m.insert((*k).to_owned(), v.clone());
+                }
+            }
+        }
+    }
+
     /// Adds the schema of the type `name` of this version.
     pub fn insert(&mut self, name: &str, schema: Value) {
         let model = self.model(name);

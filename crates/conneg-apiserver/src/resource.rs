@@ -76,6 +76,8 @@ pub struct ResourceInfo {
     pub verbs: &'static [&'static str],
     /// Short names for discovery (`ns`).
     pub short_names: &'static [&'static str],
+    /// The categories discovery lists it in (`all`: `kubectl get all` includes it).
+    pub categories: &'static [&'static str],
     /// Whether the kind has a `status` subresource (`.../{name}/status`: get, update, patch
     /// of the status alone; writes to the object itself leave the status as it was).
     pub status_subresource: bool,
@@ -124,6 +126,7 @@ impl ResourceInfo {
             namespaced,
             verbs: VERBS,
             short_names: &[],
+            categories: &[],
             status_subresource: false,
         }
     }

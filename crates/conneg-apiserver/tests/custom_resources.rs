@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{AppState, ServerBuilder, ServerOptions, router};
+use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
+use conneg_apiserver::storage::{OpenedStorage, Storage};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::{call, memory_storage};
@@ -25,7 +27,7 @@ fn crontab_crd() -> Value {
         "spec": {
             "group": "stable.example.com",
             "scope": "Namespaced",
-            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"], "categories": ["all"]},
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
                 "subresources": {"status": {}},
@@ -54,11 +56,15 @@ fn crontab_crd() -> Value {
 }
 
 async fn server() -> (AppState, axum::Router) {
+    server_over(memory_storage("example.com")).await
+}
+
+async fn server_over(storage: OpenedStorage) -> (AppState, axum::Router) {
     let state = ServerBuilder::new(OpenApiInfo {
         title: "test",
         package: "io.example.test",
     })
-    .build(memory_storage("example.com"), ServerOptions::default());
+    .build(storage, ServerOptions::default());
     state.bootstrap().await.unwrap();
     let app = router(state.clone());
     (state, app)
@@ -249,4 +255,259 @@ async fn a_definition_with_a_non_structural_schema_is_refused() {
         msg.contains("spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"),
         "{msg}"
     );
+}
+
+/// Creates the CronTab definition and waits until its objects are served.
+async fn install(app: &axum::Router) {
+    let (code, created) = call(app, Method::POST, CRDS, JSON, crontab_crd()).await;
+    assert_eq!(code, StatusCode::CREATED, "{created}");
+    until(app, CRONTABS, StatusCode::OK).await;
+}
+
+fn crontab(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": name}, "spec": spec})
+}
+
+#[tokio::test]
+async fn discovery_and_openapi_publish_the_definition() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let (_, list) = call(
+        &app,
+        Method::GET,
+        "/apis/stable.example.com/v1",
+        JSON,
+        Value::Null,
+    )
+    .await;
+    let names: Vec<&Value> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["name"])
+        .collect();
+    assert_eq!(names, [&json!("crontabs"), &json!("crontabs/status")]);
+    assert_eq!(list["resources"][0]["shortNames"], json!(["ct"]));
+    assert_eq!(list["resources"][0]["categories"], json!(["all"]));
+    assert_eq!(list["resources"][0]["kind"], "CronTab");
+
+    let (_, index) = call(&app, Method::GET, "/openapi/v3", JSON, Value::Null).await;
+    let url = index["paths"]["apis/stable.example.com/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("the custom resource's version is in the OpenAPI index")
+        .to_owned();
+    let (code, doc) = call(&app, Method::GET, &url, JSON, Value::Null).await;
+    assert_eq!(code, StatusCode::OK);
+    let schema = doc["components"]["schemas"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|s| s["x-kubernetes-group-version-kind"][0]["kind"] == "CronTab")
+        .expect("a schema of CronTab");
+    assert_eq!(
+        schema["properties"]["spec"]["properties"]["replicas"]["default"],
+        1
+    );
+    assert!(schema["properties"].get("metadata").is_some());
+}
+
+#[tokio::test]
+async fn watches_see_the_objects_deleted_then_end_with_the_definition() {
+    use tower::ServiceExt;
+    let (_state, app) = server().await;
+    install(&app).await;
+    let (code, _) = call(&app, Method::POST, CRONTABS, JSON, crontab("w", json!({}))).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let req = http::Request::get(format!("{CRONTABS}?watch=true"))
+        .header("accept", "application/json")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // Read as a client does, while the definition goes.
+    let reading = tokio::spawn(tokio::time::timeout(
+        Duration::from_secs(20),
+        axum::body::to_bytes(resp.into_body(), 1 << 20),
+    ));
+    let (code, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("{CRDS}/crontabs.stable.example.com"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    // The stream ends (rather than running to its timeout) once the definition is gone.
+    let bytes = reading
+        .await
+        .unwrap()
+        .expect("the watch ends with its definition")
+        .unwrap();
+    let events: Vec<Value> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        ["ADDED", "DELETED"],
+        "{events:?} {:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+    assert_eq!(events[1]["object"]["metadata"]["name"], "w");
+}
+
+#[tokio::test]
+async fn a_stricter_schema_keeps_serving_stored_objects_and_ratchets_updates() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let (code, _) = call(
+        &app,
+        Method::POST,
+        CRONTABS,
+        JSON,
+        crontab("old", json!({"image": "a-long-image"})),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    // A new rule the stored object breaks: image at most 3 characters.
+    let (_, mut crd) = call(
+        &app,
+        Method::GET,
+        &format!("{CRDS}/crontabs.stable.example.com"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["image"]
+        ["maxLength"] = json!(3);
+    let (code, e) = call(
+        &app,
+        Method::PUT,
+        &format!("{CRDS}/crontabs.stable.example.com"),
+        JSON,
+        crd,
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{e}");
+    // Served as stored; an update of another field passes (the unchanged image ratchets);
+    // a new object must follow the rule.
+    for _ in 0..100 {
+        let (code, e) = call(
+            &app,
+            Method::POST,
+            CRONTABS,
+            JSON,
+            crontab("new", json!({"image": "a-long-image"})),
+        )
+        .await;
+        if code == StatusCode::UNPROCESSABLE_ENTITY {
+            assert!(e["message"].as_str().unwrap().contains("spec.image"), "{e}");
+            break;
+        }
+        assert_eq!(code, StatusCode::CREATED, "{e}");
+        call(
+            &app,
+            Method::DELETE,
+            &format!("{CRONTABS}/new"),
+            JSON,
+            Value::Null,
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, old) = call(
+        &app,
+        Method::GET,
+        &format!("{CRONTABS}/old"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(
+        (code, old["spec"]["image"].clone()),
+        (StatusCode::OK, json!("a-long-image"))
+    );
+    let (code, e) = call(
+        &app,
+        Method::PATCH,
+        &format!("{CRONTABS}/old"),
+        "application/merge-patch+json",
+        json!({"spec": {"replicas": 2}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{e}");
+    let (code, _) = call(
+        &app,
+        Method::PATCH,
+        &format!("{CRONTABS}/old"),
+        "application/merge-patch+json",
+        json!({"spec": {"image": "still-too-long"}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// KEP-4222's mixed storage: objects written as CBOR and as JSON into one store are all
+/// read, whichever format the server writes.
+#[tokio::test]
+async fn custom_resources_stored_as_cbor_and_as_json_are_all_read() {
+    let storage = memory_storage("example.com");
+    let store = storage.store.clone();
+    let keys = storage.keys.clone();
+    let json_storage = OpenedStorage {
+        codec: StorageCodec::new(StorageMediaType::Json),
+        ..memory_storage("example.com")
+    };
+    let json_storage = OpenedStorage {
+        store: store.clone(),
+        keys: keys.clone(),
+        ..json_storage
+    };
+    let (cbor_state, cbor_app) = server_over(storage).await;
+    install(&cbor_app).await;
+    let (code, _) = call(
+        &cbor_app,
+        Method::POST,
+        CRONTABS,
+        JSON,
+        crontab("c", json!({"image": "x"})),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    drop(cbor_state);
+    // A server writing JSON over the same store (as after a restart with
+    // --storage-media-type json) serves the definition and the CBOR object.
+    let (_json_state, json_app) = server_over(json_storage).await;
+    until(&json_app, &format!("{CRONTABS}/c"), StatusCode::OK).await;
+    let (code, _) = call(
+        &json_app,
+        Method::POST,
+        CRONTABS,
+        JSON,
+        crontab("j", json!({"image": "y"})),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    let stored = |name: &str| {
+        let (store, key) = (
+            store.clone(),
+            format!("{}/crontabs/default/{name}", keys.prefix()),
+        );
+        async move { store.get(&key).await.unwrap().unwrap().value }
+    };
+    assert_eq!(&stored("c").await[..3], [0xd9, 0xd9, 0xf7]);
+    assert_eq!(stored("j").await[0], b'{');
+    let (_, list) = call(&cbor_app, Method::GET, CRONTABS, JSON, Value::Null).await;
+    let names: Vec<&Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["metadata"]["name"])
+        .collect();
+    assert_eq!(names, [&json!("c"), &json!("j")]);
+    // Defaults apply on read, whatever the format.
+    assert_eq!(list["items"][1]["spec"]["replicas"], 1);
 }

@@ -92,6 +92,7 @@ fn every_resource_fact_is_the_declared_one() {
             namespaced: true,
             verbs: VERBS,
             short_names: &["wd", "wdg"],
+            categories: &[],
             status_subresource: true,
         }
     );

@@ -31,6 +31,7 @@ pub const CUSTOM_RESOURCE_DEFINITIONS: ResourceInfo = ResourceInfo {
     namespaced: false,
     verbs: VERBS,
     short_names: &["crd", "crds"],
+    categories: &["api-extensions"],
     status_subresource: true,
 };
 /// `apiextensions.k8s.io/v1`.

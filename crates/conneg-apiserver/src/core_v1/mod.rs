@@ -27,6 +27,7 @@ pub const NAMESPACES: ResourceInfo = ResourceInfo {
         "create", "delete", "get", "list", "patch", "update", "watch",
     ],
     short_names: &["ns"],
+    categories: &[],
     status_subresource: true,
 };
 

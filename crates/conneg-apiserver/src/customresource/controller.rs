@@ -7,13 +7,14 @@
 //! store serves the same), and looks again every [`RESYNC`] for what it waits on (objects
 //! whose own finalizers hold up a definition's deletion).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::definition::CUSTOM_RESOURCE_DEFINITIONS as CRDS;
 use super::{CustomResource, served};
 use crate::apiextensions::types::{
     CLEANUP_FINALIZER, CONDITION_TRUE, CustomResourceDefinition, CustomResourceDefinitionCondition,
-    ESTABLISHED,
+    CustomResourceDefinitionNames, CustomResourceDefinitionSpec, ESTABLISHED,
 };
 use crate::apiextensions::validation;
 use crate::endpoints::{Context, Endpoint, catalog_of};
@@ -26,88 +27,162 @@ use crate::storage::Storage;
 /// How often the controller looks again without a change.
 pub const RESYNC: Duration = Duration::from_secs(2);
 
+/// What one definition serves, kept while it does not change: its endpoints keep their
+/// facts (and their watches go on) until the definition's spec or names change.
+struct Installed {
+    /// What the endpoints were built from.
+    from: (CustomResourceDefinitionSpec, CustomResourceDefinitionNames),
+    endpoints: Vec<Endpoint>,
+    /// Retires the endpoints (their watches end) when set.
+    retire: tokio::sync::watch::Sender<bool>,
+}
+
+/// How long endpoints that are no longer served keep their watches: the events of the
+/// last changes (a deleted definition's objects going) reach watchers first.
+pub const RETIRE_AFTER: Duration = Duration::from_secs(1);
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let retire = self.retire.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn(async move {
+                tokio::time::sleep(RETIRE_AFTER).await;
+                retire.send_replace(true);
+            })),
+            Err(_) => drop(retire.send_replace(true)),
+        }
+    }
+}
+
+/// The controller of one server.
+struct Controller {
+    ctx: Context,
+    /// The compiled endpoints.
+    base: Vec<Endpoint>,
+    /// What each served definition (by name) serves.
+    installed: HashMap<String, Installed>,
+}
+
 /// Runs the controller for the server of `ctx`, whose compiled endpoints are `base`: one
 /// pass now (so definitions in storage are served when this returns), then a task that
 /// follows every change.
 pub async fn start(ctx: Context, base: Vec<Endpoint>) {
-    if let Err(e) = reconcile(&ctx, &base).await {
+    let mut c = Controller {
+        ctx,
+        base,
+        installed: HashMap::new(),
+    };
+    if let Err(e) = c.reconcile().await {
         tracing::warn!(error = %e, "custom resource definitions: first pass failed");
     }
     tokio::spawn(async move {
         loop {
-            follow(&ctx, &base).await;
+            c.follow().await;
             tokio::time::sleep(RESYNC).await;
         }
     });
 }
 
-/// Reconciles on every change of a definition (and every [`RESYNC`]) until the storage
-/// watch ends.
-async fn follow(ctx: &Context, base: &[Endpoint]) {
-    let store = &ctx.registry.store;
-    let Ok(from) = store.current_revision().await else {
-        return;
-    };
-    let prefix = ctx.registry.keys.collection(&CRDS, None);
-    let Ok(mut events) = store.watch(&prefix, from).await else {
-        return;
-    };
-    loop {
-        // A change, or a resync when none came; the end of the watch starts a new one.
-        if let Ok(None | Some(Err(_))) = tokio::time::timeout(RESYNC, events.next()).await {
+impl Controller {
+    /// Reconciles on every change of a definition (and every [`RESYNC`]) until the storage
+    /// watch ends.
+    async fn follow(&mut self) {
+        let store = self.ctx.registry.store.clone();
+        let Ok(from) = store.current_revision().await else {
             return;
-        }
-        if let Err(e) = reconcile(ctx, base).await {
-            tracing::warn!(error = %e, "custom resource definitions: reconcile failed");
-        }
-    }
-}
-
-/// One pass over every definition.
-async fn reconcile(ctx: &Context, base: &[Endpoint]) -> Result<(), Error> {
-    let reg = &ctx.registry;
-    let crds: Vec<CustomResourceDefinition> = reg.list_all(&CRDS, None).await?;
-    let mut serving: Vec<Endpoint> = base.to_vec();
-    // Objects are stored under their plural: a definition whose plural another served
-    // resource already has (of any group) would share its keys, and is not served.
-    let mut plurals: Vec<&str> = base.iter().map(|e| e.resource.resource).collect();
-    for crd in &crds {
-        let others: Vec<&CustomResourceDefinition> = crds
-            .iter()
-            .filter(|o| o.metadata.name != crd.metadata.name)
-            .collect();
-        let next = named(crd, &others);
-        let crd = if next == *crd {
-            crd.clone()
-        } else {
-            let key = reg.key(&CRDS, "", &crd.metadata.name);
-            let rv = crd.metadata.resource_version.parse().unwrap_or(0);
-            // A lost race is looked at again on the change that won it.
-            match reg.update(&CRDS, &key, next, crd, rv, false).await? {
-                Some(written) => written,
-                None => continue,
-            }
         };
-        if crd.metadata.deletion_timestamp.is_some() {
-            clean_up(ctx, &crd).await?;
-        }
-        let plural = crd.status.accepted_names.plural.as_str();
-        if plurals.contains(&plural) {
-            tracing::warn!(crd = %crd.metadata.name, "not served: its plural is another resource's");
-            continue;
-        }
-        if crd.condition_true(ESTABLISHED) {
-            plurals.push(super::intern::string(plural));
-            match served::endpoints(&crd) {
-                Ok(e) => serving.extend(e),
-                Err(e) => tracing::warn!(crd = %crd.metadata.name, error = %e, "not served"),
+        let prefix = self.ctx.registry.keys.collection(&CRDS, None);
+        let Ok(mut events) = store.watch(&prefix, from).await else {
+            return;
+        };
+        loop {
+            // A change, or a resync when none came; the end of the watch starts a new one.
+            if let Ok(None | Some(Err(_))) = tokio::time::timeout(RESYNC, events.next()).await {
+                return;
+            }
+            if let Err(e) = self.reconcile().await {
+                tracing::warn!(error = %e, "custom resource definitions: reconcile failed");
             }
         }
     }
-    let catalog = catalog_of(&serving);
-    ctx.endpoints.update(|_| serving);
-    reg.catalog.update(|_| catalog);
-    Ok(())
+
+    /// One pass over every definition.
+    async fn reconcile(&mut self) -> Result<(), Error> {
+        let reg = self.ctx.registry.clone();
+        let crds: Vec<CustomResourceDefinition> = reg.list_all(&CRDS, None).await?;
+        let mut serving: Vec<Endpoint> = self.base.clone();
+        // Objects are stored under their plural: a definition whose plural another served
+        // resource already has (of any group) would share its keys, and is not served.
+        let mut plurals: Vec<String> = self
+            .base
+            .iter()
+            .map(|e| e.resource.resource.to_owned())
+            .collect();
+        let mut kept = HashMap::new();
+        let mut rebuilt = false;
+        for crd in &crds {
+            let others: Vec<&CustomResourceDefinition> = crds
+                .iter()
+                .filter(|o| o.metadata.name != crd.metadata.name)
+                .collect();
+            let next = named(crd, &others);
+            let crd = if next == *crd {
+                crd.clone()
+            } else {
+                let key = reg.key(&CRDS, "", &crd.metadata.name);
+                let rv = crd.metadata.resource_version.parse().unwrap_or(0);
+                // A lost race is looked at again on the change that won it.
+                match reg.update(&CRDS, &key, next, crd, rv, false).await? {
+                    Some(written) => written,
+                    None => continue,
+                }
+            };
+            if crd.metadata.deletion_timestamp.is_some() {
+                clean_up(&self.ctx, &crd).await?;
+            }
+            let plural = &crd.status.accepted_names.plural;
+            if !crd.condition_true(ESTABLISHED) {
+                continue;
+            }
+            if plurals.contains(plural) {
+                tracing::warn!(crd = %crd.metadata.name, "not served: its plural is another resource's");
+                continue;
+            }
+            plurals.push(plural.clone());
+            let from = (crd.spec.clone(), crd.status.accepted_names.clone());
+            let name = crd.metadata.name.clone();
+            let installed = match self.installed.remove(&name) {
+                Some(i) if i.from == from => i,
+                _ => {
+                    rebuilt = true;
+                    let (retire, retired) = tokio::sync::watch::channel(false);
+                    match served::endpoints(&crd, &retired) {
+                        Ok(endpoints) => Installed {
+                            from,
+                            endpoints,
+                            retire,
+                        },
+                        Err(e) => {
+                            tracing::warn!(crd = %name, error = %e, "not served");
+                            continue;
+                        }
+                    }
+                }
+            };
+            serving.extend(installed.endpoints.iter().cloned());
+            kept.insert(name, installed);
+        }
+        // What is no longer served is retired (dropped) once the new set is in place; an
+        // unchanged set is not replaced (the OpenAPI documents stay built).
+        let retired = std::mem::replace(&mut self.installed, kept);
+        if rebuilt || !retired.is_empty() {
+            let catalog = catalog_of(&serving);
+            self.ctx.endpoints.update(|_| serving);
+            reg.catalog.update(|_| catalog);
+        }
+        drop(retired);
+        Ok(())
+    }
 }
 
 /// `crd` with its accepted names and conditions (a single naming pass establishes at

@@ -3,16 +3,19 @@
 
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
+
 use super::intern;
 use super::version::{CustomVersion, PrinterColumn};
 use super::{CustomResource, definition};
 use crate::apiextensions::jsonpath::JsonPath;
 use crate::apiextensions::schema::Structural;
 use crate::apiextensions::types::{CustomResourceDefinition, CustomResourceDefinitionVersion};
+use crate::definitions::Definitions;
 use crate::endpoints::Endpoint;
 use crate::resource::{GroupVersion, ResourceInfo, VERBS};
 
-fn schema_of(v: &CustomResourceDefinitionVersion) -> Option<&serde_json::Value> {
+fn schema_of(v: &CustomResourceDefinitionVersion) -> Option<&Value> {
     v.schema
         .as_ref()
         .and_then(|s| s.open_api_v3_schema.as_ref())
@@ -37,9 +40,37 @@ fn columns(v: &CustomResourceDefinitionVersion) -> Vec<PrinterColumn> {
         .collect()
 }
 
-/// The endpoints of `crd`'s served versions under its accepted names; an error when they
-/// cannot be built (a schema that no longer compiles, too many distinct resources).
-pub(super) fn endpoints(crd: &CustomResourceDefinition) -> Result<Vec<Endpoint>, String> {
+/// The OpenAPI definitions of `resource` in one version, from its schema: the object (with
+/// `apiVersion`, `kind`, `metadata` and its group-version-kind) and its list.
+fn publish(d: &mut Definitions<'_>, resource: &ResourceInfo, schema: &Value) {
+    let mut props = match schema.get("properties") {
+        Some(Value::Object(p)) => p.clone(),
+        _ => Map::new(),
+    };
+    for standard in ["apiVersion", "kind", "metadata"] {
+        props.remove(standard);
+    }
+    let description = schema["description"].as_str().unwrap_or_default();
+    d.object(resource.kind, description, props);
+    d.extend(
+        resource.kind,
+        schema,
+        &[
+            "x-kubernetes-validations",
+            "required",
+            "x-kubernetes-preserve-unknown-fields",
+        ],
+    );
+    d.list(resource.list_kind, resource.kind);
+}
+
+/// The endpoints of `crd`'s served versions under its accepted names, retired when
+/// `retired` turns `true`; an error when they cannot be built (a schema that no longer
+/// compiles, too many distinct resources).
+pub(super) fn endpoints(
+    crd: &CustomResourceDefinition,
+    retired: &tokio::sync::watch::Receiver<bool>,
+) -> Result<Vec<Endpoint>, String> {
     let names = &crd.status.accepted_names;
     let storage = crd
         .storage_version()
@@ -61,6 +92,7 @@ pub(super) fn endpoints(crd: &CustomResourceDefinition) -> Result<Vec<Endpoint>,
             namespaced: crd.namespaced(),
             verbs: VERBS,
             short_names: intern::strings(&names.short_names),
+            categories: intern::strings(&names.categories),
             status_subresource: status,
         })
         .ok_or("too many distinct custom resources were served by this process")?;
@@ -76,11 +108,14 @@ pub(super) fn endpoints(crd: &CustomResourceDefinition) -> Result<Vec<Endpoint>,
             storage_schema: storage_schema.clone(),
             validator,
             columns: columns(v),
+            retired: retired.clone(),
         };
+        let published = schema_of(v).cloned().unwrap_or_default();
+        let publish = move |d: &mut Definitions<'_>| publish(d, resource, &published);
         out.push(Endpoint::dynamic::<CustomResource>(
-            facts.version,
-            resource,
+            (facts.version, resource),
             Arc::new(facts),
+            publish,
         ));
     }
     Ok(out)

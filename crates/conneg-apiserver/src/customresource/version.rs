@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
 use super::CustomResource;
@@ -77,6 +78,8 @@ pub struct CustomVersion {
     pub validator: Option<Arc<Validator>>,
     /// Table columns after Name.
     pub columns: Vec<PrinterColumn>,
+    /// Turns `true` when the definition no longer serves this version as it is.
+    pub retired: tokio::sync::watch::Receiver<bool>,
 }
 
 /// The facts of one served custom resource version.
@@ -158,6 +161,13 @@ impl Served for CustomResource {
                 }
             })
             .collect()
+    }
+    fn retired(f: &Facts) -> BoxFuture<'static, ()> {
+        let mut retired = f.retired.clone();
+        Box::pin(async move {
+            // A dropped sender (the controller gone) retires it too.
+            let _ = retired.wait_for(|r| *r).await;
+        })
     }
     fn apply_schema(_f: &Facts) -> Schema {
         Schema::OBJECT

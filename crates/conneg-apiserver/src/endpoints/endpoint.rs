@@ -57,6 +57,10 @@ pub trait Served:
     fn cells(k: &Self::K, f: &Self::Facts, now: Time) -> Vec<Value>;
     /// The list and map semantics of server-side apply.
     fn apply_schema(f: &Self::Facts) -> Schema;
+    /// Resolves once the endpoint stops being served as it is (a custom resource
+    /// definition changed or deleted): its watches end then, and clients watch again.
+    /// Never, for a compiled type.
+    fn retired(f: &Self::Facts) -> BoxFuture<'static, ()>;
     /// An object of this kind as JSON in the version `from`, converted to `to` (what
     /// server-side apply compares managers' fields in).
     fn convert(obj: &Value, from: &str, to: &str) -> Option<Value>;
@@ -110,6 +114,9 @@ where
     fn apply_schema((): &()) -> Schema {
         <T::Internal as Strategy>::APPLY_SCHEMA
     }
+    fn retired((): &()) -> BoxFuture<'static, ()> {
+        Box::pin(std::future::pending())
+    }
     fn convert(obj: &Value, from: &str, to: &str) -> Option<Value> {
         let versions = <T::Internal as Strategy>::versions();
         let find = |v: &str| versions.iter().find(|s| s.api_version == v);
@@ -140,8 +147,12 @@ pub struct Endpoint {
     /// The resource.
     pub resource: &'static ResourceInfo,
     pub(super) handle: Handle,
-    definitions: Option<fn(&mut Definitions<'_>)>,
+    definitions: Publish,
+    compiled: bool,
 }
+
+/// What an endpoint's type adds to its version's OpenAPI definitions.
+type Publish = Arc<dyn Fn(&mut Definitions<'_>) + Send + Sync>;
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -160,16 +171,17 @@ impl Endpoint {
             version: T::VERSION,
             resource: T::RESOURCE,
             handle: Arc::new(|c| Box::pin(verb::<T>(c, &()))),
-            definitions: Some(T::definitions),
+            definitions: Arc::new(T::definitions),
+            compiled: true,
         }
     }
 
-    /// The endpoint of `resource` in `version`, served by `T` with `facts` (a type known at
-    /// run time, whose OpenAPI is published by its own definition).
+    /// The endpoint of `resource` in `version`, served by `T` with `facts`, a type known at
+    /// run time whose OpenAPI definitions `publish` adds.
     pub fn dynamic<T: Served>(
-        version: GroupVersion,
-        resource: &'static ResourceInfo,
+        (version, resource): (GroupVersion, &'static ResourceInfo),
         facts: T::Facts,
+        publish: impl Fn(&mut Definitions<'_>) + Send + Sync + 'static,
     ) -> Self {
         Self {
             version,
@@ -178,20 +190,19 @@ impl Endpoint {
                 let facts = facts.clone();
                 Box::pin(async move { verb::<T>(c, &facts).await })
             }),
-            definitions: None,
+            definitions: Arc::new(publish),
+            compiled: false,
         }
     }
 
     /// Whether a compiled type serves it (not a definition read at run time).
     pub fn is_compiled(&self) -> bool {
-        self.definitions.is_some()
+        self.compiled
     }
 
-    /// Adds the OpenAPI schemas of the endpoint's compiled type to `defs`.
+    /// Adds the OpenAPI schemas of the endpoint's type to `defs`.
     pub fn definitions(&self, defs: &mut Definitions<'_>) {
-        if let Some(d) = self.definitions {
-            d(defs);
-        }
+        (self.definitions)(defs);
     }
 }
 

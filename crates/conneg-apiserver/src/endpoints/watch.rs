@@ -131,7 +131,7 @@ async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared
         .await
         .map_err(|e| storage_status(e, res, ""))?;
     let prefix = st.registry.keys.collection(res, None);
-    let mut events = st
+    let events = st
         .registry
         .store
         .watch(&prefix, from)
@@ -152,6 +152,7 @@ async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared
         shared
     };
     let (st2, feeder, f) = (st.clone(), shared.clone(), f.clone());
+    let mut events = events.take_until(T::retired(&f));
     tokio::spawn(async move {
         let all = Filter {
             sel: Selectors::default(),
@@ -210,6 +211,7 @@ async fn watch_shared<T: Served>(
     }
     // Encoded as the client takes them, like the events after them; each with whether it is
     // an ERROR event, after which the stream ends.
+    let retired = T::retired(f);
     let f = f.clone();
     let first = initial.map(move |k| {
         let (event, failed) = match k {
@@ -224,7 +226,8 @@ async fn watch_shared<T: Served>(
             }
         }
     });
-    let events = through_first_error(first.chain(watcher.map(|b| (b, false))), |e| e.1);
+    let events =
+        through_first_error(first.chain(watcher.map(|b| (b, false))), |e| e.1).take_until(retired);
     let resp = WatchResponse::new(n)
         .timeout_seconds(Some(timeout))
         .encoded(events.map(|(bytes, _)| bytes));
@@ -374,7 +377,8 @@ pub(crate) async fn watch<T: Served>(
             std::future::ready(out)
         })
     };
-    let events = through_first_error(initial.chain(live), |e| matches!(e, WatchEvent::Error(_)));
+    let events = through_first_error(initial.chain(live), |e| matches!(e, WatchEvent::Error(_)))
+        .take_until(T::retired(f));
 
     let mut response = WatchResponse::new(n).timeout_seconds(Some(timeout));
     if bookmarks {

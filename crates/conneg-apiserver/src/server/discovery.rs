@@ -215,6 +215,9 @@ fn group_discovery(st: &AppState, group: &str) -> Value {
                     if !r.short_names.is_empty() {
                         d["shortNames"] = json!(r.short_names);
                     }
+                    if !r.categories.is_empty() {
+                        d["categories"] = json!(r.categories);
+                    }
                     if r.status_subresource {
                         d["subresources"] = json!([{
                             "subresource": "status",
@@ -245,6 +248,9 @@ fn api_resources(r: &ResourceInfo) -> Vec<Value> {
     });
     if !r.short_names.is_empty() {
         d["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        d["categories"] = json!(r.categories);
     }
     let mut out = vec![d];
     if r.status_subresource {

@@ -13,7 +13,7 @@
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
 //! `Accept: application/cbor, */*` (kubectl with the CBOR gates) gets JSON, not 406.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -57,12 +57,33 @@ struct Doc {
     hash: String,
 }
 
-/// A server's OpenAPI documents, built on first use from what it serves.
+/// A server's OpenAPI documents, built on first use from what it serves, and built again
+/// once what it serves has changed (a custom resource definition established or gone).
 #[derive(Debug)]
 pub struct Documents {
     info: OpenApiInfo,
-    v3: OnceLock<Vec<(GroupVersion, Doc)>>,
-    v2: OnceLock<Bytes>,
+    v3: Built<Vec<(GroupVersion, Doc)>>,
+    v2: Built<Bytes>,
+}
+
+/// A document built from one set of served endpoints, kept while that set is served.
+type Built<T> = Mutex<Option<(Arc<Vec<Endpoint>>, Arc<T>)>>;
+
+/// What `cache` holds for `endpoints`, or `build` of them (then kept).
+fn cached<T>(
+    cache: &Built<T>,
+    endpoints: Arc<Vec<Endpoint>>,
+    build: impl FnOnce(&[Endpoint]) -> T,
+) -> Arc<T> {
+    let mut c = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((built_for, docs)) = c.as_ref()
+        && Arc::ptr_eq(built_for, &endpoints)
+    {
+        return docs.clone();
+    }
+    let docs = Arc::new(build(&endpoints));
+    *c = Some((endpoints, docs.clone()));
+    docs
 }
 
 impl std::fmt::Debug for Doc {
@@ -78,20 +99,17 @@ impl Documents {
     pub fn new(info: OpenApiInfo) -> Self {
         Self {
             info,
-            v3: OnceLock::new(),
-            v2: OnceLock::new(),
+            v3: Mutex::new(None),
+            v2: Mutex::new(None),
         }
     }
 
-    fn v3(&self, st: &AppState) -> &[(GroupVersion, Doc)] {
-        self.v3.get_or_init(|| {
-            st.ctx
-                .registry
-                .catalog
-                .get()
+    fn v3(&self, st: &AppState) -> Arc<Vec<(GroupVersion, Doc)>> {
+        cached(&self.v3, st.ctx.endpoints.get(), |endpoints| {
+            catalog_of(endpoints)
                 .versions()
                 .map(|v| {
-                    let doc = document(self.info, v, &st.ctx.endpoints.get());
+                    let doc = document(self.info, v, endpoints);
                     let bytes = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
                     let hash = hash_hex(&bytes);
                     (v, Doc { bytes, hash })
@@ -129,7 +147,7 @@ fn json_response(bytes: Bytes, cache: &'static str, etag: Option<&str>) -> Respo
 
 async fn v3_index(State(st): State<AppState>) -> Response {
     let mut paths = Map::new();
-    for (v, d) in st.openapi.v3(&st) {
+    for (v, d) in st.openapi.v3(&st).iter() {
         let path = v.path();
         let key = path.trim_start_matches('/');
         paths.insert(
@@ -151,9 +169,8 @@ async fn v3_doc(
         .get("version")
         .and_then(|v| st.ctx.registry.catalog.get().find(group, v))
         .ok_or_else(resource_not_found)?;
-    let d = &st
-        .openapi
-        .v3(&st)
+    let docs = st.openapi.v3(&st);
+    let d = &docs
         .iter()
         .find(|(dv, _)| *dv == v)
         .ok_or_else(resource_not_found)?
@@ -167,10 +184,10 @@ async fn v3_doc(
 }
 
 async fn v2(State(st): State<AppState>) -> Response {
-    let b = st.openapi.v2.get_or_init(|| {
+    let b = cached(&st.openapi.v2, st.ctx.endpoints.get(), |endpoints| {
         let mut defs = Map::new();
-        for v in st.ctx.registry.catalog.get().versions() {
-            if let Value::Object(m) = schemas(st.openapi.info.package, v, &st.ctx.endpoints.get()) {
+        for v in catalog_of(endpoints).versions() {
+            if let Value::Object(m) = schemas(st.openapi.info.package, v, endpoints) {
                 defs.extend(m);
             }
         }
@@ -185,7 +202,7 @@ async fn v2(State(st): State<AppState>) -> Response {
             .replace("#/components/schemas/", "#/definitions/");
         Bytes::from(s)
     });
-    json_response(b.clone(), "no-cache, private", None)
+    json_response(Bytes::clone(&b), "no-cache, private", None)
 }
 
 /// The word in operation ids (`listWardleExampleV1beta1Flunder`, `listCoreV1Namespace`,

@@ -49,6 +49,7 @@ pub const FLUNDERS: ResourceInfo = ResourceInfo {
     namespaced: true,
     verbs: VERBS,
     short_names: &[],
+    categories: &[],
     status_subresource: false,
 };
 
