@@ -310,3 +310,59 @@ impl Drop for Etcd {
         self.kill();
     }
 }
+
+/// A server running in this process on a free loopback port, stopped on drop: what a test
+/// needs to point a real client (kube-rs, the `conneg` client) at, with no other process.
+///
+/// ```no_run
+/// # async fn demo(state: conneg_apiserver::server::AppState) {
+/// let server = conneg_apiserver::testing::InProcess::start(state).await;
+/// let url = server.url(); // http://127.0.0.1:<port>
+/// # drop(url);
+/// # }
+/// ```
+pub struct InProcess {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl InProcess {
+    /// Binds a free port and serves `state` on it ([`AppState::serve`](crate::server::AppState::serve):
+    /// bootstrapped first; a request sent meanwhile waits for it).
+    ///
+    /// # Panics
+    ///
+    /// When no port can be bound: the test cannot go on.
+    pub async fn start(state: crate::server::AppState) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a free port");
+        let url = format!("http://{}", listener.local_addr().expect("local addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            if let Err(e) = state.serve(listener, Default::default(), shutdown).await {
+                tracing::warn!(error = %e, "in-process server ended");
+            }
+        });
+        Self {
+            url,
+            stop: Some(stop),
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

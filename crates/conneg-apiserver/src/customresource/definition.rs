@@ -13,8 +13,11 @@ use crate::apiextensions::{schema, validation};
 use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
 use crate::meta::Time;
-use crate::registry::{Column, Strategy};
-use crate::validation::FieldError;
+use crate::names;
+use crate::registry::{Column, Registry, Strategy};
+use crate::resource::Versioned;
+use crate::validation::{FieldError, invalid, validate_object_meta};
+use conneg::Status;
 
 /// The compiled declaration of `schema` (value validations and CEL rules, cost-checked).
 pub fn compile(schema: &serde_json::Value) -> Result<Validator, String> {
@@ -85,7 +88,7 @@ impl Strategy for CustomResourceDefinition {
     }
     /// Deletion goes through the cleanup finalizer: the definition is kept, `Terminating`,
     /// until the controller has removed its objects.
-    fn begin_delete(&mut self) -> Result<bool, conneg::Status> {
+    fn begin_delete(&mut self) -> Result<bool, Status> {
         if self.metadata.deletion_timestamp.is_some() {
             return Ok(false);
         }
@@ -108,6 +111,39 @@ impl Strategy for CustomResourceDefinition {
         );
         Ok(true)
     }
+}
+
+/// Creates `crd` in `registry` as a create over HTTP would (defaults, validation, the
+/// server-set fields), unless a definition of its name is stored already.
+///
+/// # Errors
+///
+/// The 422 of an invalid definition, or a storage error.
+pub async fn install(registry: &Registry, mut crd: CustomResourceDefinition) -> Result<(), Status> {
+    let name = crd.metadata.name.clone();
+    let key = registry.key(&CUSTOM_RESOURCE_DEFINITIONS, "", &name);
+    let stored = registry
+        .get::<CustomResourceDefinition>(&CUSTOM_RESOURCE_DEFINITIONS, &key, &name)
+        .await?;
+    if stored.is_some() {
+        return Ok(());
+    }
+    crd.apply_defaults();
+    let mut errs = Strategy::validate_create(&crd);
+    errs.extend(validate_object_meta(&crd.metadata, false));
+    if !errs.is_empty() {
+        let r = &CUSTOM_RESOURCE_DEFINITIONS;
+        return Err(invalid(r.group, r.kind, &name, &errs));
+    }
+    Strategy::prepare_for_create(&mut crd);
+    let m = &mut crd.metadata;
+    m.uid = names::new_uid();
+    m.creation_timestamp = Some(Time::now());
+    m.generation = 1;
+    registry
+        .create(&CUSTOM_RESOURCE_DEFINITIONS, crd, false, false)
+        .await?;
+    Ok(())
 }
 
 impl OpenApiSchema for CustomResourceDefinition {

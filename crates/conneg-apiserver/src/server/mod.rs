@@ -67,6 +67,9 @@ pub struct AppState {
     pub metrics: Arc<metrics::Metrics>,
     /// The OpenAPI documents, built on first use.
     pub openapi: Arc<Documents>,
+    /// Custom resource definitions the server was built with, installed by
+    /// [`AppState::bootstrap`].
+    definitions: Arc<[CustomResourceDefinition]>,
 }
 
 impl FromRef<AppState> for Context {
@@ -117,6 +120,7 @@ pub struct ServerBuilder {
     endpoints: Vec<Endpoint>,
     admission: Vec<Arc<dyn Plugin>>,
     openapi: OpenApiInfo,
+    definitions: Vec<CustomResourceDefinition>,
 }
 
 impl ServerBuilder {
@@ -126,7 +130,37 @@ impl ServerBuilder {
             endpoints: Vec::new(),
             admission: Vec::new(),
             openapi,
+            definitions: Vec::new(),
         }
+    }
+
+    /// Serves the custom resource definition `crd` from the start: [`AppState::bootstrap`]
+    /// creates it (validated as a create over HTTP would be) unless one of its name is
+    /// stored, and it is established before the server answers. Custom resources are served
+    /// in standalone mode ([`ServerOptions::standalone`]).
+    ///
+    /// A definition from kube-rs' `CustomResourceExt::crd()` converts with serde:
+    /// `serde_json::from_value(serde_json::to_value(Widget::crd())?)?`.
+    ///
+    /// ```
+    /// use conneg_apiserver::apiextensions::types::CustomResourceDefinition;
+    /// use conneg_apiserver::server::{ServerBuilder, openapi::OpenApiInfo};
+    ///
+    /// let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "widgets.example.com"},
+    ///     "spec": {"group": "example.com", "scope": "Namespaced",
+    ///              "names": {"plural": "widgets", "kind": "Widget"},
+    ///              "versions": [{"name": "v1", "served": true, "storage": true,
+    ///                            "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+    /// })).unwrap();
+    /// let info = OpenApiInfo { title: "Example", package: "io.example" };
+    /// let builder = ServerBuilder::new(info).custom_resource_definition(crd);
+    /// # drop(builder);
+    /// ```
+    #[must_use]
+    pub fn custom_resource_definition(mut self, crd: CustomResourceDefinition) -> Self {
+        self.definitions.push(crd);
+        self
     }
 
     /// Serves the versioned type `T` (every verb, at its version and resource).
@@ -220,6 +254,7 @@ impl ServerBuilder {
             },
             metrics: Arc::new(metrics::Metrics::default()),
             openapi: Arc::new(Documents::new(self.openapi)),
+            definitions: self.definitions.into(),
         }
     }
 }
@@ -242,6 +277,9 @@ impl AppState {
         let crds = &crate::customresource::definition::CUSTOM_RESOURCE_DEFINITIONS;
         let compiled = self.ctx.endpoints.get();
         if compiled.iter().any(|e| e.resource == crds) {
+            for crd in self.definitions.iter() {
+                crate::customresource::definition::install(&self.ctx.registry, crd.clone()).await?;
+            }
             let base = compiled
                 .iter()
                 .filter(|e| e.is_compiled())
