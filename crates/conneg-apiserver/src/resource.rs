@@ -81,6 +81,9 @@ pub struct ResourceInfo {
     /// Whether the kind has a `status` subresource (`.../{name}/status`: get, update, patch
     /// of the status alone; writes to the object itself leave the status as it was).
     pub status_subresource: bool,
+    /// Whether the kind has a `scale` subresource (`.../{name}/scale`: an `autoscaling/v1`
+    /// `Scale` of its replicas; a custom resource's definition declares it).
+    pub scale_subresource: bool,
 }
 
 /// The verbs of a `status` subresource.
@@ -128,6 +131,7 @@ impl ResourceInfo {
             short_names: &[],
             categories: &[],
             status_subresource: false,
+            scale_subresource: false,
         }
     }
 

@@ -30,7 +30,7 @@ fn crontab_crd() -> Value {
             "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"], "categories": ["all"]},
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.ready"}},
                 "additionalPrinterColumns": [
                     {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
                     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}
@@ -286,7 +286,15 @@ async fn discovery_and_openapi_publish_the_definition() {
         .iter()
         .map(|r| &r["name"])
         .collect();
-    assert_eq!(names, [&json!("crontabs"), &json!("crontabs/status")]);
+    assert_eq!(
+        names,
+        [
+            &json!("crontabs"),
+            &json!("crontabs/status"),
+            &json!("crontabs/scale")
+        ]
+    );
+    assert_eq!(list["resources"][2]["kind"], "Scale");
     assert_eq!(list["resources"][0]["shortNames"], json!(["ct"]));
     assert_eq!(list["resources"][0]["categories"], json!(["all"]));
     assert_eq!(list["resources"][0]["kind"], "CronTab");
@@ -510,4 +518,234 @@ async fn custom_resources_stored_as_cbor_and_as_json_are_all_read() {
     assert_eq!(names, [&json!("c"), &json!("j")]);
     // Defaults apply on read, whatever the format.
     assert_eq!(list["items"][1]["spec"]["replicas"], 1);
+}
+
+#[tokio::test]
+async fn scale_reads_and_writes_the_replicas_through_the_whole_update() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let (code, _) = call(
+        &app,
+        Method::POST,
+        CRONTABS,
+        JSON,
+        crontab("s", json!({"replicas": 2})),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    let scale = format!("{CRONTABS}/s/scale");
+    let (code, sc) = call(&app, Method::GET, &scale, JSON, Value::Null).await;
+    assert_eq!(code, StatusCode::OK, "{sc}");
+    assert_eq!(
+        (sc["kind"].clone(), sc["apiVersion"].clone()),
+        (json!("Scale"), json!("autoscaling/v1"))
+    );
+    assert_eq!(sc["spec"]["replicas"], 2);
+    assert_eq!(sc["status"]["replicas"], 0);
+
+    let merge = "application/merge-patch+json";
+    let (code, sc) = call(
+        &app,
+        Method::PATCH,
+        &scale,
+        merge,
+        json!({"spec": {"replicas": 5}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{sc}");
+    assert_eq!(sc["spec"]["replicas"], 5);
+    let (_, obj) = call(
+        &app,
+        Method::GET,
+        &format!("{CRONTABS}/s"),
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(
+        (
+            obj["spec"]["replicas"].clone(),
+            obj["metadata"]["generation"].clone()
+        ),
+        (json!(5), json!(2))
+    );
+
+    // The scaled object is validated: the scale's own rule, then the schema's CEL rule.
+    let (code, e) = call(
+        &app,
+        Method::PATCH,
+        &scale,
+        merge,
+        json!({"spec": {"replicas": -1}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(".spec.replicas: Invalid value: -1: should be a non-negative integer"),
+        "{e}"
+    );
+    let (code, e) = call(
+        &app,
+        Method::PATCH,
+        &scale,
+        merge,
+        json!({"spec": {"replicas": 11}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 10 replicas"),
+        "{e}"
+    );
+    // A stale resourceVersion in the Scale is a conflict.
+    let (code, _) = call(&app, Method::PUT, &scale, JSON, json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "s", "namespace": "default", "resourceVersion": "1"}, "spec": {"replicas": 4}})).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+}
+
+fn widget_crd() -> Value {
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"seen": {"type": "integer"}}}}}});
+    json!({
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1beta1", "served": true, "storage": false, "deprecated": true, "schema": schema},
+                {"name": "v1", "served": true, "storage": true, "schema": schema}
+            ]
+        }
+    })
+}
+
+#[tokio::test]
+async fn versions_convert_by_api_version_and_deprecated_ones_warn() {
+    use tower::ServiceExt;
+    let (state, app) = server().await;
+    let (code, e) = call(&app, Method::POST, CRDS, JSON, widget_crd()).await;
+    assert_eq!(code, StatusCode::CREATED, "{e}");
+    let beta = "/apis/example.com/v1beta1/namespaces/default/widgets";
+    until(&app, beta, StatusCode::OK).await;
+    let req = http::Request::post(beta)
+        .header("content-type", JSON)
+        .body(axum::body::Body::from(
+            json!({"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1}}).to_string(),
+        ))
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let warning = resp.headers()["warning"].to_str().unwrap().to_owned();
+    assert_eq!(
+        warning,
+        r#"299 - "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget""#
+    );
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    let created: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(created["apiVersion"], "example.com/v1beta1");
+    // Read in the other version; stored in the storage version.
+    let (_, got) = call(
+        &app,
+        Method::GET,
+        "/apis/example.com/v1/namespaces/default/widgets/w",
+        JSON,
+        Value::Null,
+    )
+    .await;
+    assert_eq!(got["apiVersion"], "example.com/v1");
+    let key = format!("{}/widgets/default/w", state.registry().keys.prefix());
+    let stored = state
+        .registry()
+        .store
+        .get(&key)
+        .await
+        .unwrap()
+        .unwrap()
+        .value;
+    let stored: Value = conneg_cbor::from_slice(&stored).unwrap();
+    assert_eq!(stored["apiVersion"], "example.com/v1");
+    // Discovery prefers v1; without a status subresource, the status is data: a change of
+    // it moves the generation on.
+    let (_, group) = call(&app, Method::GET, "/apis/example.com", JSON, Value::Null).await;
+    assert_eq!(group["preferredVersion"]["version"], "v1");
+    let (code, p) = call(
+        &app,
+        Method::PATCH,
+        "/apis/example.com/v1/namespaces/default/widgets/w",
+        "application/merge-patch+json",
+        json!({"status": {"seen": 1}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{p}");
+    assert_eq!(
+        (
+            p["status"]["seen"].clone(),
+            p["metadata"]["generation"].clone()
+        ),
+        (json!(1), json!(2))
+    );
+}
+
+#[tokio::test]
+async fn a_terminating_definition_refuses_creates_until_its_objects_are_gone() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let mut kept = crontab("kept", json!({}));
+    kept["metadata"]["finalizers"] = json!(["example.com/keep"]);
+    let (code, _) = call(&app, Method::POST, CRONTABS, JSON, kept).await;
+    assert_eq!(code, StatusCode::CREATED);
+    let crd = format!("{CRDS}/crontabs.stable.example.com");
+    let (code, _) = call(&app, Method::DELETE, &crd, JSON, Value::Null).await;
+    assert_eq!(code, StatusCode::OK);
+    // Held by the object's finalizer: terminating, and creates are refused.
+    let mut refused = Value::Null;
+    for _ in 0..100 {
+        let (code, e) = call(
+            &app,
+            Method::POST,
+            CRONTABS,
+            JSON,
+            crontab("late", json!({})),
+        )
+        .await;
+        if code == StatusCode::FORBIDDEN {
+            refused = e;
+            break;
+        }
+        call(
+            &app,
+            Method::DELETE,
+            &format!("{CRONTABS}/late"),
+            JSON,
+            Value::Null,
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        refused["message"],
+        r#"crontabs.stable.example.com "late" is forbidden: create not allowed while custom resource definition is terminating"#
+    );
+    let (code, d) = call(&app, Method::GET, &crd, JSON, Value::Null).await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(d["metadata"]["deletionTimestamp"].is_string());
+    let (code, _) = call(
+        &app,
+        Method::PATCH,
+        &format!("{CRONTABS}/kept"),
+        "application/merge-patch+json",
+        json!({"metadata": {"finalizers": null}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    until(&app, &crd, StatusCode::NOT_FOUND).await;
 }

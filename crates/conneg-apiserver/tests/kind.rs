@@ -94,6 +94,7 @@ fn every_resource_fact_is_the_declared_one() {
             short_names: &["wd", "wdg"],
             categories: &[],
             status_subresource: true,
+            scale_subresource: false,
         }
     );
     assert_eq!(Widget::KIND, "Widget");
@@ -135,6 +136,7 @@ fn defaults_are_the_declared_function() {
 
 static SPROCKETS: ResourceInfo = ResourceInfo {
     status_subresource: true,
+    scale_subresource: false,
     ..ResourceInfo::new(
         "parts.example.com",
         "sprockets",

@@ -12,3 +12,4 @@ pub mod jsonpath;
 pub mod schema;
 pub mod types;
 pub mod validation;
+pub mod version_order;

@@ -33,6 +33,7 @@ pub const CUSTOM_RESOURCE_DEFINITIONS: ResourceInfo = ResourceInfo {
     short_names: &["crd", "crds"],
     categories: &["api-extensions"],
     status_subresource: true,
+    scale_subresource: false,
 };
 /// `apiextensions.k8s.io/v1`.
 pub const API_VERSION: &str = "apiextensions.k8s.io/v1";

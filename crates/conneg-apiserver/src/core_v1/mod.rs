@@ -29,6 +29,7 @@ pub const NAMESPACES: ResourceInfo = ResourceInfo {
     short_names: &["ns"],
     categories: &[],
     status_subresource: true,
+    scale_subresource: false,
 };
 
 /// `v1`.

@@ -30,8 +30,13 @@ pub const RESYNC: Duration = Duration::from_secs(2);
 /// What one definition serves, kept while it does not change: its endpoints keep their
 /// facts (and their watches go on) until the definition's spec or names change.
 struct Installed {
-    /// What the endpoints were built from.
-    from: (CustomResourceDefinitionSpec, CustomResourceDefinitionNames),
+    /// What the endpoints were built from: the spec, the accepted names, whether the
+    /// definition is being deleted.
+    from: (
+        CustomResourceDefinitionSpec,
+        CustomResourceDefinitionNames,
+        bool,
+    ),
     endpoints: Vec<Endpoint>,
     /// Retires the endpoints (their watches end) when set.
     retire: tokio::sync::watch::Sender<bool>,
@@ -149,7 +154,11 @@ impl Controller {
                 continue;
             }
             plurals.push(plural.clone());
-            let from = (crd.spec.clone(), crd.status.accepted_names.clone());
+            let from = (
+                crd.spec.clone(),
+                crd.status.accepted_names.clone(),
+                crd.metadata.deletion_timestamp.is_some(),
+            );
             let name = crd.metadata.name.clone();
             let installed = match self.installed.remove(&name) {
                 Some(i) if i.from == from => i,

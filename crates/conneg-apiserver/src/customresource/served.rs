@@ -11,8 +11,9 @@ use super::{CustomResource, definition};
 use crate::apiextensions::jsonpath::JsonPath;
 use crate::apiextensions::schema::Structural;
 use crate::apiextensions::types::{CustomResourceDefinition, CustomResourceDefinitionVersion};
+use crate::apiextensions::version_order;
 use crate::definitions::Definitions;
-use crate::endpoints::Endpoint;
+use crate::endpoints::{Endpoint, ScalePaths};
 use crate::resource::{GroupVersion, ResourceInfo, VERBS};
 
 fn schema_of(v: &CustomResourceDefinitionVersion) -> Option<&Value> {
@@ -64,6 +65,24 @@ fn publish(d: &mut Definitions<'_>, resource: &ResourceInfo, schema: &Value) {
     d.list(resource.list_kind, resource.kind);
 }
 
+/// The warning of the deprecated version `v`: its own, or `<group>/<v> <Kind> is
+/// deprecated`, naming the first served version that is not deprecated, if any.
+fn deprecation(
+    crd: &CustomResourceDefinition,
+    v: &CustomResourceDefinitionVersion,
+    served: &[&CustomResourceDefinitionVersion],
+) -> String {
+    if let Some(w) = &v.deprecation_warning {
+        return w.clone();
+    }
+    let (group, kind) = (&crd.spec.group, &crd.status.accepted_names.kind);
+    let mut w = format!("{group}/{} {kind} is deprecated", v.name);
+    if let Some(best) = served.iter().find(|s| !s.deprecated) {
+        w.push_str(&format!("; use {group}/{} {kind}", best.name));
+    }
+    w
+}
+
 /// The endpoints of `crd`'s served versions under its accepted names, retired when
 /// `retired` turns `true`; an error when they cannot be built (a schema that no longer
 /// compiles, too many distinct resources).
@@ -81,8 +100,21 @@ pub(super) fn endpoints(
     let storage_version = crd.version(&storage).ok_or("no storage version")?;
     let storage_schema = schema_of(storage_version).map(Structural::from_json);
     let mut out = Vec::new();
-    for v in crd.spec.versions.iter().filter(|v| v.served) {
+    // Discovery prefers the first: the kube-aware order.
+    let mut served: Vec<&CustomResourceDefinitionVersion> =
+        crd.spec.versions.iter().filter(|v| v.served).collect();
+    served.sort_by(|a, b| version_order::compare(&a.name, &b.name));
+    for v in served.iter().copied() {
         let status = v.subresources.as_ref().is_some_and(|s| s.status.is_some());
+        let scale = v
+            .subresources
+            .as_ref()
+            .and_then(|s| s.scale.as_ref())
+            .map(|s| ScalePaths {
+                spec_replicas: s.spec_replicas_path.clone(),
+                status_replicas: s.status_replicas_path.clone(),
+                label_selector: s.label_selector_path.clone().unwrap_or_default(),
+            });
         let resource = intern::resource(ResourceInfo {
             group,
             resource: intern::string(&names.plural),
@@ -94,6 +126,7 @@ pub(super) fn endpoints(
             short_names: intern::strings(&names.short_names),
             categories: intern::strings(&names.categories),
             status_subresource: status,
+            scale_subresource: scale.is_some(),
         })
         .ok_or("too many distinct custom resources were served by this process")?;
         let validator = schema_of(v)
@@ -109,6 +142,9 @@ pub(super) fn endpoints(
             validator,
             columns: columns(v),
             retired: retired.clone(),
+            scale,
+            warning: v.deprecated.then(|| deprecation(crd, v, &served)),
+            terminating: crd.metadata.deletion_timestamp.is_some(),
         };
         let published = schema_of(v).cloned().unwrap_or_default();
         let publish = move |d: &mut Definitions<'_>| publish(d, resource, &published);

@@ -12,7 +12,7 @@ use crate::apiextensions::jsonpath::{JsonPath, cell, default_column_description}
 use crate::apiextensions::schema::{Structural, apply_defaults, prune};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
-use crate::endpoints::{Context, Served, age};
+use crate::endpoints::{Context, ScalePaths, Served, age};
 use crate::meta::{ListMeta, Time};
 use crate::resource::{GroupVersion, List, ResourceInfo};
 
@@ -80,6 +80,12 @@ pub struct CustomVersion {
     pub columns: Vec<PrinterColumn>,
     /// Turns `true` when the definition no longer serves this version as it is.
     pub retired: tokio::sync::watch::Receiver<bool>,
+    /// Where the `scale` subresource finds the replicas, when there is one.
+    pub scale: Option<ScalePaths>,
+    /// The warning of a deprecated version.
+    pub warning: Option<String>,
+    /// Whether the definition is being deleted (creates are refused).
+    pub terminating: bool,
 }
 
 /// The facts of one served custom resource version.
@@ -168,6 +174,18 @@ impl Served for CustomResource {
             // A dropped sender (the controller gone) retires it too.
             let _ = retired.wait_for(|r| *r).await;
         })
+    }
+    fn same_spec(a: &CustomResource, b: &CustomResource, f: &Facts) -> bool {
+        a.same_spec(b, f.resource.status_subresource)
+    }
+    fn warning(f: &Facts) -> Option<&str> {
+        f.warning.as_deref()
+    }
+    fn terminating(f: &Facts) -> bool {
+        f.terminating
+    }
+    fn scale(f: &Facts) -> Option<&ScalePaths> {
+        f.scale.as_ref()
     }
     fn apply_schema(_f: &Facts) -> Schema {
         Schema::OBJECT

@@ -36,6 +36,14 @@ pub(super) async fn create_object<T: Served>(
     f: &T::Facts,
 ) -> Result<(StatusCode, T), Status> {
     let dry_run = q.dry_run()?;
+    if T::terminating(f) {
+        return Err(Status::forbidden(
+            t.resource.group,
+            t.resource.resource,
+            &k.meta().name,
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
     check_namespace(&mut k, t)?;
     {
         // Server-managed metadata (rest.BeforeCreate).

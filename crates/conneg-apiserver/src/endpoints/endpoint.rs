@@ -10,7 +10,8 @@ use futures_util::future::BoxFuture;
 use http::Method;
 use serde_json::Value;
 
-use super::{Context, HResult, Params, Target, create, delete, read, table, update, watch};
+use super::scale::ScalePaths;
+use super::{Context, HResult, Params, Target, create, delete, read, scale, table, update, watch};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
@@ -57,6 +58,16 @@ pub trait Served:
     fn cells(k: &Self::K, f: &Self::Facts, now: Time) -> Vec<Value>;
     /// The list and map semantics of server-side apply.
     fn apply_schema(f: &Self::Facts) -> Schema;
+    /// Whether `a` and `b` are equal but for what does not move `metadata.generation` on
+    /// (metadata, and the status of a kind with a status subresource).
+    fn same_spec(a: &Self::K, b: &Self::K, f: &Self::Facts) -> bool;
+    /// The warning every request to this version gets (a deprecated version's).
+    fn warning(f: &Self::Facts) -> Option<&str>;
+    /// Whether creates are refused (403): the definition is being deleted.
+    fn terminating(f: &Self::Facts) -> bool;
+    /// Where the `scale` subresource reads and writes the replicas (none: no such
+    /// subresource, as for every compiled type).
+    fn scale(f: &Self::Facts) -> Option<&ScalePaths>;
     /// Resolves once the endpoint stops being served as it is (a custom resource
     /// definition changed or deleted): its watches end then, and clients watch again.
     /// Never, for a compiled type.
@@ -113,6 +124,18 @@ where
     }
     fn apply_schema((): &()) -> Schema {
         <T::Internal as Strategy>::APPLY_SCHEMA
+    }
+    fn same_spec(a: &T::Internal, b: &T::Internal, (): &()) -> bool {
+        Strategy::same_spec(a, b)
+    }
+    fn warning((): &()) -> Option<&str> {
+        None
+    }
+    fn terminating((): &()) -> bool {
+        false
+    }
+    fn scale((): &()) -> Option<&ScalePaths> {
+        None
     }
     fn retired((): &()) -> BoxFuture<'static, ()> {
         Box::pin(std::future::pending())
@@ -209,8 +232,20 @@ impl Endpoint {
 /// The verb a request asks of `T`'s endpoint: a collection (list, watch, create,
 /// deletecollection) or one object (get, watch, update, patch, delete) or its `status`.
 async fn verb<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
+    let mut resp = dispatch::<T>(c, f).await?;
+    if let Some(w) = T::warning(f) {
+        conneg::append_warnings(resp.headers_mut(), &[w.to_owned()]);
+    }
+    Ok(resp)
+}
+
+/// [`verb`], before the version's warning.
+async fn dispatch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n) = (c.st, c.t, c.q, c.n);
     let method = c.method.clone();
+    if t.scale {
+        return scale::scale::<T>(c, f).await;
+    }
     if t.name.is_none() {
         return match method {
             Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n, f).await,

@@ -27,6 +27,7 @@ mod field_manager;
 mod list_options;
 mod read;
 mod request;
+mod scale;
 mod table;
 mod transform;
 mod update;
@@ -52,6 +53,7 @@ use crate::resource::Catalog;
 use endpoint::Call;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
+pub use scale::ScalePaths;
 pub(crate) use table::age;
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.

@@ -30,12 +30,18 @@ pub(crate) struct Target {
     pub name: Option<String>,
     /// Whether the request is for the object's `status` subresource.
     pub status: bool,
+    /// Whether the request is for the object's `scale` subresource.
+    pub scale: bool,
 }
 
 impl Target {
     /// The subresource written through, as `managedFields` name it (`""`: the object).
     pub(crate) fn subresource(&self) -> &'static str {
-        if self.status { "status" } else { "" }
+        match (self.status, self.scale) {
+            (true, _) => "status",
+            (_, true) => "scale",
+            _ => "",
+        }
     }
 
     /// Puts back in `new` what a write through this endpoint may not change (the strategy's
@@ -87,10 +93,11 @@ impl Target {
             return Err(resource_not_found());
         }
         let name = p.get("name").cloned();
-        // The only subresource is `status`, of the kinds that have one.
-        let status = match p.get("subresource").map(String::as_str) {
-            None => false,
-            Some("status") if resource.status_subresource => true,
+        // The subresources are `status` and `scale`, of the kinds that have them.
+        let (status, scale) = match p.get("subresource").map(String::as_str) {
+            None => (false, false),
+            Some("status") if resource.status_subresource => (true, false),
+            Some("scale") if resource.scale_subresource => (false, true),
             Some(_) => return Err(resource_not_found()),
         };
         // A namespaced object is only addressed inside its namespace.
@@ -125,6 +132,7 @@ impl Target {
             namespace,
             name,
             status,
+            scale,
         })
     }
 

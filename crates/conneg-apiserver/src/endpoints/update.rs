@@ -15,7 +15,6 @@ use super::validate::{check_declared_update, valid};
 use super::{Context, HResult, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::registry::Object;
 use crate::registry::backoff::ConflictBackoff;
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
@@ -25,8 +24,12 @@ use crate::validation::{resource_version_required, validate_object_meta_update};
 /// (rest.BeforeUpdate; the fields the endpoint may not change were put back by
 /// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
-fn prepare_update<K: Object>(res: &ResourceInfo, new: &mut K, old: &K) -> Result<(), Status> {
-    let same = new.same_spec(old);
+fn prepare_update<T: Served>(
+    res: &ResourceInfo,
+    (new, old): (&mut T::K, &T::K),
+    f: &T::Facts,
+) -> Result<(), Status> {
+    let same = T::same_spec(new, old, f);
     let om = old.meta();
     let nm = new.meta_mut();
     if nm.uid.is_empty() {
@@ -49,7 +52,7 @@ fn prepare_update<K: Object>(res: &ResourceInfo, new: &mut K, old: &K) -> Result
 }
 
 /// 409 for a write whose resourceVersion is not the stored one.
-fn conflict(res: &ResourceInfo, name: &str) -> Status {
+pub(super) fn conflict(res: &ResourceInfo, name: &str) -> Status {
     Status::conflict(res.group, res.resource, name, OPTIMISTIC_LOCK_MSG)
 }
 
@@ -102,24 +105,24 @@ pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
 
 /// An update of `old`, stored at `revision`, to `new` (checked against the URL), as the
 /// write pipeline takes it.
-struct Change<'a, K> {
-    new: K,
+pub(super) struct Change<'a, K> {
+    pub(super) new: K,
     /// `new` as the client's version, as JSON: what declarative validation checks.
-    versioned: Value,
-    old: &'a K,
-    revision: i64,
-    key: &'a str,
+    pub(super) versioned: Value,
+    pub(super) old: &'a K,
+    pub(super) revision: i64,
+    pub(super) key: &'a str,
     /// The manager whose update `managedFields` records (`None`: an apply, which recorded
     /// its own).
-    manager: Option<&'a str>,
-    dry_run: bool,
+    pub(super) manager: Option<&'a str>,
+    pub(super) dry_run: bool,
 }
 
 /// The write pipeline of update, patch and apply, once the new object is known: what the
 /// endpoint may not change is put back, `managedFields` recorded, server-managed metadata
 /// carried over, the change validated and admitted, then written with one compare-and-swap.
 /// `Ok(None)`: the stored object changed meanwhile (the caller answers 409 or retries).
-async fn commit<T: Served>(
+pub(super) async fn commit<T: Served>(
     st: &Context,
     t: &Target,
     c: Change<'_, T::K>,
@@ -139,7 +142,7 @@ async fn commit<T: Served>(
         let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
         field_manager::record_update::<T>(Some(old), &mut new, manager, &via, f)?;
     }
-    prepare_update(t.resource, &mut new, old)?;
+    prepare_update::<T>(t.resource, (&mut new, old), f)?;
     check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
     admission::admit(
         st,

@@ -33,8 +33,6 @@ pub trait Object: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn from_stored_json(m: Map<String, Value>) -> Result<Self, String>;
     /// [`Strategy::validate_create`].
     fn validate_create(&self) -> Vec<FieldError>;
-    /// [`Strategy::same_spec`].
-    fn same_spec(&self, other: &Self) -> bool;
     /// [`Strategy::prepare_for_create`].
     fn prepare_for_create(&mut self);
     /// [`Strategy::prepare_for_update`].
@@ -78,9 +76,6 @@ impl<K: Strategy> Object for K {
     }
     fn validate_create(&self) -> Vec<FieldError> {
         Strategy::validate_create(self)
-    }
-    fn same_spec(&self, other: &Self) -> bool {
-        Strategy::same_spec(self, other)
     }
     fn prepare_for_create(&mut self) {
         Strategy::prepare_for_create(self);

@@ -218,12 +218,23 @@ fn group_discovery(st: &AppState, group: &str) -> Value {
                     if !r.categories.is_empty() {
                         d["categories"] = json!(r.categories);
                     }
+                    let mut subresources = Vec::new();
                     if r.status_subresource {
-                        d["subresources"] = json!([{
+                        subresources.push(json!({
                             "subresource": "status",
                             "responseKind": {"group": r.group, "version": v.version(), "kind": r.kind},
                             "verbs": STATUS_VERBS,
-                        }]);
+                        }));
+                    }
+                    if r.scale_subresource {
+                        subresources.push(json!({
+                            "subresource": "scale",
+                            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                            "verbs": STATUS_VERBS,
+                        }));
+                    }
+                    if !subresources.is_empty() {
+                        d["subresources"] = Value::Array(subresources);
                     }
                     d
                 })
@@ -259,6 +270,17 @@ fn api_resources(r: &ResourceInfo) -> Vec<Value> {
             "singularName": "",
             "namespaced": r.namespaced,
             "kind": r.kind,
+            "verbs": STATUS_VERBS,
+        }));
+    }
+    if r.scale_subresource {
+        out.push(json!({
+            "name": format!("{}/scale", r.resource),
+            "singularName": "",
+            "namespaced": r.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
             "verbs": STATUS_VERBS,
         }));
     }

@@ -51,6 +51,7 @@ pub const FLUNDERS: ResourceInfo = ResourceInfo {
     short_names: &[],
     categories: &[],
     status_subresource: false,
+    scale_subresource: false,
 };
 
 #[cfg(test)]
