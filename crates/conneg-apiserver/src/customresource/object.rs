@@ -42,7 +42,8 @@ impl CustomResource {
     pub fn same_spec(&self, other: &Self, status: bool) -> bool {
         fn rest(c: &CustomResource, status: bool) -> impl Iterator<Item = (&String, &Value)> {
             c.fields.iter().filter(move |(k, _)| {
-                !matches!(k.as_str(), "apiVersion" | "kind") && !(status && *k == "status")
+                let ignored = matches!(k.as_str(), "apiVersion" | "kind");
+                !(ignored || status && *k == "status")
             })
         }
         rest(self, status).eq(rest(other, status))
