@@ -2,11 +2,13 @@
 //! CustomResourceDefinition (namespaced, short name `ct`, a status subresource, printer
 //! columns, a structural schema with a default, a pattern and a CEL rule) applied, waited on
 //! until Established; its objects created, listed with the printer columns and by short name,
-//! refused by the schema, server-side applied by two managers, patched through `/status`;
-//! then the definition deleted, and with it the objects and the resource. First as plain
+//! refused by the schema, applied client-side, server-side applied by two managers, patched
+//! through `/status`; then the definition deleted, and with it the objects and the resource. First as plain
 //! kubectl, then with `KUBE_FEATURE_ClientsAllowCBOR=true KUBE_FEATURE_ClientsPreferCBOR=true`.
 //!
-//! Skipped (loudly) when kubectl is not on PATH; nothing else is skipped.
+//! Skipped (loudly) when kubectl is not on PATH. Ignored, each for a server bug named at it:
+//! `kubectl explain` (no OpenAPI for custom resources), kubectl's default (strategic merge)
+//! patch (accepted, not 415), and the kube-openapi wording of schema messages.
 
 mod common;
 
@@ -191,12 +193,14 @@ fn table(out: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn scenario(test: &str, cbor: bool) {
+/// A server with an empty kubeconfig beside it, for the test named `test`; `None`, with a
+/// loud notice, when kubectl is not on PATH.
+fn setup(test: &str) -> Option<(tempfile::TempDir, Server)> {
     if !kubectl_available() {
         eprintln!(
             "\n!!!!! kubectl not on PATH: SKIPPING the kubectl custom resource test ({test}) !!!!!\n"
         );
-        return;
+        return None;
     }
     let dir = tempdir();
     std::fs::write(
@@ -205,6 +209,26 @@ fn scenario(test: &str, cbor: bool) {
     )
     .unwrap();
     let server = Server::start(&dir.path().join("data"), &[]);
+    Some((dir, server))
+}
+
+/// `kubectl apply` of the CronTab definition, then `kubectl wait` until it is Established.
+fn install_crd(k: &Kubectl<'_>) {
+    let out = k.run_stdin(&["apply", "-f", "-"], CRD);
+    assert!(out.contains("crontabs.stable.example.com"), "{out}");
+    k.run(&[
+        "wait",
+        "--for",
+        "condition=established",
+        "--timeout=30s",
+        "crd/crontabs.stable.example.com",
+    ]);
+}
+
+fn scenario(test: &str, cbor: bool) {
+    let Some((dir, server)) = setup(test) else {
+        return;
+    };
     let k = Kubectl {
         server: &server,
         dir: dir.path(),
@@ -325,6 +349,23 @@ fn scenario(test: &str, cbor: bool) {
         "crontab.stable.example.com/my-new-cron-object",
         "nothing refused was stored"
     );
+
+    // Client-side apply: created, then changed (kubectl sends a merge patch for a kind it has
+    // no patch strategies for).
+    let csa = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: csa\nspec:\n  image: one\n";
+    let out = k.run_stdin(&["apply", "-f", "-"], csa);
+    assert_eq!(out.trim(), "crontab.stable.example.com/csa created");
+    let out = k.run_stdin(&["apply", "-f", "-"], &csa.replace("one", "two"));
+    assert_eq!(out.trim(), "crontab.stable.example.com/csa configured");
+    let got = k.run(&[
+        "get",
+        "ct",
+        "csa",
+        "-o",
+        "jsonpath={.spec.image} {.spec.replicas}",
+    ]);
+    assert_eq!(got, "two 1");
+    k.run(&["delete", "ct", "csa"]);
 
     // Server-side apply by two managers: a conflict on the other's field, until forced.
     let out = k.run_stdin(&["apply", "--server-side", "-f", "-"], APPLIED);
@@ -562,4 +603,79 @@ fn schema_messages_word_the_path_in_body_as_kubernetes_does() {
             r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#,
         ]
     );
+}
+
+// FAILS: `kubectl explain crontabs` answers `error: couldn't find resource for
+// "stable.example.com/v1, Resource=crontabs"`: GET /openapi/v3 lists no
+// `apis/stable.example.com/v1` (and /openapi/v3/apis/stable.example.com/v1 is 404; nor is
+// the schema in /openapi/v2). kube-apiserver publishes each established definition's
+// structural schema there (custom-resources.md §6).
+#[test]
+#[ignore = "server bug: a custom resource's schema is not published in OpenAPI v2/v3"]
+fn kubectl_explain_custom_resource() {
+    let Some((dir, server)) = setup("kubectl_explain_custom_resource") else {
+        return;
+    };
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor: false,
+    };
+    install_crd(&k);
+    let out = k.run(&["explain", "crontabs"]);
+    assert!(
+        out.contains("KIND:")
+            && out.contains("CronTab")
+            && out.contains("VERSION:")
+            && out.contains("v1"),
+        "{out}"
+    );
+    let out = k.run(&["explain", "crontabs.spec.replicas"]);
+    assert!(out.contains("FIELD: replicas <integer>"), "{out}");
+}
+
+// FAILS: `kubectl patch ct x -p '{"spec":{"image":"smp"}}'` sends PATCH
+// /apis/stable.example.com/v1/namespaces/default/crontabs/x with `Content-Type:
+// application/strategic-merge-patch+json`; the server answers 200 and applies it as a merge
+// patch. kube-apiserver answers 415 UnsupportedMediaType ("the body of the request was in an
+// unknown format - accepted media types include: application/json-patch+json,
+// application/merge-patch+json, application/apply-patch+yaml"): custom resources have no
+// patch strategies (custom-resources.md §3.1). endpoints/update.rs `patch` accepts every
+// patch type for every kind.
+#[test]
+#[ignore = "server bug: a strategic merge patch of a custom resource is applied (200), not refused (415)"]
+fn kubectl_default_patch_of_custom_resource_is_refused() {
+    let Some((dir, server)) = setup("kubectl_default_patch_of_custom_resource_is_refused") else {
+        return;
+    };
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor: false,
+    };
+    install_crd(&k);
+    k.run_stdin(&["create", "-f", "-"], CR);
+    let stderr = k.fail_stdin(
+        &[
+            "patch",
+            "ct",
+            "my-new-cron-object",
+            "-p",
+            r#"{"spec":{"image":"smp"}}"#,
+        ],
+        "",
+    );
+    assert!(
+        stderr.contains("Error from server (UnsupportedMediaType)")
+            && stderr.contains("the body of the request was in an unknown format"),
+        "{stderr}"
+    );
+    let image = k.run(&[
+        "get",
+        "ct",
+        "my-new-cron-object",
+        "-o",
+        "jsonpath={.spec.image}",
+    ]);
+    assert_eq!(image, "my-awesome-cron-image");
 }
