@@ -446,3 +446,244 @@ async fn apply_conflicts_and_force() {
         .collect();
     assert!(managers.contains(&"b".to_owned()), "{managers:?}");
 }
+
+/// The CronTab definition (namespaced, short name `ct`, a status subresource, a default), as
+/// k8s-openapi's typed `CustomResourceDefinition`: what the server answers must decode into it.
+fn crontab_crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {
+            "group": "stable.example.com", "scope": "Namespaced",
+            "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "cronSpec": {"type": "string"}, "image": {"type": "string"},
+                        "replicas": {"type": "integer", "default": 1}}},
+                    "status": {"type": "object", "properties": {"ready": {"type": "integer"}}}}}}
+            }]
+        }
+    }))
+    .expect("a CustomResourceDefinition")
+}
+
+/// A CronTab named `name`.
+fn crontab(name: &str) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": name, "labels": {"a": "1"}},
+        "spec": {"cronSpec": "* * * * */5", "image": "img"}
+    }))
+    .expect("a CronTab")
+}
+
+/// A custom resource through kube-rs: the definition created as a typed object and awaited
+/// with `conditions::is_crd_established`; the CronTab found by discovery (plain and
+/// aggregated); then `Api<DynamicObject>` creates (defaulted), gets, lists, patches, watches
+/// and deletes; and deleting the definition removes the resource from discovery.
+#[tokio::test]
+async fn custom_resource_through_discovery_and_dynamic_api() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::discovery::{Discovery, Scope};
+    use kube::runtime::wait::{await_condition, conditions};
+
+    let server = SampleServer::start(&[]);
+    let client = client(&server);
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let created = bounded(
+        "create the definition",
+        crds.create(&PostParams::default(), &crontab_crd()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        created.metadata.name.as_deref(),
+        Some("crontabs.stable.example.com")
+    );
+    let established = bounded(
+        "Established",
+        await_condition(
+            crds.clone(),
+            "crontabs.stable.example.com",
+            conditions::is_crd_established(),
+        ),
+    )
+    .await
+    .unwrap()
+    .expect("the definition");
+    let status = established.status.expect("a status");
+    assert_eq!(
+        status.accepted_names.map(|n| n.kind).as_deref(),
+        Some("CronTab")
+    );
+    assert_eq!(status.stored_versions, Some(vec!["v1".to_owned()]));
+
+    let gvk = GroupVersionKind::gvk("stable.example.com", "v1", "CronTab");
+    let discovery = bounded(
+        "discovery",
+        Discovery::new(client.clone())
+            .filter(&["stable.example.com"])
+            .run(),
+    )
+    .await
+    .unwrap();
+    let (ar, caps) = discovery.resolve_gvk(&gvk).expect("CronTab discovered");
+    assert_eq!(ar.plural, "crontabs");
+    assert_eq!(ar.api_version, "stable.example.com/v1");
+    assert_eq!(caps.scope, Scope::Namespaced);
+    assert!(caps.supports_operation(kube::discovery::verbs::WATCH));
+    assert!(
+        caps.subresources.iter().any(|(s, _)| s.plural == "status"),
+        "{:?}",
+        caps.subresources
+    );
+    let aggregated = bounded(
+        "aggregated discovery",
+        Discovery::new(client.clone())
+            .filter(&["stable.example.com"])
+            .run_aggregated(),
+    )
+    .await
+    .unwrap();
+    let (agg, _) = aggregated
+        .resolve_gvk(&gvk)
+        .expect("CronTab in aggregated discovery");
+    assert_eq!(agg, ar);
+
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let mut events = watcher::watcher(api.clone(), watcher::Config::default()).boxed();
+    next_matching("InitDone", &mut events, |e| {
+        matches!(e, watcher::Event::InitDone).then_some(())
+    })
+    .await;
+
+    let c1 = bounded("create", api.create(&PostParams::default(), &crontab("c1")))
+        .await
+        .unwrap();
+    assert_eq!(c1.data["spec"]["replicas"], 1, "defaulted: {:?}", c1.data);
+    assert_eq!(c1.types.as_ref().map(|t| t.kind.as_str()), Some("CronTab"));
+    let seen = next_matching("the created object", &mut events, |e| match e {
+        watcher::Event::Apply(o) => Some(o),
+        _ => None,
+    })
+    .await;
+    assert_eq!(seen.metadata.uid, c1.metadata.uid);
+
+    let got = bounded("get", api.get("c1")).await.unwrap();
+    assert_eq!(got.metadata.uid, c1.metadata.uid);
+    assert_eq!(got.data["spec"]["image"], "img");
+    let mut unlabelled = crontab("c2");
+    unlabelled.metadata.labels = None;
+    bounded("create", api.create(&PostParams::default(), &unlabelled))
+        .await
+        .unwrap();
+    let list = bounded("list", api.list(&ListParams::default().labels("a=1")))
+        .await
+        .unwrap();
+    let names: Vec<_> = list
+        .items
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["c1"]);
+    let all = bounded("list", api.list(&ListParams::default()))
+        .await
+        .unwrap();
+    assert_eq!(all.items.len(), 2);
+
+    let patched = bounded(
+        "patch",
+        api.patch(
+            "c1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(patched.data["spec"]["replicas"], 3);
+    assert_eq!(patched.metadata.generation, Some(2));
+    let modified = next_matching("the patched object", &mut events, |e| match e {
+        watcher::Event::Apply(o) if o.metadata.name.as_deref() == Some("c1") => Some(o),
+        _ => None,
+    })
+    .await;
+    assert_eq!(modified.data["spec"]["replicas"], 3);
+    let status = bounded(
+        "patch status",
+        api.patch_status(
+            "c1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"ready": 2}, "spec": {"replicas": 9}})),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (
+            &status.data["status"]["ready"],
+            &status.data["spec"]["replicas"]
+        ),
+        (&json!(2), &json!(3))
+    );
+    let applied = bounded(
+        "apply",
+        api.patch(
+            "c3",
+            &PatchParams::apply("conneg-tests"),
+            &Patch::Apply(crontab("c3")),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(applied.data["spec"]["replicas"], 1);
+
+    bounded("delete", api.delete("c1", &DeleteParams::default()))
+        .await
+        .unwrap();
+    let deleted = next_matching("the deletion", &mut events, |e| match e {
+        watcher::Event::Delete(o) => Some(o),
+        _ => None,
+    })
+    .await;
+    assert_eq!(deleted.metadata.name.as_deref(), Some("c1"));
+    let err = bounded("get", api.get("c1")).await.unwrap_err();
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 404),
+        "{err}"
+    );
+
+    // Deleting the definition deletes the objects and ends the resource.
+    bounded(
+        "delete the definition",
+        crds.delete("crontabs.stable.example.com", &DeleteParams::default()),
+    )
+    .await
+    .unwrap();
+    bounded(
+        "the definition gone",
+        await_condition(
+            crds.clone(),
+            "crontabs.stable.example.com",
+            conditions::is_deleted(&established.metadata.uid.clone().unwrap()),
+        ),
+    )
+    .await
+    .unwrap();
+    bounded("the resource gone", async {
+        while !matches!(api.list(&ListParams::default()).await, Err(kube::Error::Api(s)) if s.code == 404)
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let after = bounded("discovery", Discovery::new(client).run())
+        .await
+        .unwrap();
+    assert!(after.resolve_gvk(&gvk).is_none());
+    assert!(!after.has_group("stable.example.com"));
+}
