@@ -604,7 +604,6 @@ fn kubectl_custom_resources_with_cbor_gates() {
 /// them (kube-openapi's messages repeat the path, `<path> in body ...`, and a type error
 /// names the JSON type seen; custom-resources.md §4). Plain HTTP: the words are the server's.
 #[test]
-#[ignore = "server bug: CR value-validation messages lack kube-openapi's `<path> in body` wording"]
 fn schema_messages_word_the_path_in_body_as_kubernetes_does() {
     let dir = tempdir();
     let server = Server::start(&dir.path().join("data"), &["--storage", "memory"]);
@@ -643,23 +642,20 @@ fn schema_messages_word_the_path_in_body_as_kubernetes_does() {
         causes.sort();
         causes
     };
-    // FAILS: the server says `Invalid value: "nope": should match '...'` (no
-    // `spec.cronSpec in body`).
     assert_eq!(
         causes(serde_json::json!({"cronSpec": "nope"})),
         [
             r#"spec.cronSpec: Invalid value: "nope": spec.cronSpec in body should match '^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$'"#
         ]
     );
-    // FAILS: the server says `Invalid value: -1: should be greater than or equal to 0`.
     assert_eq!(
         causes(serde_json::json!({"replicas": -1})),
         [
             "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
         ]
     );
-    // FAILS: the server says `Invalid value: "x": must be of type integer` (Kubernetes: the
-    // JSON type seen as the value, and again after the detail).
+    // A type error names the JSON type seen, as the value and after the detail; it blocks
+    // the CEL rules.
     assert_eq!(
         causes(serde_json::json!({"replicas": "x"})),
         [
@@ -669,13 +665,9 @@ fn schema_messages_word_the_path_in_body_as_kubernetes_does() {
     );
 }
 
-// FAILS: `kubectl explain crontabs` answers `error: couldn't find resource for
-// "stable.example.com/v1, Resource=crontabs"`: GET /openapi/v3 lists no
-// `apis/stable.example.com/v1` (and /openapi/v3/apis/stable.example.com/v1 is 404; nor is
-// the schema in /openapi/v2). kube-apiserver publishes each established definition's
-// structural schema there (custom-resources.md §6).
+// `kubectl explain` finds the kind in /openapi/v3 by its group-version-kind: the server
+// publishes each established definition's structural schema there (custom-resources.md §6).
 #[test]
-#[ignore = "server bug: a custom resource's schema is not published in OpenAPI v2/v3"]
 fn kubectl_explain_custom_resource() {
     let Some((dir, server)) = setup("kubectl_explain_custom_resource") else {
         return;
@@ -698,16 +690,10 @@ fn kubectl_explain_custom_resource() {
     assert!(out.contains("FIELD: replicas <integer>"), "{out}");
 }
 
-// FAILS: `kubectl patch ct x -p '{"spec":{"image":"smp"}}'` sends PATCH
-// /apis/stable.example.com/v1/namespaces/default/crontabs/x with `Content-Type:
-// application/strategic-merge-patch+json`; the server answers 200 and applies it as a merge
-// patch. kube-apiserver answers 415 UnsupportedMediaType ("the body of the request was in an
-// unknown format - accepted media types include: application/json-patch+json,
-// application/merge-patch+json, application/apply-patch+yaml"): custom resources have no
-// patch strategies (custom-resources.md §3.1). endpoints/update.rs `patch` accepts every
-// patch type for every kind.
+// `kubectl patch ct x -p '{"spec":{"image":"smp"}}'` sends a strategic merge patch, which a
+// custom resource does not take: 415 UnsupportedMediaType listing the types it does
+// (custom-resources.md §3.1), and the object is left as it was.
 #[test]
-#[ignore = "server bug: a strategic merge patch of a custom resource is applied (200), not refused (415)"]
 fn kubectl_default_patch_of_custom_resource_is_refused() {
     let Some((dir, server)) = setup("kubectl_default_patch_of_custom_resource_is_refused") else {
         return;
@@ -729,9 +715,10 @@ fn kubectl_default_patch_of_custom_resource_is_refused() {
         ],
         "",
     );
+    // kubectl names the patch type the server refused, then the server's 415 message.
     assert!(
-        stderr.contains("Error from server (UnsupportedMediaType)")
-            && stderr.contains("the body of the request was in an unknown format"),
+        stderr.contains("application/strategic-merge-patch+json is not supported by stable.example.com/v1, Kind=CronTab")
+            && stderr.contains("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"),
         "{stderr}"
     );
     let image = k.run(&[

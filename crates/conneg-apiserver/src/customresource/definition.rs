@@ -19,11 +19,14 @@ use crate::resource::Versioned;
 use crate::validation::{FieldError, invalid, validate_object_meta};
 use conneg::Status;
 
-/// The compiled declaration of `schema` (value validations and CEL rules, cost-checked).
+/// The compiled declaration of `schema` (value validations and CEL rules, cost-checked),
+/// worded as kube-apiserver words a custom resource's errors.
 pub fn compile(schema: &serde_json::Value) -> Result<Validator, String> {
     let mut schemas = serde_json::Map::new();
     schemas.insert("root".into(), schema.clone());
-    Validator::compile(&schemas, "root").map_err(|e| e.to_string())
+    Validator::compile(&schemas, "root")
+        .map(Validator::worded_in_body)
+        .map_err(|e| e.to_string())
 }
 
 /// The structural-schema checks and the CEL compilation of every version's schema, under

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use conneg::PatchType;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
@@ -110,6 +111,7 @@ impl Served for CustomResource {
     type K = CustomResource;
     type Facts = Facts;
     type List = List<CustomResource>;
+    const PATCH_TYPES: &'static [PatchType] = PatchType::custom_resource();
 
     /// To the storage version (conversion `None`: only `apiVersion` changes), pruned to its
     /// schema.

@@ -85,6 +85,43 @@ impl super::cost::Shape for Node {
 #[derive(Debug)]
 pub struct Validator {
     root: Node,
+    /// kube-openapi's wording (custom resources): `<path> in body should ...`.
+    in_body: bool,
+}
+
+/// The errors a walk finds, worded as its validator words them.
+struct Found<'a> {
+    errs: &'a mut Vec<FieldError>,
+    in_body: bool,
+}
+
+impl Found<'_> {
+    /// A value validation's `Invalid value` at `field`: `detail`, after `<field> in body`
+    /// in kube-openapi's wording.
+    fn invalid(&mut self, field: &str, value: BadValue, detail: String) {
+        let detail = if self.in_body {
+            format!("{field} in body {detail}")
+        } else {
+            detail
+        };
+        self.errs
+            .push(FieldError::invalid_value(field, value, &detail));
+    }
+
+    /// `v` at `field` is not of type `ty`; kube-openapi names the type it is.
+    fn type_invalid(&mut self, field: &str, v: &Value, ty: &str) {
+        let err = if self.in_body {
+            let seen = type_of(v);
+            FieldError::type_invalid(
+                field,
+                BadValue::String(seen.to_owned()),
+                &format!("{field} in body must be of type {ty}: \"{seen}\""),
+            )
+        } else {
+            FieldError::type_invalid(field, bad_value(v), &format!("must be of type {ty}"))
+        };
+        self.errs.push(err);
+    }
 }
 
 impl Validator {
@@ -108,7 +145,30 @@ impl Validator {
         })?;
         let c = Compiler { schemas };
         let root = c.node(schema, root, 0, 1)?;
-        Ok(Validator { root })
+        Ok(Validator {
+            root,
+            in_body: false,
+        })
+    }
+
+    /// The same validation, its value errors worded as kube-apiserver words a custom
+    /// resource's (kube-openapi: `spec.x in body should be less than or equal to 10`, a type
+    /// error naming the type seen).
+    ///
+    /// ```
+    /// use conneg_apiserver::declarative::Validator;
+    /// use serde_json::json;
+    ///
+    /// let schemas = json!({"W": {"type": "object", "properties": {
+    ///     "size": {"type": "integer", "maximum": 10}}}});
+    /// let v = Validator::compile(schemas.as_object().unwrap(), "W").unwrap().worded_in_body();
+    /// assert_eq!(v.validate(&json!({"size": 11}), None)[0].to_string(),
+    ///            "size: Invalid value: 11: size in body should be less than or equal to 10");
+    /// ```
+    #[must_use]
+    pub fn worded_in_body(mut self) -> Self {
+        self.in_body = true;
+        self
     }
 
     /// The field errors of `new` (with `old`, the object it replaces, on update), in
@@ -117,7 +177,11 @@ impl Validator {
     pub fn validate(&self, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = Vec::new();
         let mut path = Vec::new();
-        values(&self.root, new, old, &mut path, &mut errs, true);
+        let mut out = Found {
+            errs: &mut errs,
+            in_body: self.in_body,
+        };
+        values(&self.root, new, old, &mut path, &mut out, true);
         let blocking = errs.iter().any(|e| {
             matches!(
                 e.error_type,
@@ -440,7 +504,7 @@ fn values(
     v: &Value,
     old: Option<&Value>,
     path: &mut Vec<String>,
-    errs: &mut Vec<FieldError>,
+    out: &mut Found<'_>,
     root: bool,
 ) {
     if old == Some(v) || v.is_null() {
@@ -451,11 +515,7 @@ fn values(
     if let Some(ty) = n.ty.as_deref() {
         let actual = type_of(v);
         if actual != ty && !(ty == "number" && actual == "integer") {
-            errs.push(FieldError::type_invalid(
-                &at(path),
-                bad_value(v),
-                &format!("must be of type {ty}"),
-            ));
+            out.type_invalid(&at(path), v, ty);
             return;
         }
     }
@@ -466,7 +526,7 @@ fn values(
             .map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_owned))
             .collect();
         let supported: Vec<&str> = supported.iter().map(String::as_str).collect();
-        errs.push(FieldError::not_supported(
+        out.errs.push(FieldError::not_supported(
             &at(path),
             bad_value(v),
             &supported,
@@ -476,27 +536,25 @@ fn values(
         Value::String(s) => {
             let chars = s.chars().count() as u64;
             if let Some(max) = n.max_length.filter(|m| chars > *m) {
-                errs.push(FieldError::too_long(&at(path), bad_value(v), max));
+                out.errs
+                    .push(FieldError::too_long(&at(path), bad_value(v), max));
             }
             if let Some(min) = n.min_length.filter(|m| chars < *m) {
-                errs.push(FieldError::invalid_value(
+                out.invalid(
                     &at(path),
                     bad_value(v),
-                    &format!("should be at least {min} chars long"),
-                ));
+                    format!("should be at least {min} chars long"),
+                );
             }
             if let Some((p, re)) = &n.pattern
                 && !re.is_match(s)
             {
-                errs.push(FieldError::invalid_value(
-                    &at(path),
-                    bad_value(v),
-                    &format!("should match '{p}'"),
-                ));
+                out.invalid(&at(path), bad_value(v), format!("should match '{p}'"));
             }
             if let Some(f) = n.format {
                 for msg in f.errors(s) {
-                    errs.push(FieldError::invalid_value(&at(path), bad_value(v), &msg));
+                    out.errs
+                        .push(FieldError::invalid_value(&at(path), bad_value(v), &msg));
                 }
             }
         }
@@ -517,11 +575,11 @@ fn values(
                 } else {
                     "greater than or equal to"
                 };
-                errs.push(FieldError::invalid_value(
+                out.invalid(
                     &at(path),
                     bad_value(v),
-                    &format!("should be {rel} {}", show(min)),
-                ));
+                    format!("should be {rel} {}", show(min)),
+                );
             }
             if let Some((max, ex)) = n.maximum
                 && (x > max || (ex && x == max))
@@ -531,24 +589,24 @@ fn values(
                 } else {
                     "less than or equal to"
                 };
-                errs.push(FieldError::invalid_value(
+                out.invalid(
                     &at(path),
                     bad_value(v),
-                    &format!("should be {rel} {}", show(max)),
-                ));
+                    format!("should be {rel} {}", show(max)),
+                );
             }
         }
         Value::Array(items) => {
             let len = items.len() as u64;
             if let Some(max) = n.max_items.filter(|m| len > *m) {
-                errs.push(FieldError::too_many(&at(path), len, max));
+                out.errs.push(FieldError::too_many(&at(path), len, max));
             }
             if let Some(min) = n.min_items.filter(|m| len < *m) {
-                errs.push(FieldError::invalid_value(
+                out.invalid(
                     &at(path),
                     BadValue::Int(len as i64),
-                    &format!("should have at least {min} items"),
-                ));
+                    format!("should have at least {min} items"),
+                );
             }
             for (i, item) in items.iter().enumerate() {
                 path.push(format!("[{i}]"));
@@ -572,10 +630,10 @@ fn values(
                         }),
                 };
                 if let Some(value) = duplicate {
-                    errs.push(FieldError::duplicate(&at(path), value));
+                    out.errs.push(FieldError::duplicate(&at(path), value));
                 }
                 if let Some(child) = &n.items {
-                    values(child, item, correlate(n, item, old), path, errs, false);
+                    values(child, item, correlate(n, item, old), path, out, false);
                 }
                 path.pop();
             }
@@ -583,14 +641,14 @@ fn values(
         Value::Object(m) => {
             let len = m.len() as u64;
             if let Some(max) = n.max_properties.filter(|k| len > *k) {
-                errs.push(FieldError::too_many(&at(path), len, max));
+                out.errs.push(FieldError::too_many(&at(path), len, max));
             }
             if let Some(min) = n.min_properties.filter(|k| len < *k) {
-                errs.push(FieldError::invalid_value(
+                out.invalid(
                     &at(path),
                     BadValue::Int(len as i64),
-                    &format!("should have at least {min} properties"),
-                ));
+                    format!("should have at least {min} properties"),
+                );
             }
             for r in n
                 .required
@@ -598,7 +656,7 @@ fn values(
                 .filter(|r| m.get(*r).is_none_or(Value::is_null))
             {
                 path.push(r.clone());
-                errs.push(FieldError::required(&at(path), ""));
+                out.errs.push(FieldError::required(&at(path), ""));
                 path.pop();
             }
             for (k, child_v) in m {
@@ -607,14 +665,7 @@ fn values(
                 }
                 if let Some(child) = n.property(k) {
                     path.push(k.clone());
-                    values(
-                        child,
-                        child_v,
-                        old.and_then(|o| o.get(k)),
-                        path,
-                        errs,
-                        false,
-                    );
+                    values(child, child_v, old.and_then(|o| o.get(k)), path, out, false);
                     path.pop();
                 }
             }

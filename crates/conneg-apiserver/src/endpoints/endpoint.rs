@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use conneg::{Negotiated, Status};
+use conneg::{Negotiated, PatchType, Status};
 use futures_util::future::BoxFuture;
 use http::Method;
 use serde_json::Value;
@@ -34,6 +34,8 @@ pub trait Served:
     type Facts: Clone + Send + Sync + 'static;
     /// The list of this type in the same version.
     type List: serde::Serialize;
+    /// The patch types PATCH takes (a custom resource has no strategic merge patch).
+    const PATCH_TYPES: &'static [PatchType] = PatchType::all();
     /// To the registry's object.
     fn into_kind(self, f: &Self::Facts) -> Self::K;
     /// From the registry's object (sets apiVersion/kind).
@@ -172,6 +174,7 @@ pub struct Endpoint {
     pub(super) handle: Handle,
     definitions: Publish,
     compiled: bool,
+    patch_types: &'static [PatchType],
 }
 
 /// What an endpoint's type adds to its version's OpenAPI definitions.
@@ -196,6 +199,7 @@ impl Endpoint {
             handle: Arc::new(|c| Box::pin(verb::<T>(c, &()))),
             definitions: Arc::new(T::definitions),
             compiled: true,
+            patch_types: T::PATCH_TYPES,
         }
     }
 
@@ -215,7 +219,14 @@ impl Endpoint {
             }),
             definitions: Arc::new(publish),
             compiled: false,
+            patch_types: T::PATCH_TYPES,
         }
+    }
+
+    /// The patch types its PATCH takes ([`Served::PATCH_TYPES`]), as OpenAPI publishes them:
+    /// kubectl sends a strategic merge patch only where the PATCH operation lists it.
+    pub fn patch_types(&self) -> &'static [PatchType] {
+        self.patch_types
     }
 
     /// Whether a compiled type serves it (not a definition read at run time).

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use conneg::{PatchType, Status, StatusReason};
+use conneg::{Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
@@ -197,14 +197,13 @@ async fn off_worker<R: Send + 'static>(
 pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
     let body = c.body;
-    let Some(kind) = n.patch_type() else {
-        return Err(Status::unsupported_media_type(
-            &PatchType::all()
-                .iter()
-                .map(|p| p.media_type())
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
+    let Some(kind) = n.patch_type().filter(|k| T::PATCH_TYPES.contains(k)) else {
+        let accepted: Vec<&str> = T::PATCH_TYPES
+            .iter()
+            .filter(|p| st.cbor || !p.is_cbor())
+            .map(|p| p.media_type())
+            .collect();
+        return Err(Status::unsupported_media_type(&accepted.join(", ")));
     };
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let doc = Arc::new(off_worker(st, move || patch::parse(kind, &raw)).await?);

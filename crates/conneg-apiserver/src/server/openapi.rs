@@ -20,7 +20,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
-use conneg::Status;
+use conneg::{PatchType, Status};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
@@ -481,12 +481,8 @@ fn ok(schema: Value) -> Value {
 }
 
 /// The paths of one resource in one version.
-fn resource_paths(
-    package: &str,
-    v: GroupVersion,
-    res: &ResourceInfo,
-    paths: &mut Map<String, Value>,
-) {
+fn resource_paths(package: &str, v: GroupVersion, e: &Endpoint, paths: &mut Map<String, Value>) {
+    let res = e.resource;
     let obj = r(&model(package, v, res.kind));
     let list = r(&model(package, v, res.list_kind));
     let kind = res.kind;
@@ -579,13 +575,17 @@ fn resource_paths(
     );
     let mut patch_params = write_params();
     patch_params.push(qparam("force", "boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."));
-    let patch_body = json!({"required": true, "content": {
-        "application/apply-patch+yaml": {"schema": r(&format!("{META}.Patch"))},
-        "application/apply-patch+cbor": {"schema": r(&format!("{META}.Patch"))},
-        "application/json-patch+json": {"schema": r(&format!("{META}.Patch"))},
-        "application/merge-patch+json": {"schema": r(&format!("{META}.Patch"))},
-        "application/strategic-merge-patch+json": {"schema": r(&format!("{META}.Patch"))},
-    }});
+    // The JSON forms of the patch types the endpoint takes (apply's CBOR form beside them).
+    let patch_content: Map<String, Value> = e
+        .patch_types()
+        .iter()
+        .filter(|p| *p != &PatchType::StrategicMergePatchCbor)
+        .map(|p| {
+            let schema = json!({"schema": r(&format!("{META}.Patch"))});
+            (p.media_type().to_owned(), schema)
+        })
+        .collect();
+    let patch_body = json!({"required": true, "content": patch_content});
     item["patch"] = op(
         v,
         res,
@@ -631,7 +631,7 @@ fn resource_paths(
 pub fn document(info: OpenApiInfo, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
     let mut paths = Map::new();
     for e in endpoints.iter().filter(|e| e.version == v) {
-        resource_paths(info.package, v, e.resource, &mut paths);
+        resource_paths(info.package, v, e, &mut paths);
     }
     let title = if v.group() == CORE_GROUP {
         "Kubernetes"
