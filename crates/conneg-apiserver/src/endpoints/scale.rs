@@ -218,7 +218,7 @@ mod tests {
         let e = scale_of(&json!({"spec": {}}), &paths()).unwrap_err();
         assert_eq!(
             e.message,
-            r#"the spec replicas field ".spec.replicas" does not exist"#
+            r#"Internal error occurred: the spec replicas field ".spec.replicas" does not exist"#
         );
     }
 
