@@ -30,6 +30,16 @@ struct Storage {
 }
 
 fn start(cbor: bool) -> TestServer {
+    // Namespaces are not what these tests are about: none to create first.
+    start_with(ServerOptions {
+        cbor,
+        standalone: false,
+    })
+}
+
+/// A server with `options`, bootstrapped (standalone: the system namespaces exist and the
+/// custom resource definition controller runs).
+fn start_with(options: ServerOptions) -> TestServer {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -42,12 +52,9 @@ fn start(cbor: bool) -> TestServer {
             .open(sample_apiserver::api::GROUP)
             .await
             .unwrap();
-        // Namespaces are not what these tests are about: none to create first.
-        let options = ServerOptions {
-            cbor,
-            standalone: false,
-        };
-        let app = router(sample_apiserver::server().build(opened, options));
+        let state = sample_apiserver::server().build(opened, options);
+        state.bootstrap().await.unwrap();
+        let app = router(state);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -458,4 +465,117 @@ fn conneg_cbor_bytes(v: &Value) -> Vec<u8> {
     assert!(out.status.success());
     assert_eq!(&out.stdout[..3], &[0xd9, 0xd9, 0xf7]);
     out.stdout
+}
+
+/// KEP-4222's dynamic client: the `conneg` command creates a definition, then creates,
+/// reads, applies and watches its custom resources in CBOR, with no type compiled in.
+#[test]
+fn a_custom_resource_through_the_command_in_cbor() {
+    const CRS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+    let s = start_with(ServerOptions::default());
+    let cache = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crontabs.stable.example.com"},
+        "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                 "names": {"plural": "crontabs", "kind": "CronTab"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "image": {"type": "string"},
+                            "replicas": {"type": "integer", "default": 1}}}}}}}]}
+    });
+    let f = files.path().join("crd.json");
+    std::fs::write(&f, crd.to_string()).unwrap();
+    ok(&conneg(
+        cache.path(),
+        &[
+            "create",
+            "--server",
+            &s.url,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "-f",
+            f.to_str().unwrap(),
+        ],
+    ));
+    // Established by the server's controller: served a moment later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !conneg(cache.path(), &["get", "--server", &s.url, CRS])
+        .status
+        .success()
+    {
+        assert!(std::time::Instant::now() < deadline, "never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let cr = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                    "metadata": {"name": "c"}, "spec": {"image": "x"}});
+    let f = files.path().join("c.cbor");
+    std::fs::write(&f, conneg_cbor_bytes(&cr)).unwrap();
+    let (created, stderr) = ok(&conneg(
+        cache.path(),
+        &[
+            "create",
+            "-v",
+            "--server",
+            &s.url,
+            CRS,
+            "-f",
+            f.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        stderr.contains("response 201 Content-Type: application/cbor"),
+        "{stderr}"
+    );
+    assert_eq!(created[0]["spec"], json!({"image": "x", "replicas": 1}));
+
+    // An apply of a field nobody owns yet (the create's manager owns spec.image).
+    let mut applied = cr.clone();
+    applied["metadata"]["labels"] = json!({"applied": "yes"});
+    let f = files.path().join("apply.json");
+    std::fs::write(&f, applied.to_string()).unwrap();
+    let (out, _) = ok(&conneg(
+        cache.path(),
+        &[
+            "apply",
+            "--server",
+            &s.url,
+            &format!("{CRS}/c"),
+            "-f",
+            f.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(out[0]["metadata"]["labels"]["applied"], "yes");
+    assert_eq!(
+        s.count(&[
+            "verb=\"APPLY\"",
+            "request_content_type=\"application/apply-patch+cbor\""
+        ]),
+        1
+    );
+    let (got, _) = ok(&conneg(
+        cache.path(),
+        &["get", "--server", &s.url, &format!("{CRS}/c")],
+    ));
+    assert_eq!(got[0]["spec"], json!({"image": "x", "replicas": 1}));
+    assert_eq!(got[0]["metadata"]["labels"]["applied"], "yes");
+
+    let (events, stderr) = ok(&conneg(
+        cache.path(),
+        &["watch", "-v", "--timeout", "1", "--server", &s.url, CRS],
+    ));
+    assert!(
+        stderr.contains("Content-Type: application/cbor-seq"),
+        "{stderr}"
+    );
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        (
+            events[0]["type"].clone(),
+            events[0]["object"]["spec"]["image"].clone()
+        ),
+        (json!("ADDED"), json!("x"))
+    );
 }

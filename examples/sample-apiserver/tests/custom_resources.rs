@@ -12,10 +12,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::kubectl::{Kubectl, setup};
 use common::{Server, tempdir};
 
 /// The CronTab definition of Kubernetes' documentation, with a default, a pattern, a CEL rule,
@@ -96,89 +96,6 @@ spec:
 
 const CR_PATH: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs/my-new-cron-object";
 
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-struct Kubectl<'a> {
-    server: &'a Server,
-    dir: &'a Path,
-    cbor: bool,
-}
-
-impl Kubectl<'_> {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--server")
-            .arg(self.server.url())
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .env("KUBECONFIG", self.dir.join("kubeconfig"))
-            .env_remove("KUBE_FEATURE_ClientsAllowCBOR")
-            .env_remove("KUBE_FEATURE_ClientsPreferCBOR")
-            .args(args);
-        if self.cbor {
-            c.env("KUBE_FEATURE_ClientsAllowCBOR", "true")
-                .env("KUBE_FEATURE_ClientsPreferCBOR", "true");
-        }
-        c
-    }
-
-    /// Runs kubectl with `input` on stdin.
-    fn output(&self, args: &[&str], input: &str) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn kubectl");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("kubectl output")
-    }
-
-    /// Runs kubectl (with `input` on stdin), asserting success; returns stdout.
-    fn run_stdin(&self, args: &[&str], input: &str) -> String {
-        let out = self.output(args, input);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} (cbor={}) failed:\nstdout: {}\nstderr: {}",
-            self.cbor,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Runs kubectl, asserting success; returns stdout.
-    fn run(&self, args: &[&str]) -> String {
-        self.run_stdin(args, "")
-    }
-
-    /// Runs kubectl (with `input` on stdin), asserting failure; returns stderr.
-    fn fail_stdin(&self, args: &[&str], input: &str) -> String {
-        let out = self.output(args, input);
-        assert!(
-            !out.status.success(),
-            "kubectl {args:?} (cbor={}) succeeded: {}",
-            self.cbor,
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-}
-
 /// The lines of a `kubectl get` table, split into cells on runs of two or more spaces (cells
 /// such as `* * * * */5` contain single spaces).
 fn table(out: &str) -> Vec<Vec<String>> {
@@ -191,25 +108,6 @@ fn table(out: &str) -> Vec<Vec<String>> {
                 .collect()
         })
         .collect()
-}
-
-/// A server with an empty kubeconfig beside it, for the test named `test`; `None`, with a
-/// loud notice, when kubectl is not on PATH.
-fn setup(test: &str) -> Option<(tempfile::TempDir, Server)> {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl custom resource test ({test}) !!!!!\n"
-        );
-        return None;
-    }
-    let dir = tempdir();
-    std::fs::write(
-        dir.path().join("kubeconfig"),
-        "apiVersion: v1\nkind: Config\n",
-    )
-    .unwrap();
-    let server = Server::start(&dir.path().join("data"), &[]);
-    Some((dir, server))
 }
 
 /// `kubectl apply` of the CronTab definition, then `kubectl wait` until it is Established.
@@ -226,7 +124,7 @@ fn install_crd(k: &Kubectl<'_>) {
 }
 
 fn scenario(test: &str, cbor: bool) {
-    let Some((dir, server)) = setup(test) else {
+    let Some((dir, server)) = setup(test, &[]) else {
         return;
     };
     let k = Kubectl {
@@ -669,7 +567,7 @@ fn schema_messages_word_the_path_in_body_as_kubernetes_does() {
 // publishes each established definition's structural schema there (custom-resources.md §6).
 #[test]
 fn kubectl_explain_custom_resource() {
-    let Some((dir, server)) = setup("kubectl_explain_custom_resource") else {
+    let Some((dir, server)) = setup("kubectl_explain_custom_resource", &[]) else {
         return;
     };
     let k = Kubectl {
@@ -695,7 +593,8 @@ fn kubectl_explain_custom_resource() {
 // (custom-resources.md §3.1), and the object is left as it was.
 #[test]
 fn kubectl_default_patch_of_custom_resource_is_refused() {
-    let Some((dir, server)) = setup("kubectl_default_patch_of_custom_resource_is_refused") else {
+    let Some((dir, server)) = setup("kubectl_default_patch_of_custom_resource_is_refused", &[])
+    else {
         return;
     };
     let k = Kubectl {

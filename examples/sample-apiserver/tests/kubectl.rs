@@ -7,11 +7,10 @@
 mod common;
 
 use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Server, tempdir};
+use common::kubectl::{Kubectl, setup};
 
 const FLUNDER: &str = "apiVersion: wardle.example.com/v1alpha1
 kind: Flunder
@@ -29,109 +28,6 @@ spec:
   flunderReference: my-first-flunder
   referenceType: Flunder
 ";
-
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// A server started with `args` and an empty kubeconfig beside it, for the test named
-/// `test`; `None`, with a loud notice, when kubectl is not on PATH.
-fn setup(test: &str, args: &[&str]) -> Option<(tempfile::TempDir, Server)> {
-    if !kubectl_available() {
-        eprintln!(
-            "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test ({test}) !!!!!\n"
-        );
-        return None;
-    }
-    let dir = tempdir();
-    std::fs::write(
-        dir.path().join("kubeconfig"),
-        "apiVersion: v1\nkind: Config\n",
-    )
-    .unwrap();
-    let server = Server::start(&dir.path().join("data"), args);
-    Some((dir, server))
-}
-
-struct Kubectl<'a> {
-    server: &'a Server,
-    dir: &'a Path,
-    cbor: bool,
-}
-
-impl Kubectl<'_> {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--server")
-            .arg(self.server.url())
-            .arg("--cache-dir")
-            .arg(self.dir.join("cache"))
-            .env("KUBECONFIG", self.dir.join("kubeconfig"))
-            .env_remove("KUBE_FEATURE_ClientsAllowCBOR")
-            .env_remove("KUBE_FEATURE_ClientsPreferCBOR")
-            .args(args);
-        if self.cbor {
-            c.env("KUBE_FEATURE_ClientsAllowCBOR", "true")
-                .env("KUBE_FEATURE_ClientsPreferCBOR", "true");
-        }
-        c
-    }
-
-    /// Runs kubectl, asserting success; returns stdout.
-    fn run(&self, args: &[&str]) -> String {
-        let out = self.cmd(args).output().expect("run kubectl");
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} (cbor={}) failed:\nstdout: {}\nstderr: {}",
-            self.cbor,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Runs kubectl with `input` on stdin.
-    fn output_stdin(&self, args: &[&str], input: &str) -> std::process::Output {
-        use std::io::Write;
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn kubectl");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("kubectl output")
-    }
-
-    /// Runs kubectl with `input` on stdin, asserting failure; returns stderr.
-    fn fail_stdin(&self, args: &[&str], input: &str) -> String {
-        let out = self.output_stdin(args, input);
-        assert!(!out.status.success(), "kubectl {args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    /// Runs kubectl with `input` on stdin, asserting success; returns stdout.
-    fn run_stdin(&self, args: &[&str], input: &str) -> String {
-        let out = self.output_stdin(args, input);
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
 
 fn scenario(test: &str, cbor: bool) {
     let Some((dir, server)) = setup(test, &[]) else {

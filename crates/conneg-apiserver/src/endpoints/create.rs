@@ -5,7 +5,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::body::defaulted_kind;
-use super::endpoint::Call;
+use super::call::Call;
 use super::request::check_namespace;
 use super::validate::{declared_errors, valid};
 use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};

@@ -5,7 +5,7 @@ use axum::response::Response;
 use conneg::{Codec, FieldValidation, Negotiated, Status};
 use http::StatusCode;
 
-use super::endpoint::Call;
+use super::call::Call;
 use super::read::page;
 use super::{Context, HResult, Params, Served, Target, admission, respond};
 use crate::meta::{HasObjectMeta, ObjectMeta};

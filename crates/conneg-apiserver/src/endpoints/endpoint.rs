@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use conneg::{Negotiated, PatchType, Status};
+use conneg::{PatchType, Status};
 use futures_util::future::BoxFuture;
 use http::Method;
 use serde_json::Value;
 
+use super::call::Call;
 use super::scale::ScalePaths;
-use super::{Context, HResult, Params, Target, create, delete, read, scale, table, update, watch};
+use super::{Context, HResult, Target, create, delete, read, scale, table, update, watch};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
@@ -148,17 +148,6 @@ where
         let (from, to) = (find(from)?, find(to)?);
         (to.encode)((from.decode)(obj)?)
     }
-}
-
-/// One request to an endpoint, as the verbs take it.
-pub(crate) struct Call<'a> {
-    pub(super) st: &'a Context,
-    pub(super) t: &'a Target,
-    pub(super) q: &'a Params,
-    pub(super) n: &'a Negotiated,
-    pub(super) method: Method,
-    pub(super) body: Body,
-    pub(super) ua: Option<&'a str>,
 }
 
 /// The verbs of one endpoint, over its type and with its facts.

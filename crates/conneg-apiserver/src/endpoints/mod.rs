@@ -20,6 +20,7 @@
 
 pub mod admission;
 mod body;
+mod call;
 mod create;
 mod delete;
 mod endpoint;
@@ -50,7 +51,7 @@ use crate::declarative::Validators;
 use crate::live::Live;
 use crate::registry::Registry;
 use crate::resource::Catalog;
-use endpoint::Call;
+use call::Call;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
 pub use scale::ScalePaths;

@@ -8,7 +8,7 @@ use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::body::{decode_json, defaulted_kind, to_json};
-use super::endpoint::Call;
+use super::call::Call;
 use super::update::{Change, commit, conflict};
 use super::{HResult, Served, field_manager, resource_not_found, respond};
 use crate::meta::HasObjectMeta;

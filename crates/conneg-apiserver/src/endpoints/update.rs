@@ -8,8 +8,8 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::body::{decode_json, defaulted_kind, to_json};
+use super::call::Call;
 use super::create::create_object;
-use super::endpoint::Call;
 use super::request::{check_name, check_namespace};
 use super::validate::{check_declared_update, valid};
 use super::{Context, HResult, Served, Target, admission, field_manager, respond};
