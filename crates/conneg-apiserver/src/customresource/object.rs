@@ -118,15 +118,42 @@ impl serde::Serialize for CustomResource {
 }
 
 impl<'de> serde::Deserialize<'de> for CustomResource {
+    /// One pass over the object's map: `metadata` straight into [`ObjectMeta`] (no JSON tree
+    /// in between), every other field as a JSON value.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut fields = Map::<String, Value>::deserialize(d)?;
-        let metadata = match fields.remove("metadata") {
-            None | Some(Value::Null) => ObjectMeta::default(),
-            Some(m) => {
-                serde_json::from_value(m).map_err(|e| D::Error::custom(format!("metadata: {e}")))?
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = CustomResource;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
             }
-        };
-        Ok(Self { metadata, fields })
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<CustomResource, A::Error> {
+                let mut cr = CustomResource::default();
+                let mut seen_metadata = false;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "metadata" {
+                        if seen_metadata {
+                            return Err(A::Error::custom("duplicate field `metadata`"));
+                        }
+                        seen_metadata = true;
+                        let m: Option<ObjectMeta> = map
+                            .next_value()
+                            .map_err(|e| A::Error::custom(format!("metadata: {e}")))?;
+                        cr.metadata = m.unwrap_or_default();
+                    } else {
+                        let v: Value = map.next_value()?;
+                        if cr.fields.insert(key.clone(), v).is_some() {
+                            return Err(A::Error::custom(format!("duplicate field `{key}`")));
+                        }
+                    }
+                }
+                Ok(cr)
+            }
+        }
+        d.deserialize_map(Fields)
     }
 }
 
@@ -205,6 +232,19 @@ mod tests {
         assert!(!a.same_spec(&b, false));
         b.fields.insert("spec".into(), json!(2));
         assert!(!a.same_spec(&b, true));
+    }
+
+    #[test]
+    fn null_metadata_is_empty_and_repeated_fields_are_errors() {
+        let cr: CustomResource = serde_json::from_str(r#"{"metadata":null,"a":1}"#).unwrap();
+        assert_eq!(
+            (cr.metadata.name.as_str(), cr.fields["a"].clone()),
+            ("", json!(1))
+        );
+        for doc in [r#"{"a":1,"a":2}"#, r#"{"metadata":{},"metadata":{}}"#] {
+            let e = serde_json::from_str::<CustomResource>(doc).unwrap_err();
+            assert!(e.to_string().starts_with("duplicate field"), "{e}");
+        }
     }
 
     #[test]
