@@ -136,14 +136,18 @@ impl Controller {
             } else {
                 let key = reg.key(&CRDS, "", &crd.metadata.name);
                 let rv = crd.metadata.resource_version.parse().unwrap_or(0);
-                // A lost race is looked at again on the change that won it.
+                // A lost race is looked at again on the change that won it; meanwhile the
+                // definition is served as it was.
                 match reg.update(&CRDS, &key, next, crd, rv, false).await? {
                     Some(written) => written,
-                    None => continue,
+                    None => crd.clone(),
                 }
             };
-            if crd.metadata.deletion_timestamp.is_some() {
-                clean_up(&self.ctx, &crd).await?;
+            if crd.metadata.deletion_timestamp.is_some()
+                && let Err(e) = clean_up(&self.ctx, &crd).await
+            {
+                // Tried again on the next pass; the other definitions are served meanwhile.
+                tracing::warn!(crd = %crd.metadata.name, error = %e, "cleanup failed");
             }
             let plural = &crd.status.accepted_names.plural;
             if !crd.condition_true(ESTABLISHED) {
