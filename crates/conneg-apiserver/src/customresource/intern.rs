@@ -13,6 +13,7 @@ use crate::resource::ResourceInfo;
 pub(super) const MAX_RESOURCES: usize = 10_000;
 
 static STRINGS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+static LISTS: Mutex<Option<HashSet<&'static [&'static str]>>> = Mutex::new(None);
 static RESOURCES: Mutex<Option<HashSet<&'static ResourceInfo>>> = Mutex::new(None);
 
 /// `s`, kept for the life of the process (once).
@@ -27,13 +28,20 @@ pub(super) fn string(s: &str) -> &'static str {
     kept
 }
 
-/// `strings`, kept for the life of the process.
+/// `strings`, kept for the life of the process (once).
 pub(super) fn strings(strings: &[String]) -> &'static [&'static str] {
     if strings.is_empty() {
         return &[];
     }
-    let kept: Vec<&'static str> = strings.iter().map(|s| string(s)).collect();
-    Box::leak(kept.into_boxed_slice())
+    let list: Vec<&'static str> = strings.iter().map(|s| string(s)).collect();
+    let mut set = LISTS.lock().unwrap_or_else(PoisonError::into_inner);
+    let set = set.get_or_insert_with(HashSet::new);
+    if let Some(kept) = set.get(list.as_slice()) {
+        return kept;
+    }
+    let kept: &'static [&'static str] = Box::leak(list.into_boxed_slice());
+    set.insert(kept);
+    kept
 }
 
 /// `r`, kept for the life of the process (once); `None` once [`MAX_RESOURCES`] distinct
@@ -61,6 +69,8 @@ mod tests {
         let a = string("crontabs-intern-test");
         let b = string(&String::from("crontabs-intern-test"));
         assert!(std::ptr::eq(a, b));
+        let list = || strings(&["ct".to_owned(), "crons".to_owned()]);
+        assert!(std::ptr::eq(list(), list()));
         let r = || ResourceInfo::new("x.io", a, "crontab", "CronTab", "CronTabList", true);
         assert!(std::ptr::eq(resource(r()).unwrap(), resource(r()).unwrap()));
     }
