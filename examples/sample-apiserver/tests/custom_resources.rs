@@ -12,7 +12,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::kubectl::{Kubectl, setup};
@@ -368,57 +367,7 @@ fn scenario(test: &str, cbor: bool) {
     assert_eq!(got, "2 3 2");
 
     // get -w: the watch's events, printed with the printer columns.
-    let mut watch = k
-        .cmd(&["get", "ct", "-w", "--output-watch-events"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn kubectl get -w");
-    let mut stdout = watch.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::Read;
-        let mut seen = String::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-            // The whole MODIFIED line.
-            if seen
-                .split_once("MODIFIED")
-                .is_some_and(|(_, rest)| rest.contains('\n'))
-            {
-                break;
-            }
-        }
-        let _ = tx.send(seen);
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut n = 0;
-    let seen = loop {
-        if let Ok(s) = rx.try_recv() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            break String::new();
-        }
-        // Keep changing it until the watcher reports a modification.
-        n += 1;
-        let _ = k
-            .cmd(&[
-                "label",
-                "--overwrite",
-                "ct",
-                "my-new-cron-object",
-                &format!("watched={n}"),
-            ])
-            .output();
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let _ = watch.kill();
-    let _ = watch.wait();
+    let seen = k.watch_until_modified("ct", "my-new-cron-object");
     let rows = table(&seen);
     let modified = ["MODIFIED", "my-new-cron-object", "* * * * */5", "3"].map(String::from);
     assert_eq!(

@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::io::Read;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use common::kubectl::{Kubectl, setup};
 
@@ -136,52 +134,8 @@ fn scenario(test: &str, cbor: bool) {
     ]);
     assert_eq!(out, "yes");
 
-    // get -w: read at least one event line, then kill.
-    let mut watch = k
-        .cmd(&["get", "flunders", "-w", "--output-watch-events"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn kubectl get -w");
-    let mut stdout = watch.stdout.take().unwrap();
-    k.run(&["label", "flunder", "applied", "watched=true"]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut seen = String::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-            if seen.contains("MODIFIED") {
-                break;
-            }
-        }
-        let _ = tx.send(seen);
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let seen = loop {
-        if let Ok(s) = rx.try_recv() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            break String::new();
-        }
-        // Keep changing it until the watcher reports a modification.
-        let _ = k
-            .cmd(&[
-                "label",
-                "--overwrite",
-                "flunder",
-                "applied",
-                "watched=again",
-            ])
-            .output();
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let _ = watch.kill();
-    let _ = watch.wait();
+    // get -w: an event line for the changed object.
+    let seen = k.watch_until_modified("flunder", "applied");
     assert!(seen.contains("applied"), "kubectl get -w printed: {seen:?}");
 
     let out = k.run(&["explain", "flunders"]);

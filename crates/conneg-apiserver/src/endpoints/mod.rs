@@ -149,12 +149,11 @@ async fn resource(
 ) -> HResult {
     let t = Target::resolve(&p, &st.registry.catalog.get())?;
     let q = Params::from_query(q)?;
-    let endpoint = st
-        .endpoints
-        .get()
+    // The served set as it is now, held for the request (not copied out of it).
+    let endpoints = st.endpoints.get();
+    let endpoint = endpoints
         .iter()
         .find(|e| e.version == t.version && e.resource == t.resource)
-        .cloned()
         .ok_or_else(resource_not_found)?;
     (endpoint.handle)(Call {
         st: &st,

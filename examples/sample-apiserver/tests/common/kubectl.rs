@@ -89,6 +89,57 @@ impl Kubectl<'_> {
         );
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
+
+    /// `kubectl get <resource> -w --output-watch-events`, labelling `name` again and again
+    /// until the watcher prints a whole MODIFIED line (or 30 s pass): what it printed.
+    pub(crate) fn watch_until_modified(&self, resource: &str, name: &str) -> String {
+        use std::io::Read;
+        use std::time::{Duration, Instant};
+        let mut watch = self
+            .cmd(&["get", resource, "-w", "--output-watch-events"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn kubectl get -w");
+        let mut stdout = watch.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut seen = String::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if seen
+                    .split_once("MODIFIED")
+                    .is_some_and(|(_, rest)| rest.contains('\n'))
+                {
+                    break;
+                }
+            }
+            let _ = tx.send(seen);
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut n = 0;
+        let seen = loop {
+            if let Ok(s) = rx.try_recv() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                break String::new();
+            }
+            n += 1;
+            let label = format!("watched={n}");
+            let _ = self
+                .cmd(&["label", "--overwrite", resource, name, &label])
+                .output();
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let _ = watch.kill();
+        let _ = watch.wait();
+        seen
+    }
 }
 
 /// A server started with `args` and an empty kubeconfig beside it, for the test named `test`; `None`, with a
