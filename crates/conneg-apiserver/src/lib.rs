@@ -186,3 +186,8 @@ pub mod __private {
         format!("`{s}`.")
     }
 }
+
+/// The README's examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

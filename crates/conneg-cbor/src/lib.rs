@@ -241,3 +241,8 @@ pub fn value_from_slice(bytes: &[u8]) -> Result<serde_json::Value> {
 pub fn from_reader<R: std::io::Read, T: DeserializeOwned>(r: R) -> Result<T> {
     DecodeOptions::default().from_reader(r)
 }
+
+/// The README's examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

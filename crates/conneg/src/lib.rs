@@ -144,3 +144,8 @@ pub use query::parse_bool;
 pub use registry::{Codecs, Selection};
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
 pub use watch::{WatchEvent, WatchHub, WatchResponse};
+
+/// The README's examples, compiled and run as doc tests so they stay true.
+#[cfg(all(doctest, feature = "axum"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
