@@ -1,11 +1,26 @@
 #!/usr/bin/env python3
-"""Prints the Markdown table for docs/benchmarks.md from criterion's estimates of the last
+"""Prints the Markdown tables for docs/benchmarks.md from criterion's estimates of the last
 `cargo bench -p conneg-cbor --bench codec` run (target/criterion/<object>/<op>_<codec>/<repr>),
-including the decode comparison with the peer crates and the clone floor."""
-import json, os, sys
+including the decode comparison with the peer crates and the clone floor.
 
-root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "target", "criterion")
+    python3 crates/conneg-cbor/benches/report.py [CRITERION_DIR] [--svg OUT.svg [--note TEXT]]
+
+With --svg it also draws the speed-ups over serde_json as an SVG bar chart (standard library
+only): per object, decode and encode, typed and `Value`, one bar per codec, from the same
+estimates as the tables; TEXT (the commit, the machine, the load) goes under the title."""
+import argparse, json, os, sys
+from xml.sax.saxutils import escape
+
+args_parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+args_parser.add_argument("root", nargs="?", default=os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "target", "criterion"),
+    help="criterion's output directory (default: the workspace's target/criterion)")
+args_parser.add_argument("--svg", metavar="OUT", help="also write the speed-up chart to OUT")
+args_parser.add_argument("--note", default="", help="a line under the chart's title")
+args = args_parser.parse_args()
+root = args.root
+if not os.path.isdir(root):
+    sys.exit(f"report.py: no criterion output at {root}; run the codec bench first")
 
 OBJECTS = ["pod", "custom_resource", "pod_list_1mib", "stress_corpus"]
 
@@ -107,3 +122,151 @@ for obj in OBJECTS:
             except FileNotFoundError:
                 cells.append("n/a")
         print(f"| {obj} | {r} | {fmt(jd)} | " + " | ".join(cells) + " |")
+
+
+# The chart: one row per object; in each, decode (left) and encode (right), each with a typed
+# and a `Value` cluster of bars, one bar per codec, height = serde_json's time / the codec's.
+# Decode series: (criterion codec, legend, colour, reprs it runs for).
+DECODE_SERIES = [
+    ("cbor", "conneg-cbor from_slice (serde)", "#1f5fa8", ("typed", "value")),
+    ("cbor_derive", "conneg-cbor decode (derived Decode)", "#0b8f7a", ("typed",)),
+    ("cbor_direct", "conneg-cbor value_from_slice", "#5aa7e0", ("value",)),
+    ("minicbor_serde", "minicbor-serde", "#b5b5b5", ("typed", "value")),
+    ("cbor4ii", "cbor4ii", "#8c8c8c", ("typed", "value")),
+    ("ciborium", "ciborium", "#5e5e5e", ("typed", "value")),
+    ("sonic_rs", "sonic-rs (SIMD JSON, serde)", "#e08a1e", ("typed", "value")),
+]
+ENCODE_SERIES = [
+    ("cbor_deterministic", "conneg-cbor deterministic (typed: derived conneg_cbor::Serialize)",
+     "#1f5fa8", ("typed", "value")),
+    ("cbor_deterministic_serde_derive", "conneg-cbor deterministic, serde's derive", "#9cc3e6",
+     ("typed",)),
+    ("cbor_fast", "conneg-cbor fast", "#7b4fa0", ("typed", "value")),
+]
+
+
+def speedups(obj, op, series):
+    """{repr: [(series index, speed-up or None when that codec did not run)]} for one object,
+    None when serde_json itself did not run for it."""
+    out = {}
+    for r in ("typed", "value"):
+        try:
+            base = median_ns(obj, op, "json", r)
+        except FileNotFoundError:
+            continue
+        bars = []
+        for i, (codec, _, _, reprs) in enumerate(series):
+            if r not in reprs:
+                continue
+            try:
+                bars.append((i, base / median_ns(obj, op, codec, r)))
+            except FileNotFoundError:
+                bars.append((i, None))
+        out[r] = bars
+    return out or None
+
+
+def svg_chart(note):
+    """The chart as SVG text: objects in a grid of two columns, each a decode panel and an
+    encode panel on one scale, with serde_json's 1.0x as a dashed line."""
+    bar, gap, cluster_gap, panel_gap = 19, 3, 24, 44
+    plot_h, axis_w, cell_gap = 160, 40, 40
+    rows = [(obj, speedups(obj, "decode", DECODE_SERIES), speedups(obj, "encode", ENCODE_SERIES))
+            for obj in OBJECTS]
+    rows = [r for r in rows if r[1] or r[2]]
+    if not rows:
+        sys.exit("report.py: no decode or encode estimates to chart")
+    top = max([v for _, d, e in rows for p in (d, e) if p for bars in p.values()
+               for _, v in bars if v is not None] + [1.0])
+    ymax = max(2.0, int(top * 2 + 1) / 2)  # the next half step above the tallest bar
+
+    def cluster_w(series, r):
+        n = sum(r in s[3] for s in series)
+        return n * bar + (n - 1) * gap
+
+    def panel_w(series):
+        return cluster_w(series, "typed") + cluster_gap + cluster_w(series, "value")
+
+    dec_w, enc_w = panel_w(DECODE_SERIES), panel_w(ENCODE_SERIES)
+    cell_w = axis_w + dec_w + panel_gap + enc_w + 24
+    cell_h = 34 + plot_h + 30
+    cols = 2 if len(rows) > 1 else 1
+    grid_rows = (len(rows) + cols - 1) // cols
+    head, margin = 70, 16
+    legend_h = 20 + 16 * max(len(DECODE_SERIES), len(ENCODE_SERIES))
+    width = margin * 2 + cols * cell_w + (cols - 1) * cell_gap
+    height = head + grid_rows * cell_h + legend_h + margin
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">',
+         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+         f'<text x="{margin}" y="24" font-size="16" font-weight="bold">conneg-cbor: speed-up over '
+         'serde_json (serde_json time / codec time; above the red line is faster)</text>',
+         f'<text x="{margin}" y="42" font-size="11" fill="#444">criterion medians of '
+         'cargo bench -p conneg-cbor --bench codec; the peers read the same data as CBOR with '
+         'text strings, sonic-rs the JSON; the peers have no encode benchmark</text>']
+    if note:
+        o.append(f'<text x="{margin}" y="58" font-size="11" fill="#444">{escape(note)}</text>')
+
+    def y_of(v, y0):
+        return y0 + plot_h - min(v, ymax) / ymax * plot_h
+
+    def vertical_text(x, y, text, extra=""):
+        o.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9.5" {extra}'
+                 f'transform="rotate(-90 {x:.1f} {y:.1f})">{escape(text)}</text>')
+
+    def panel(x0, y0, title, series, per_repr):
+        o.append(f'<text x="{x0}" y="{y0 - 6}" font-size="11" fill="#333">{title}</text>')
+        for r, label, cx in (("typed", "typed", x0),
+                             ("value", "Value", x0 + cluster_w(series, "typed") + cluster_gap)):
+            bars = (per_repr or {}).get(r)
+            if not bars:
+                continue
+            o.append(f'<text x="{cx + cluster_w(series, r) / 2:.1f}" y="{y0 + plot_h + 14}" '
+                     f'font-size="11" text-anchor="middle">{label}</text>')
+            for k, (i, v) in enumerate(bars):
+                x = cx + k * (bar + gap)
+                mid = x + bar / 2 + 3.5
+                if v is None:
+                    vertical_text(mid, y0 + plot_h - 3, "n/a", 'fill="#888" ')
+                    continue
+                y = y_of(v, y0)
+                o.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{y0 + plot_h - y:.1f}" '
+                         f'fill="{series[i][2]}"><title>{escape(series[i][1])}, {label}: '
+                         f'{v:.2f}x</title></rect>')
+                vertical_text(mid, y - 3, f"{v:.2f}" + ("+" if v > ymax else ""))
+
+    for n, (obj, dec, enc) in enumerate(rows):
+        ox = margin + (n % cols) * (cell_w + cell_gap)
+        y0 = head + (n // cols) * cell_h + 34
+        left = ox + axis_w
+        right = left + dec_w + panel_gap + enc_w
+        o.append(f'<text x="{ox}" y="{y0 - 22}" font-size="13" font-weight="bold">'
+                 f'{escape(obj)}</text>')
+        for step in range(int(ymax * 2) + 1):
+            v = step / 2
+            y = y_of(v, y0)
+            o.append(f'<line x1="{left - 4}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
+                     f'stroke="{"#e4e4e4" if v else "#999"}"/>')
+            o.append(f'<text x="{left - 7}" y="{y + 3:.1f}" font-size="9.5" '
+                     f'text-anchor="end">{v:.1f}x</text>')
+        panel(left, y0, "decode", DECODE_SERIES, dec)
+        panel(left + dec_w + panel_gap, y0, "encode", ENCODE_SERIES, enc)
+        y1 = y_of(1.0, y0)
+        o.append(f'<line x1="{left - 4}" y1="{y1:.1f}" x2="{right}" y2="{y1:.1f}" '
+                 'stroke="#c0392b" stroke-width="1.3" stroke-dasharray="6,3"/>')
+    ly = head + grid_rows * cell_h + 6
+    for c, (title, series) in enumerate((("decode", DECODE_SERIES), ("encode", ENCODE_SERIES))):
+        x = margin + c * (width // 2)
+        o.append(f'<text x="{x}" y="{ly}" font-size="11" font-weight="bold">{title}</text>')
+        for j, (_, name, colour, _) in enumerate(series):
+            y = ly + 6 + j * 16
+            o.append(f'<rect x="{x}" y="{y}" width="11" height="11" fill="{colour}"/>')
+            o.append(f'<text x="{x + 16}" y="{y + 9.5}" font-size="10.5">{escape(name)}</text>')
+    o.append("</svg>")
+    return "\n".join(o) + "\n"
+
+
+if args.svg:
+    with open(args.svg, "w") as f:
+        f.write(svg_chart(args.note))
+    print(f"\n<!-- chart written to {args.svg} -->", file=sys.stderr)
