@@ -11,7 +11,8 @@ estimates as the tables; TEXT (the commit, the machine, the load) goes under the
 import argparse, json, os, sys
 from xml.sax.saxutils import escape
 
-args_parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+args_parser = argparse.ArgumentParser(
+    description="The tables (and with --svg a chart) of the conneg-cbor codec benchmark.")
 args_parser.add_argument("root", nargs="?", default=os.path.join(
     os.path.dirname(__file__), "..", "..", "..", "target", "criterion"),
     help="criterion's output directory (default: the workspace's target/criterion)")
