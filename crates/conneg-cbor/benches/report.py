@@ -3,8 +3,10 @@
 `cargo bench -p conneg-cbor --bench codec` run (target/criterion/<object>/<op>_<codec>/<repr>),
 including the decode comparison with the peer crates and the clone floor.
 
-    python3 crates/conneg-cbor/benches/report.py [CRITERION_DIR] [--svg OUT.svg [--note TEXT]]
+    python3 crates/conneg-cbor/benches/report.py [CRITERION_DIR] [--brief] [--svg OUT.svg [--note TEXT]]
 
+--brief prints only the speed-up tables that docs/benchmarks.md shows (the default prints every
+table, times included, as docs/benchmarks-history.md quotes them).
 With --svg it also draws the speed-ups over serde_json as an SVG bar chart (standard library
 only): per object, decode and encode, typed and `Value`, one bar per codec, from the same
 estimates as the tables; TEXT (the commit, the machine, the load) goes under the title."""
@@ -18,6 +20,8 @@ args_parser.add_argument("root", nargs="?", default=os.path.join(
     help="criterion's output directory (default: the workspace's target/criterion)")
 args_parser.add_argument("--svg", metavar="OUT", help="also write the speed-up chart to OUT")
 args_parser.add_argument("--note", default="", help="a line under the chart's title")
+args_parser.add_argument("--brief", action="store_true",
+                         help="only the speed-up tables of docs/benchmarks.md")
 args = args_parser.parse_args()
 root = args.root
 if not os.path.isdir(root):
@@ -38,91 +42,135 @@ def fmt(ns):
         return f"{ns / 1e3:.1f} µs"
     return f"{ns:.0f} ns"
 
-print("| object | repr | JSON encode | CBOR det. encode | CBOR fast encode | det. speed-up | fast speed-up "
-      "| JSON decode | CBOR decode | decode speed-up |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-serde_rows = []
-for obj in OBJECTS:
-    for r in ["value", "typed"]:
-        try:
-            je = median_ns(obj, "encode", "json", r)
-            de_ = median_ns(obj, "encode", "cbor_deterministic", r)
-            fe = median_ns(obj, "encode", "cbor_fast", r)
-            jd = median_ns(obj, "decode", "json", r)
-            cd = median_ns(obj, "decode", "cbor", r)
-        except FileNotFoundError as e:
-            print(f"<!-- missing: {e.filename} -->")
-            continue
-        print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
-              f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
-        try:
-            sd = median_ns(obj, "encode", "cbor_deterministic_serde_derive", r)
-            serde_rows.append(f"| {obj} | {fmt(je)} | {fmt(de_)} ({je / de_:.2f}x) | {fmt(sd)} ({je / sd:.2f}x) |")
-        except FileNotFoundError:
-            pass
-print()
-if serde_rows:
-    print("Deterministic encode of the typed structs by derive (speed-up against serde_json's encode):")
-    print()
-    print("| object | serde_json | `conneg_cbor::Serialize` | serde's `Serialize` |")
-    print("|---|---|---|---|")
-    print("\n".join(serde_rows))
-    print()
-print("`Value` encode against the floor (a plain tree walk, `naive_write`; fraction = floor time / encode time):")
-print()
-print("| object | naive writer | serde_json | CBOR det. | CBOR fast |")
-print("|---|---|---|---|---|")
-for obj in OBJECTS:
-    try:
-        nf = median_ns(obj, "encode", "naive_floor", "value")
-        cells = [median_ns(obj, "encode", c, "value") for c in ["json", "cbor_deterministic", "cbor_fast"]]
-    except FileNotFoundError:
-        continue
-    print(f"| {obj} | {fmt(nf)} | " + " | ".join(f"{fmt(t)} ({nf / t:.2f})" for t in cells) + " |")
-print()
-print("Parse and validate only (into `serde::de::IgnoredAny`, no tree built):")
-print()
-print("| object | JSON | CBOR | speed-up |")
-print("|---|---|---|---|")
-for obj in OBJECTS:
-    try:
-        jd = median_ns(obj, "decode", "json", "ignored")
-        cd = median_ns(obj, "decode", "cbor", "ignored")
-    except FileNotFoundError:
-        continue
-    print(f"| {obj} | {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
-
-print()
-print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
-print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag,")
-print("sonic-rs the JSON;")
-print("\"of floor\" = the clone floor's time / that decoder's time, 1.00 being the floor itself):")
-print()
-cols = [("cbor", "conneg-cbor"), ("cbor_direct", "conneg-cbor, `value_from_slice`"), ("cbor_derive", "conneg-cbor, derived `Decode`"),
-        ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
-        ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("sonic_rs", "sonic-rs (JSON)"),
-        ("sonic_rs_dom", "sonic-rs, own DOM"), ("clone_floor", "floor (clone)")]
-print("| object | repr | serde_json | " + " | ".join(name for _, name in cols) + " |")
-print("|---|---|---|" + "---|" * len(cols))
-for obj in OBJECTS:
-    for r in ["value", "typed"]:
-        try:
-            jd = median_ns(obj, "decode", "json", r)
-        except FileNotFoundError:
-            continue
-        try:
-            fl = median_ns(obj, "decode", "clone_floor", r)
-        except FileNotFoundError:
-            fl = None
-        cells = []
-        for codec, _ in cols:
+def full_tables():
+    """Every table: encode, the serde-derive encode, the encode floor, `IgnoredAny`, and the
+    decode comparison with every peer and the clone floor, times and ratios."""
+    print("| object | repr | JSON encode | CBOR det. encode | CBOR fast encode | det. speed-up | fast speed-up "
+          "| JSON decode | CBOR decode | decode speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    serde_rows = []
+    for obj in OBJECTS:
+        for r in ["value", "typed"]:
             try:
-                t = median_ns(obj, "decode", codec, r)
-                floor = f", {fl / t:.2f} of floor" if fl and codec != "clone_floor" else ""
-                cells.append(f"{fmt(t)} ({jd / t:.2f}x{floor})")
+                je = median_ns(obj, "encode", "json", r)
+                de_ = median_ns(obj, "encode", "cbor_deterministic", r)
+                fe = median_ns(obj, "encode", "cbor_fast", r)
+                jd = median_ns(obj, "decode", "json", r)
+                cd = median_ns(obj, "decode", "cbor", r)
+            except FileNotFoundError as e:
+                print(f"<!-- missing: {e.filename} -->")
+                continue
+            print(f"| {obj} | {r} | {fmt(je)} | {fmt(de_)} | {fmt(fe)} | {je / de_:.2f}x | {je / fe:.2f}x "
+                  f"| {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
+            try:
+                sd = median_ns(obj, "encode", "cbor_deterministic_serde_derive", r)
+                serde_rows.append(f"| {obj} | {fmt(je)} | {fmt(de_)} ({je / de_:.2f}x) | {fmt(sd)} ({je / sd:.2f}x) |")
             except FileNotFoundError:
-                cells.append("n/a")
-        print(f"| {obj} | {r} | {fmt(jd)} | " + " | ".join(cells) + " |")
+                pass
+    print()
+    if serde_rows:
+        print("Deterministic encode of the typed structs by derive (speed-up against serde_json's encode):")
+        print()
+        print("| object | serde_json | `conneg_cbor::Serialize` | serde's `Serialize` |")
+        print("|---|---|---|---|")
+        print("\n".join(serde_rows))
+        print()
+    print("`Value` encode against the floor (a plain tree walk, `naive_write`; fraction = floor time / encode time):")
+    print()
+    print("| object | naive writer | serde_json | CBOR det. | CBOR fast |")
+    print("|---|---|---|---|---|")
+    for obj in OBJECTS:
+        try:
+            nf = median_ns(obj, "encode", "naive_floor", "value")
+            cells = [median_ns(obj, "encode", c, "value") for c in ["json", "cbor_deterministic", "cbor_fast"]]
+        except FileNotFoundError:
+            continue
+        print(f"| {obj} | {fmt(nf)} | " + " | ".join(f"{fmt(t)} ({nf / t:.2f})" for t in cells) + " |")
+    print()
+    print("Parse and validate only (into `serde::de::IgnoredAny`, no tree built):")
+    print()
+    print("| object | JSON | CBOR | speed-up |")
+    print("|---|---|---|---|")
+    for obj in OBJECTS:
+        try:
+            jd = median_ns(obj, "decode", "json", "ignored")
+            cd = median_ns(obj, "decode", "cbor", "ignored")
+        except FileNotFoundError:
+            continue
+        print(f"| {obj} | {fmt(jd)} | {fmt(cd)} | {jd / cd:.2f}x |")
+
+    print()
+    print("Decode side by side (speed-up = serde_json time / that decoder's time; conneg-cbor reads the")
+    print("Kubernetes bytes, the peers and `cbor_text` the same data with text strings and no tag,")
+    print("sonic-rs the JSON;")
+    print("\"of floor\" = the clone floor's time / that decoder's time, 1.00 being the floor itself):")
+    print()
+    cols = [("cbor", "conneg-cbor"), ("cbor_direct", "conneg-cbor, `value_from_slice`"), ("cbor_derive", "conneg-cbor, derived `Decode`"),
+            ("cbor_text", "conneg-cbor, text"), ("minicbor_serde", "minicbor-serde"),
+            ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium"), ("sonic_rs", "sonic-rs (JSON)"),
+            ("sonic_rs_dom", "sonic-rs, own DOM"), ("clone_floor", "floor (clone)")]
+    print("| object | repr | serde_json | " + " | ".join(name for _, name in cols) + " |")
+    print("|---|---|---|" + "---|" * len(cols))
+    for obj in OBJECTS:
+        for r in ["value", "typed"]:
+            try:
+                jd = median_ns(obj, "decode", "json", r)
+            except FileNotFoundError:
+                continue
+            try:
+                fl = median_ns(obj, "decode", "clone_floor", r)
+            except FileNotFoundError:
+                fl = None
+            cells = []
+            for codec, _ in cols:
+                try:
+                    t = median_ns(obj, "decode", codec, r)
+                    floor = f", {fl / t:.2f} of floor" if fl and codec != "clone_floor" else ""
+                    cells.append(f"{fmt(t)} ({jd / t:.2f}x{floor})")
+                except FileNotFoundError:
+                    cells.append("n/a")
+            print(f"| {obj} | {r} | {fmt(jd)} | " + " | ".join(cells) + " |")
+
+
+def brief_tables():
+    """The tables of docs/benchmarks.md: speed-up over serde_json per path, serde_json's median
+    time beside it; "n/a" where that codec cannot read the object or was not run."""
+    def cell(base, obj, op, codec, r):
+        try:
+            return f"{base / median_ns(obj, op, codec, r):.2f}x"
+        except FileNotFoundError:
+            return "n/a"
+    for op, title, cols in (
+            ("encode", "Encode", [("cbor_deterministic", "deterministic", None),
+                                  ("cbor_deterministic_serde_derive",
+                                   "deterministic, serde's derive", "typed"),
+                                  ("cbor_fast", "fast", None),
+                                  ("naive_floor", "floor (naive tree walk)", "value")]),
+            ("decode", "Decode", [("cbor", "`from_slice`", None),
+                                  ("cbor_derive", "`decode` (derived)", "typed"),
+                                  ("cbor_direct", "`value_from_slice`", "value"),
+                                  ("minicbor_serde", "minicbor-serde", None),
+                                  ("cbor4ii", "cbor4ii", None), ("ciborium", "ciborium", None),
+                                  ("sonic_rs", "sonic-rs", None),
+                                  ("clone_floor", "floor (clone)", None)])):
+        print(f"{title}, speed-up over serde_json (serde_json time / that path's time):")
+        print()
+        print("| object | repr | serde_json | " + " | ".join(n for _, n, _ in cols) + " |")
+        print("|---|---|---:|" + "---:|" * len(cols))
+        for obj in OBJECTS:
+            for r in ("typed", "value"):
+                try:
+                    base = median_ns(obj, op, "json", r)
+                except FileNotFoundError:
+                    continue
+                cells = [cell(base, obj, op, c, r) if only in (None, r) else "" for c, _, only in cols]
+                print(f"| {obj} | {'Value' if r == 'value' else r} | {fmt(base)} | "
+                      + " | ".join(cells) + " |")
+        print()
+    print("Parse and validate only (into `IgnoredAny`), CBOR speed-up over serde_json: " + ", ".join(
+        f"{obj} {cell(median_ns(obj, 'decode', 'json', 'ignored'), obj, 'decode', 'cbor', 'ignored')}"
+        for obj in OBJECTS
+        if os.path.exists(os.path.join(root, obj, "decode_json", "ignored"))) + ".")
 
 
 # The chart: one row per object; in each, decode (left) and encode (right), each with a typed
@@ -267,6 +315,7 @@ def svg_chart(note):
     return "\n".join(o) + "\n"
 
 
+(brief_tables if args.brief else full_tables)()
 if args.svg:
     with open(args.svg, "w") as f:
         f.write(svg_chart(args.note))
