@@ -10,14 +10,15 @@ table, times included, as docs/benchmarks-history.md quotes them).
 With --svg it also draws the speed-ups over serde_json as an SVG bar chart (standard library
 only): per object, decode and encode, typed and `Value`, one bar per codec, from the same
 estimates as the tables; TEXT (the commit, the machine, the load) goes under the title."""
-import argparse, json, os, sys
+import argparse, json, math, os, sys
 from xml.sax.saxutils import escape
 
 args_parser = argparse.ArgumentParser(
     description="The tables (and with --svg a chart) of the conneg-cbor codec benchmark.")
-args_parser.add_argument("root", nargs="?", default=os.path.join(
-    os.path.dirname(__file__), "..", "..", "..", "target", "criterion"),
-    help="criterion's output directory (default: the workspace's target/criterion)")
+args_parser.add_argument("root", nargs="?", default=os.path.join(os.environ.get(
+    "CARGO_TARGET_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "target")),
+    "criterion"), help="criterion's output directory (default: $CARGO_TARGET_DIR/criterion, "
+    "else the workspace's target/criterion)")
 args_parser.add_argument("--svg", metavar="OUT", help="also write the speed-up chart to OUT")
 args_parser.add_argument("--note", default="", help="a line under the chart's title")
 args_parser.add_argument("--brief", action="store_true",
@@ -227,7 +228,8 @@ def svg_chart(note):
         sys.exit("report.py: no decode or encode estimates to chart")
     top = max([v for _, d, e in rows for p in (d, e) if p for bars in p.values()
                for _, v in bars if v is not None] + [1.0])
-    ymax = max(2.0, int(top * 2 + 1) / 2)  # the next half step above the tallest bar
+    # The next half step above the tallest bar with room for its label.
+    ymax = max(2.0, math.ceil((top + 0.3) * 2) / 2)
 
     def cluster_w(series, r):
         n = sum(r in s[3] for s in series)
@@ -239,7 +241,7 @@ def svg_chart(note):
     dec_w, enc_w = panel_w(DECODE_SERIES), panel_w(ENCODE_SERIES)
     cell_w = axis_w + dec_w + panel_gap + enc_w + 24
     cell_h = 34 + plot_h + 30
-    cols = 2 if len(rows) > 1 else 1
+    cols = 2  # also for one object, so that the title and the legend fit
     grid_rows = (len(rows) + cols - 1) // cols
     head, margin = 70, 16
     legend_h = 20 + 16 * max(len(DECODE_SERIES), len(ENCODE_SERIES))
