@@ -23,8 +23,9 @@
 //! decodes the same JSON into the same types (`decode/sonic_rs`), and into its own DOM
 //! (`decode/sonic_rs_dom`, for `Value`), as built by default (no `target-cpu`).
 //!
-//! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 3`
-//! then `python3 crates/conneg-cbor/benches/report.py` for the table in docs/benchmarks.md.
+//! `cargo bench -p conneg-cbor --bench codec -- --warm-up-time 1 --measurement-time 2`, then
+//! `python3 crates/conneg-cbor/benches/report.py --brief --svg docs/img/codec-speedups.svg` for
+//! the tables and the chart of docs/benchmarks.md (without `--brief`: every table, with times).
 
 #![allow(missing_docs)]
 
