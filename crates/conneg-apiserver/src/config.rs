@@ -12,13 +12,13 @@ use crate::storage::etcd::{
     DEFAULT_COMPACTION_INTERVAL, DEFAULT_ETCD_PREFIX, DEFAULT_REQUEST_TIMEOUT,
 };
 use crate::storage::keys::Keys;
-#[cfg(feature = "etcd")]
-use crate::storage::{EtcdOptions, EtcdStore, EtcdTls};
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
     EmbeddedOptions, EmbeddedStore, History, MemoryStore, OpenedStorage, Result, Store,
     WatchBuffer,
 };
+#[cfg(feature = "etcd")]
+use crate::storage::{EtcdOptions, EtcdStore, EtcdTls};
 use crate::timeouts::Timeouts;
 
 /// Which backend to use.

@@ -7,12 +7,12 @@ use conneg_apiserver::testing::Etcd;
 use std::time::Duration;
 
 use bytes::Bytes;
-#[cfg(feature = "etcd")]
-use conneg_apiserver::storage::{EtcdOptions, EtcdStore};
 use conneg_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventKind, History, ListOptions, MemoryStore, Storage,
     StorageError, Store, WatchBuffer,
 };
+#[cfg(feature = "etcd")]
+use conneg_apiserver::storage::{EtcdOptions, EtcdStore};
 use tempfile::TempDir;
 
 const P: &str = "/registry/wardle.example.com/flunders/";

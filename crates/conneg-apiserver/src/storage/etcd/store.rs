@@ -15,8 +15,8 @@ use super::EtcdOptions;
 use super::client::{Client, Failure, map_error};
 use super::wire;
 use super::wire::{
-    CompactionRequest, Compare, CompareResult, RangeRequest, RangeResponse, RequestOp,
-    TxnRequest, TxnResponse, WatchCreateRequest,
+    CompactionRequest, Compare, CompareResult, RangeRequest, RangeResponse, RequestOp, TxnRequest,
+    TxnResponse, WatchCreateRequest,
 };
 use crate::storage::{
     Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
@@ -66,9 +66,8 @@ impl fmt::Debug for EtcdStore {
 }
 
 fn utf8_key(key: Vec<u8>) -> Result<String> {
-    String::from_utf8(key).map_err(|e| {
-        StorageError::Backend(format!("etcd key is not UTF-8: {:?}", e.as_bytes()))
-    })
+    String::from_utf8(key)
+        .map_err(|e| StorageError::Backend(format!("etcd key is not UTF-8: {:?}", e.as_bytes())))
 }
 
 fn to_kv(kv: wire::KeyValue) -> Result<KeyValue> {
@@ -120,9 +119,8 @@ fn lost_comparison(key: &str) -> StorageError {
 
 /// One etcd watch event as a storage event.
 fn to_event(e: wire::Event) -> Result<Event> {
-    let kv = e
-        .kv
-        .ok_or_else(|| StorageError::Backend("etcd watch event without kv".into()))?;
+    let kv =
+        e.kv.ok_or_else(|| StorageError::Backend("etcd watch event without kv".into()))?;
     let prev = e.prev_kv.map(to_kv).transpose()?;
     let kind = wire::EventType::try_from(e.r#type).map_err(|_| {
         StorageError::Backend(format!("etcd watch event of unknown type {}", e.r#type))
@@ -345,7 +343,9 @@ impl EtcdStore {
             ..WatchCreateRequest::default()
         };
         let mut stream = self
-            .call("probe compaction", Retry::Read, move |c| c.watch(watch.clone()))
+            .call("probe compaction", Retry::Read, move |c| {
+                c.watch(watch.clone())
+            })
             .await
             .ok()?;
         let timeout = self.inner.options.request_timeout;
@@ -371,7 +371,10 @@ impl EtcdStore {
     /// The compact key's value and `mod_revision` (0, 0 when absent).
     async fn read_compact_key(&self) -> Result<(Revision, Revision)> {
         let resp = self
-            .range("get compact key", RangeRequest::one(&self.inner.options.compact_key))
+            .range(
+                "get compact key",
+                RangeRequest::one(&self.inner.options.compact_key),
+            )
             .await?;
         match resp.kvs.into_iter().next() {
             None => Ok((0, 0)),
