@@ -529,3 +529,50 @@ impl StorageArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::StorageArgs;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        storage: StorageArgs,
+    }
+
+    const URL: &str = "http://127.0.0.1:2379";
+
+    /// `--etcd-servers` parses with the etcd backend built in, and is refused naming the
+    /// feature without it (`cargo test -p conneg-apiserver --no-default-features`).
+    #[test]
+    fn etcd_servers_needs_the_etcd_feature() {
+        let parsed = Cli::try_parse_from(["server", "--etcd-servers", URL]);
+        if cfg!(feature = "etcd") {
+            assert_eq!(parsed.unwrap().storage.etcd_servers, [URL]);
+        } else {
+            let e = parsed.err().unwrap().to_string();
+            assert!(
+                e.contains("without conneg-apiserver's `etcd` feature"),
+                "{e}"
+            );
+        }
+    }
+
+    /// Set in code rather than parsed, `etcd_servers` without the backend is an error at open,
+    /// not a silent fallback to local storage.
+    #[cfg(not(feature = "etcd"))]
+    #[tokio::test]
+    async fn opening_etcd_without_the_feature_is_an_error() {
+        let args = StorageArgs {
+            etcd_servers: vec![URL.to_owned()],
+            ..StorageArgs::default()
+        };
+        let e = args.open("example.com").await.unwrap_err().to_string();
+        assert!(
+            e.contains("without conneg-apiserver's `etcd` feature"),
+            "{e}"
+        );
+    }
+}
