@@ -14,9 +14,11 @@ use crate::storage::etcd::{
 use crate::storage::keys::Keys;
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
-    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore,
-    OpenedStorage, Result, Store, WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, History, MemoryStore, OpenedStorage, Result, Store,
+    WatchBuffer,
 };
+#[cfg(feature = "etcd")]
+use crate::storage::{EtcdOptions, EtcdStore, EtcdTls};
 use crate::timeouts::Timeouts;
 
 /// Which backend to use.
@@ -62,8 +64,10 @@ pub struct StorageArgs {
     #[arg(long)]
     pub storage_prefix: Option<String>,
     /// etcd client URLs, comma-separated (`http://127.0.0.1:2379`). When given, objects live
-    /// in etcd (whatever `--storage` says) and several replicas can share them.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    /// in etcd (whatever `--storage` says) and several replicas can share them. Needs
+    /// conneg-apiserver's `etcd` feature (on by default): a server built without it refuses
+    /// this flag.
+    #[arg(long, value_delimiter = ',', num_args = 1.., value_parser = etcd_server)]
     pub etcd_servers: Vec<String>,
     /// Prefix of every etcd key: objects are `<prefix>/<group>/<resource>/...`.
     #[arg(long, default_value = DEFAULT_ETCD_PREFIX)]
@@ -388,6 +392,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// Why `--etcd-servers` is refused by a server built without the `etcd` feature.
+const NO_ETCD: &str = "this server was built without conneg-apiserver's `etcd` feature (the etcd \
+                       storage backend); rebuild with it, or use --storage";
+
+/// An `--etcd-servers` URL, refused when the etcd backend is not built in.
+fn etcd_server(url: &str) -> std::result::Result<String, String> {
+    if cfg!(feature = "etcd") {
+        Ok(url.to_owned())
+    } else {
+        Err(NO_ETCD.to_owned())
+    }
+}
+
 impl Default for StorageArgs {
     fn default() -> Self {
         Self {
@@ -454,25 +471,46 @@ impl StorageArgs {
     /// Open the configured store, for objects stored under `group` ([`StorageArgs::keys`]).
     pub async fn open(&self, group: &str) -> Result<OpenedStorage> {
         let keys = self.keys(group);
-        if !self.etcd_servers.is_empty() {
-            let mut options = EtcdOptions::new(self.etcd_servers.clone(), keys.prefix());
-            options.history = self.history;
-            options.compaction_interval = self.etcd_compaction_interval;
-            options.request_timeout = self.etcd_request_timeout;
-            let tls = EtcdTls {
-                ca_file: self.etcd_cafile.clone(),
-                cert_file: self.etcd_certfile.clone(),
-                key_file: self.etcd_keyfile.clone(),
-            };
-            let https = self.etcd_servers.iter().any(|s| s.starts_with("https://"));
-            options.tls = (https || tls != EtcdTls::default()).then_some(tls);
-            return Ok(OpenedStorage {
-                store: Store::Etcd(EtcdStore::open(options).await?),
-                codec: StorageCodec::new(self.storage_media_type),
-                keys,
-            });
-        }
-        let store = match self.kind {
+        let store = if !self.etcd_servers.is_empty() {
+            self.open_etcd(&keys).await?
+        } else {
+            self.open_local(group).await?
+        };
+        Ok(OpenedStorage {
+            store,
+            codec: StorageCodec::new(self.storage_media_type),
+            keys,
+        })
+    }
+
+    /// The etcd store of `--etcd-servers`.
+    #[cfg(feature = "etcd")]
+    async fn open_etcd(&self, keys: &Keys) -> Result<Store> {
+        let mut options = EtcdOptions::new(self.etcd_servers.clone(), keys.prefix());
+        options.history = self.history;
+        options.compaction_interval = self.etcd_compaction_interval;
+        options.request_timeout = self.etcd_request_timeout;
+        let tls = EtcdTls {
+            ca_file: self.etcd_cafile.clone(),
+            cert_file: self.etcd_certfile.clone(),
+            key_file: self.etcd_keyfile.clone(),
+        };
+        let https = self.etcd_servers.iter().any(|s| s.starts_with("https://"));
+        options.tls = (https || tls != EtcdTls::default()).then_some(tls);
+        Ok(Store::Etcd(EtcdStore::open(options).await?))
+    }
+
+    /// `--etcd-servers` without the etcd backend built in (set in code, not parsed).
+    #[cfg(not(feature = "etcd"))]
+    async fn open_etcd(&self, _keys: &Keys) -> Result<Store> {
+        Err(crate::storage::StorageError::Backend(format!(
+            "--etcd-servers: {NO_ETCD}"
+        )))
+    }
+
+    /// The memory or embedded store of `--storage`.
+    async fn open_local(&self, group: &str) -> Result<Store> {
+        Ok(match self.kind {
             StorageKind::Memory => Store::Memory(MemoryStore::with_limits(
                 self.history_limits(),
                 self.watch_limits(),
@@ -488,11 +526,53 @@ impl StorageArgs {
                 )
                 .await?,
             ),
-        };
-        Ok(OpenedStorage {
-            store,
-            codec: StorageCodec::new(self.storage_media_type),
-            keys,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::StorageArgs;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        storage: StorageArgs,
+    }
+
+    const URL: &str = "http://127.0.0.1:2379";
+
+    /// `--etcd-servers` parses with the etcd backend built in, and is refused naming the
+    /// feature without it (`cargo test -p conneg-apiserver --no-default-features`).
+    #[test]
+    fn etcd_servers_needs_the_etcd_feature() {
+        let parsed = Cli::try_parse_from(["server", "--etcd-servers", URL]);
+        if cfg!(feature = "etcd") {
+            assert_eq!(parsed.unwrap().storage.etcd_servers, [URL]);
+        } else {
+            let e = parsed.err().unwrap().to_string();
+            assert!(
+                e.contains("without conneg-apiserver's `etcd` feature"),
+                "{e}"
+            );
+        }
+    }
+
+    /// Set in code rather than parsed, `etcd_servers` without the backend is an error at open,
+    /// not a silent fallback to local storage.
+    #[cfg(not(feature = "etcd"))]
+    #[tokio::test]
+    async fn opening_etcd_without_the_feature_is_an_error() {
+        let args = StorageArgs {
+            etcd_servers: vec![URL.to_owned()],
+            ..StorageArgs::default()
+        };
+        let e = args.open("example.com").await.unwrap_err().to_string();
+        assert!(
+            e.contains("without conneg-apiserver's `etcd` feature"),
+            "{e}"
+        );
     }
 }

@@ -38,6 +38,16 @@
 //!   [`patch`], [`apply`] (field ownership), [`metadata_only`].
 //! * Serving connections: [`serve`] and [`timeouts`] (cap, idle and header-read timeouts,
 //!   request deadlines), [`tls`] and [`auth`] (who sent a request and whether they may).
+//!
+//! Cargo features:
+//!
+//! * `etcd` (default): the etcd backend, `storage::EtcdStore` and `--etcd-servers`, a client
+//!   of etcd's v3 gRPC API (tonic and prost, with TLS by rustls). Its messages are declared in
+//!   Rust, so building needs no `protoc` and runs no code generator. Without it
+//!   (`default-features = false`) the memory and embedded backends remain, the crate has
+//!   fewer dependencies, and a server refuses `--etcd-servers` saying the feature is off.
+//! * `testing`: test support for servers built on this crate (a real etcd process,
+//!   `testing::Etcd`).
 #![deny(unsafe_code)]
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).

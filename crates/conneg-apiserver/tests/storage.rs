@@ -1,5 +1,6 @@
 //! The storage conformance suite: the `Storage` trait's semantics, run against every backend
-//! (memory, embedded redb, and a real etcd started per test), so a backend cannot drift.
+//! (memory, embedded redb, and a real etcd started per test, with the `etcd` feature), so a
+//! backend cannot drift.
 
 use conneg_apiserver::testing::Etcd;
 
@@ -7,9 +8,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conneg_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EventKind, History, ListOptions,
-    MemoryStore, Storage, StorageError, Store, WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, EventKind, History, ListOptions, MemoryStore, Storage,
+    StorageError, Store, WatchBuffer,
 };
+#[cfg(feature = "etcd")]
+use conneg_apiserver::storage::{EtcdOptions, EtcdStore};
 use tempfile::TempDir;
 
 const P: &str = "/registry/wardle.example.com/flunders/";
@@ -34,6 +37,7 @@ struct Backend {
 enum Kind {
     Memory,
     Embedded,
+    #[cfg(feature = "etcd")]
     Etcd,
 }
 
@@ -80,6 +84,7 @@ impl Backend {
                     _etcd: None,
                 }
             }
+            #[cfg(feature = "etcd")]
             Kind::Etcd => {
                 let etcd = tokio::task::spawn_blocking(Etcd::start).await.unwrap();
                 let mut o = EtcdOptions::new(vec![etcd.url()], "/registry/wardle.example.com");
@@ -99,6 +104,7 @@ impl Backend {
     /// Compacts what is older than the history: memory and embedded stores do it as they
     /// write; etcd compacts on a timer, here run once by hand.
     async fn compact(&self) {
+        #[cfg(feature = "etcd")]
         if let Store::Etcd(s) = &self.store {
             s.compact_once().await.unwrap();
         }
@@ -123,6 +129,7 @@ macro_rules! every_backend {
                 }
             )*
         }
+        #[cfg(feature = "etcd")]
         mod on_etcd {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

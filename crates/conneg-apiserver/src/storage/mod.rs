@@ -37,7 +37,9 @@ use bytes::Bytes;
 use futures_core::Stream;
 
 pub use embedded::{EmbeddedOptions, EmbeddedStore};
-pub use etcd::{EtcdOptions, EtcdStore, EtcdTls};
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStore;
+pub use etcd::{EtcdOptions, EtcdTls};
 pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
@@ -432,7 +434,8 @@ pub enum Store {
     Memory(MemoryStore),
     /// On disk (redb), the default.
     Embedded(EmbeddedStore),
-    /// In etcd (`--etcd-servers`), shared by every replica.
+    /// In etcd (`--etcd-servers`), shared by every replica (feature `etcd`).
+    #[cfg(feature = "etcd")]
     Etcd(EtcdStore),
 }
 
@@ -443,6 +446,7 @@ impl Store {
         match self {
             Store::Memory(_) => "storage-memory",
             Store::Embedded(_) => "storage-redb",
+            #[cfg(feature = "etcd")]
             Store::Etcd(_) => "etcd",
         }
     }
@@ -453,6 +457,7 @@ macro_rules! dispatch {
         match $self {
             Store::Memory($s) => $e,
             Store::Embedded($s) => $e,
+            #[cfg(feature = "etcd")]
             Store::Etcd($s) => $e,
         }
     };
