@@ -1,6 +1,6 @@
 //! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/{group}/{version}` and
 //! `/openapi/v3/api/v1` (one document per served group-version) and `/openapi/v2` (the same
-//! documents as one Swagger 2.0 document, paths and definitions: [`super::swagger`]), built
+//! documents as one Swagger 2.0 document, paths and definitions: `server/swagger.rs`), built
 //! from the registered kinds: the paths from each served resource, the schemas from each
 //! versioned type's [`OpenApiSchema`](crate::definitions::OpenApiSchema).
 //!
