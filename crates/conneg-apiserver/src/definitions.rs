@@ -73,6 +73,19 @@ impl<'a> Definitions<'a> {
         self.insert(kind, schema);
     }
 
+    /// Publishes a stricter rule for the names of the kind `kind` (added before) than every
+    /// kind's `k8s-long-name`: `format` (`k8s-short-name` for namespaces).
+    pub(crate) fn name_format(&mut self, kind: &str, format: &str) {
+        let model = self.model(kind);
+        if let Some(props) = self
+            .map
+            .get_mut(&model)
+            .and_then(|s| s.pointer_mut("/properties/metadata/properties"))
+        {
+            props["name"] = name_rule(format);
+        }
+    }
+
     /// Adds the schema of the list kind `list_kind` of `item_kind` objects.
     pub fn list(&mut self, list_kind: &str, item_kind: &str) {
         let schema = list_schema(self.package, self.version, list_kind, item_kind);
@@ -165,7 +178,18 @@ pub(crate) fn model(package: &str, v: GroupVersion, name: &str) -> String {
     format!("{package}.{}.{name}", v.version())
 }
 
-/// A kind's object schema: apiVersion, kind, metadata and `props`.
+/// The rule of a kind's `metadata.name`, published on its object schema so that a client can
+/// check a name before sending: a `k8s-long-name` (a DNS-1123 subdomain of at most 253
+/// characters, what the registry checks of every kind:
+/// [`crate::validation::validate_object_meta`]). Kubernetes publishes no name rule; this is
+/// how a custom resource definition would restrict it (a root schema may restrict
+/// `metadata.name`).
+fn name_rule(format: &str) -> Value {
+    json!({"type": "string", "format": format,
+           "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Cannot be updated."})
+}
+
+/// A kind's object schema: apiVersion, kind, metadata (with the [`name_rule`]) and `props`.
 pub(crate) fn object_schema(
     v: GroupVersion,
     kind: &str,
@@ -179,7 +203,8 @@ pub(crate) fn object_schema(
         "metadata".into(),
         all_of(
             &format!("{META}.ObjectMeta"),
-            json!({"default": {}, "description": "Standard object's metadata."}),
+            json!({"default": {}, "description": "Standard object's metadata.",
+                   "properties": {"name": name_rule("k8s-long-name")}}),
         ),
     );
     p.append(&mut props);

@@ -52,16 +52,9 @@ pub fn timeout_status() -> Status {
 }
 
 /// Whether Kubernetes treats the request as long-running (exempt from the request timeout):
-/// a watch (`?watch=true`, `1`, `t`, ... as Go's `strconv.ParseBool`).
+/// a watch (`?watch` other than `0` or `false`, as [`conneg::option_flag`] reads it).
 fn is_long_running(req: &Request) -> bool {
-    req.uri().query().is_some_and(|q| {
-        q.split('&').any(|kv| {
-            matches!(
-                kv.split_once('=').unwrap_or((kv, "")),
-                ("watch", "1" | "t" | "T" | "true" | "TRUE" | "True")
-            )
-        })
-    })
+    conneg::option_flag(req.uri().query(), "watch")
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state(timeouts, timeouts::layer)`).

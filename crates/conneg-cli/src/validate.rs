@@ -16,7 +16,9 @@
 //! input, a failed fetch, a kind the document does not describe, a schema that does not
 //! compile. Then stdout stays empty and stderr has one line `error: <file>: ...`.
 //!
-//! What is not checked: metadata (the server validates it apart from the schema), defaulting
+//! Metadata is checked against what the document publishes of it: the name rule of the kind
+//! (`metadata.name` a `k8s-long-name`, a DNS-1123 subdomain, as the server checks it, with its
+//! messages). What is not checked: the rest of the server's metadata rules, defaulting
 //! (the schema carries none; a server that defaults in code, as the sample's v1alpha1 does,
 //! validates the defaulted object), and what only the server can know (admission, conflicts).
 
@@ -147,12 +149,15 @@ fn run(args: ValidateArgs) -> Result<Report, String> {
         let key = (doc, schema);
         if !validators.contains_key(&key) {
             let document = source.document(doc);
-            let v = Validator::compile(&document.schemas, &key.1).map_err(|e| {
-                format!(
-                    "{}: the schema of {} in {} does not compile: {e}",
-                    obj.at, obj.kind, document.origin
-                )
-            })?;
+            // Metadata too: the name rule a server publishes (`metadata.name`'s format).
+            let v = Validator::compile(&document.schemas, &key.1)
+                .map(Validator::with_metadata)
+                .map_err(|e| {
+                    format!(
+                        "{}: the schema of {} in {} does not compile: {e}",
+                        obj.at, obj.kind, document.origin
+                    )
+                })?;
             validators.insert(key.clone(), v);
         }
         let errs = validators[&key].validate(&obj.value, None);

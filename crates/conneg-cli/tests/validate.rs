@@ -109,6 +109,13 @@ fn invalid_flunders() -> Vec<Value> {
             json!({"flunderReference": "a", "referenceType": "Bogus"}),
         ),
         flunder(ALPHA, "fischer", json!({"referenceType": "Fischer"})),
+        // Names the kind's published name rule refuses, as the server's metadata checks do.
+        flunder(
+            BETA,
+            "Bad_Name",
+            json!({"flunderReference": "a", "referenceType": "Flunder"}),
+        ),
+        flunder(ALPHA, &"n".repeat(254), json!({"reference": "a"})),
     ]
 }
 
@@ -235,6 +242,9 @@ fn server_answers_as_its_422s() {
     assert!(all_expected.contains(
         "Flunder.wardle.example.com \"bogus\" is invalid: spec.referenceType: Unsupported value: \"Bogus\": supported values: \"Fischer\", \"Flunder\"\n"
     ), "{all_expected}");
+    assert!(all_expected.contains(
+        "Flunder.wardle.example.com \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of"
+    ), "{all_expected}");
 
     for (i, obj) in valid_flunders().into_iter().enumerate() {
         let file = write(dir.path(), &format!("good{i}.json"), obj.to_string());
@@ -276,7 +286,7 @@ fn saved_documents_answer_the_same_offline() {
         args.push(s(file));
         assert_eq!(&answer(&validate(&args, b"")), online, "{}", file.display());
     }
-    assert!(cases.iter().filter(|(_, (code, _))| *code == 1).count() == 4);
+    assert!(cases.iter().filter(|(_, (code, _))| *code == 1).count() == 6);
     assert!(cases.iter().filter(|(_, (code, _))| *code == 0).count() == 2);
 }
 

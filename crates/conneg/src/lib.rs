@@ -140,7 +140,7 @@ pub use negotiate::{
     RequestFormat, append_warnings, decode_body, encode_response, read_body,
 };
 pub use patch::{Patch, PatchType};
-pub use query::parse_bool;
+pub use query::{option_bool, option_flag, parse_bool};
 pub use registry::{Codecs, Selection};
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
 pub use watch::{WatchEvent, WatchHub, WatchResponse};

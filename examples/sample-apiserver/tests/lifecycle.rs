@@ -345,11 +345,6 @@ fn delete_options_in_the_query() {
             "strconv.ParseInt: parsing \"soon\": invalid syntax",
         ),
         (
-            "orphanDependents=maybe",
-            400,
-            "strconv.ParseBool: parsing \"maybe\": invalid syntax",
-        ),
-        (
             "propagationPolicy=Sideways",
             422,
             "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
@@ -366,6 +361,13 @@ fn delete_options_in_the_query() {
         json!(["foregroundDeletion"])
     );
     assert_eq!(c.get("q").1["metadata"].get("finalizers"), None);
+    // A boolean option is converted as apimachinery converts it: anything but `0` and
+    // `false` is true (no ParseBool error).
+    for (flag, finalizers) in [("maybe", json!(["orphan"])), ("FALSE", Value::Null)] {
+        let (code, would) = c.delete(&format!("q?dryRun=All&orphanDependents={flag}"), None);
+        assert_eq!(code, 200, "{flag}");
+        assert_eq!(would["metadata"]["finalizers"], finalizers, "{flag}");
+    }
     let (code, kept) = c.delete("q?gracePeriodSeconds=-1&propagationPolicy=Orphan", None);
     assert_eq!(code, 200);
     assert_eq!(kept["metadata"]["finalizers"], json!(["orphan"]));

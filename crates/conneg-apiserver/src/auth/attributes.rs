@@ -97,7 +97,8 @@ impl Attributes {
         let resource = rest.first().copied().unwrap_or_default();
         let name = rest.get(1).copied().unwrap_or_default();
         let subresource = rest.get(2).copied().unwrap_or_default();
-        let watch = watch_path || query_flag(query, "watch");
+        // `?watch` as Kubernetes reads its options: `?watch=null` is a watch.
+        let watch = watch_path || conneg::option_flag(query, "watch");
         let verb = match *method {
             Method::GET | Method::HEAD if watch => "watch",
             Method::GET | Method::HEAD if name.is_empty() => "list",
@@ -126,14 +127,6 @@ impl Attributes {
     pub fn is_read_only(&self) -> bool {
         matches!(self.verb.as_str(), "get" | "list" | "watch")
     }
-}
-
-fn query_flag(query: Option<&str>, name: &str) -> bool {
-    query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
-        .any(|(k, v)| k == name && conneg::parse_bool(v) == Some(true))
 }
 
 #[cfg(test)]
@@ -182,6 +175,18 @@ mod tests {
             attrs(Method::GET, &format!("{w}/flunders"), Some("watch=1")),
             t("watch", "wardle.example.com", "flunders", "", "", "")
         );
+        // Authorized as what it is served as: any value but `0` and `false` watches.
+        for (q, verb) in [
+            ("watch=null", "watch"),
+            ("watch", "watch"),
+            ("watch=False", "list"),
+        ] {
+            assert_eq!(
+                attrs(Method::GET, &format!("{w}/flunders"), Some(q)).0,
+                verb,
+                "{q}"
+            );
+        }
         assert_eq!(
             attrs(
                 Method::GET,

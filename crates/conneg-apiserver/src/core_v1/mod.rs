@@ -172,6 +172,8 @@ impl OpenApiSchema for Namespace {
             ),
         );
         d.object("Namespace", "Namespace provides a scope for Names.", props);
+        // A namespace's name is also a DNS-1123 label (`validate_namespace_name`).
+        d.name_format("Namespace", "k8s-short-name");
         d.list("NamespaceList", "Namespace");
         d.insert(
             "NamespaceSpec",

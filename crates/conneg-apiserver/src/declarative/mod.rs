@@ -13,7 +13,7 @@
 //! | minimum / maximum | `#[schemars(range(min = 0, max = 10))]`, `extend("exclusiveMinimum" = true)` |
 //! | format | `#[schemars(extend("format" = "dns1123label"))]` (also `dns1123subdomain`, `dns1035label`, `k8s-short-name`, `k8s-long-name`, `uuid`) |
 //! | pattern | `#[schemars(regex(pattern = r"^[a-z]+$"))]` |
-//! | required | a field without `#[serde(default)]` (schemars marks it required) |
+//! | required | a field without `#[serde(default)]` (schemars marks it required; a body without it is a 422 `Required value`, not serde's 400) |
 //! | enum | the type's schema lists its values (`enum`); the published description gets the enum KEP's "Possible enum values" |
 //! | list type | `#[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]` |
 //! | CEL | `#[schemars(extend("x-kubernetes-validations" = [{"rule": "...", "message": "...", "fieldPath": ".x", "reason": "FieldValueForbidden"}]))]`, with `messageExpression` and transition rules on `oldSelf` |

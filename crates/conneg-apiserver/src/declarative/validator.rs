@@ -87,12 +87,18 @@ pub struct Validator {
     root: Node,
     /// kube-openapi's wording (custom resources): `<path> in body should ...`.
     in_body: bool,
+    /// Whether the root's `metadata` is checked too (a client's check; a server checks
+    /// metadata apart).
+    metadata: bool,
+    /// Whether any node has `x-kubernetes-validations`.
+    has_rules: bool,
 }
 
 /// The errors a walk finds, worded as its validator words them.
 struct Found<'a> {
     errs: &'a mut Vec<FieldError>,
     in_body: bool,
+    metadata: bool,
 }
 
 impl Found<'_> {
@@ -146,8 +152,10 @@ impl Validator {
         let c = Compiler { schemas };
         let root = c.node(schema, root, 0, 1)?;
         Ok(Validator {
+            has_rules: has_rules(&root),
             root,
             in_body: false,
+            metadata: false,
         })
     }
 
@@ -171,8 +179,33 @@ impl Validator {
         self
     }
 
+    /// The same validation, with the root's `metadata` checked against its schema too (the
+    /// name rule every kind publishes: `metadata.name` is a `k8s-long-name`): what a client
+    /// checks before sending, as `conneg validate` does. A server checks metadata apart
+    /// ([`crate::validation::validate_object_meta`]), with the same messages.
+    ///
+    /// ```
+    /// use conneg_apiserver::declarative::Validator;
+    /// use serde_json::json;
+    ///
+    /// let schemas = json!({"W": {"type": "object", "properties": {"metadata": {"type": "object",
+    ///     "properties": {"name": {"type": "string", "format": "k8s-long-name"}}}}}});
+    /// let v = Validator::compile(schemas.as_object().unwrap(), "W").unwrap();
+    /// let bad = json!({"metadata": {"name": "Bad_Name"}});
+    /// assert!(v.validate(&bad, None).is_empty());
+    /// let errs = v.with_metadata().validate(&bad, None);
+    /// assert!(errs[0].to_string().starts_with(
+    ///     r#"metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain"#));
+    /// ```
+    #[must_use]
+    pub fn with_metadata(mut self) -> Self {
+        self.metadata = true;
+        self
+    }
+
     /// The field errors of `new` (with `old`, the object it replaces, on update), in
-    /// Kubernetes' order and wording. Metadata is not checked here (see
+    /// Kubernetes' order and wording. Metadata is not checked here unless asked
+    /// ([`Validator::with_metadata`]; a server checks it with
     /// [`crate::validation::validate_object_meta`]).
     pub fn validate(&self, new: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = Vec::new();
@@ -180,8 +213,13 @@ impl Validator {
         let mut out = Found {
             errs: &mut errs,
             in_body: self.in_body,
+            metadata: self.metadata,
         };
         values(&self.root, new, old, &mut path, &mut out, true);
+        if !self.has_rules {
+            // Nothing for CEL to run: kube-apiserver has no CEL validator then, nor its note.
+            return errs;
+        }
         let blocking = errs.iter().any(|e| {
             matches!(
                 e.error_type,
@@ -269,12 +307,14 @@ impl Compiler<'_> {
             .into_iter()
             .flatten()
         {
-            out.extend(self.resolve(part, at, depth + 1)?);
+            merge(&mut out, self.resolve(part, at, depth + 1)?);
         }
-        out.extend(
+        merge(
+            &mut out,
             m.iter()
                 .filter(|(k, _)| *k != "$ref" && *k != "allOf")
-                .map(|(k, v)| (k.clone(), v.clone())),
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         );
         Ok(out)
     }
@@ -399,6 +439,30 @@ impl Compiler<'_> {
             n.rules.push(rule);
         }
         Ok(n)
+    }
+}
+
+/// Whether `n` or a node under it has CEL rules.
+fn has_rules(n: &Node) -> bool {
+    !n.rules.is_empty()
+        || n.properties.values().any(has_rules)
+        || n.items.as_deref().is_some_and(has_rules)
+        || n.additional.as_deref().is_some_and(has_rules)
+}
+
+/// `more` merged into `into`, a later schema of an `allOf` (or the siblings of a `$ref`) over
+/// an earlier one: both `properties` apply (a property in both is the later one's); any other
+/// keyword is the later one's.
+fn merge(into: &mut Map<String, Value>, more: Map<String, Value>) {
+    for (k, v) in more {
+        match (into.get_mut(&k), v) {
+            (Some(Value::Object(props)), Value::Object(more_props)) if k == "properties" => {
+                props.extend(more_props);
+            }
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
     }
 }
 
@@ -660,7 +724,7 @@ fn values(
                 path.pop();
             }
             for (k, child_v) in m {
-                if root && k == "metadata" {
+                if root && k == "metadata" && !out.metadata {
                     continue;
                 }
                 if let Some(child) = n.property(k) {

@@ -1,25 +1,54 @@
-//! A request's object: its `apiVersion`/`kind` checked against the URL's, its version's
-//! defaults applied, converted to the internal kind; and a patched document decoded as the
-//! versioned type.
+//! A request's object: decoded as the versioned type (a body the type refuses explained by
+//! the version's declared schema), its `apiVersion`/`kind` checked against the URL's, its
+//! version's defaults applied, converted to the internal kind; and a patched document
+//! decoded as the versioned type.
 
-use conneg::{Codec, FieldValidation, Negotiated, Status};
+use std::sync::Arc;
+
+use conneg::{Codec, DecodeErrorKind, Decoded, FieldValidation, Negotiated, Status};
 use serde_json::Value;
 
-use super::{Served, Target};
+use super::{Context, Served, Target};
+use crate::declarative::Validator;
+use crate::resource::{GroupVersion, ResourceInfo};
+use crate::validation::invalid;
+
+/// What a body is decoded for: the URL's version and resource, and the version's declared
+/// schema, which explains a body the type refuses ([`decode_as`]). Owned, so that a patch
+/// decoded off the async workers can take it along.
+#[derive(Clone)]
+pub(super) struct Expected {
+    version: GroupVersion,
+    resource: &'static ResourceInfo,
+    declared: Option<Arc<Validator>>,
+}
+
+impl Expected {
+    /// What `t` expects of a body of `T` with `f`.
+    pub(super) fn of<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Self {
+        Self {
+            version: t.version,
+            resource: t.resource,
+            declared: T::declaration(st, t.version, t.resource, f).cloned(),
+        }
+    }
+}
 
 /// The body's `apiVersion`/`kind`, when given, must be the URL's.
-fn check_type_meta<T: Served>(obj: &T, t: &Target) -> Result<(), Status> {
-    let (api_version, kind) = obj.type_meta();
-    let want = t.version.api_version();
+fn check_type_meta(
+    (api_version, kind): (&str, &str),
+    (version, resource): (GroupVersion, &ResourceInfo),
+) -> Result<(), Status> {
+    let want = version.api_version();
     if !api_version.is_empty() && api_version != want {
         return Err(Status::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({want})"
         )));
     }
-    if !kind.is_empty() && kind != t.resource.kind {
+    if !kind.is_empty() && kind != resource.kind {
         return Err(Status::bad_request(format!(
             "the kind in the data ({kind}) does not match the expected kind ({})",
-            t.resource.kind
+            resource.kind
         )));
     }
     Ok(())
@@ -37,7 +66,7 @@ pub(super) fn defaulted_kind<T: Served>(
     (t, n): (&Target, &Negotiated),
     f: &T::Facts,
 ) -> Result<(T::K, Value), Status> {
-    check_type_meta(&obj, t)?;
+    check_type_meta(obj.type_meta(), (t.version, t.resource))?;
     let unknown: Vec<String> = obj
         .apply_defaults(f)
         .iter()
@@ -65,13 +94,72 @@ pub(super) fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Status> {
     serde_json::to_value(v).map_err(|e| Status::internal_error(format!("encoding object: {e}")))
 }
 
-/// it with the warnings that validation produced.
+/// A patched document decoded as `T` under the request's field validation (see
+/// [`decode_as`]), with the warnings that validation produced.
 pub(super) fn decode_json<T: Served>(
     doc: &Value,
     n: &Negotiated,
+    expected: &Expected,
 ) -> Result<(T, Vec<String>), Status> {
     let bytes = serde_json::to_vec(doc)
         .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
-    let decoded = Codec::Json.decode::<T>(&bytes, n.field_validation())?;
+    let decoded = decode_as::<T>(&Codec::Json, &bytes, n.field_validation(), expected)?;
     Ok((decoded.value, decoded.warnings))
+}
+
+/// A create's or update's body, read with the request's codec, as `T` (see [`decode_as`]);
+/// `Warn` warnings are recorded for the response.
+pub(super) fn decode_body<T: Served>(
+    bytes: &[u8],
+    n: &Negotiated,
+    expected: &Expected,
+) -> Result<T, Status> {
+    let codec = n.request_codec().unwrap_or(&Codec::Json);
+    let decoded = decode_as::<T>(codec, bytes, n.field_validation(), expected)?;
+    n.warn(decoded.warnings);
+    Ok(decoded.value)
+}
+
+/// `bytes` decoded as `T`. A body the type refuses for its shape (a required field missing,
+/// a value outside an enum, a wrong type) is checked against the version's `declared`
+/// schema, the engine that checks every write and every custom resource: what the schema
+/// refuses is a 422 naming each field (`spec.sku: Required value`, `Unsupported value`), as
+/// kube-apiserver answers for its own kinds and for custom resources alike. What the schema
+/// does not explain, and a body refused only for `fieldValidation=Strict` (unknown or
+/// duplicate fields, which Kubernetes refuses before validating), keeps the codec's 400.
+fn decode_as<T: Served>(
+    codec: &Codec,
+    bytes: &[u8],
+    fv: FieldValidation,
+    expected: &Expected,
+) -> Result<Decoded<T>, Status> {
+    let e = match codec.decode::<T>(bytes, fv) {
+        Ok(decoded) => return Ok(decoded),
+        Err(e) => e,
+    };
+    let strict = e.kind() == DecodeErrorKind::Strict;
+    let refused = Status::from(e);
+    let Some(validator) = expected.declared.as_ref().filter(|_| !strict) else {
+        return Err(refused);
+    };
+    // What is no object at all is no object of the kind: the codec's 400 says so.
+    let Ok(Decoded {
+        value: raw @ Value::Object(_),
+        ..
+    }) = codec.decode::<Value>(bytes, FieldValidation::Ignore)
+    else {
+        return Err(refused);
+    };
+    let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default();
+    let r = expected.resource;
+    check_type_meta((text("apiVersion"), text("kind")), (expected.version, r))?;
+    let errs = validator.validate(&raw, None);
+    if errs.is_empty() {
+        return Err(refused);
+    }
+    let name = raw
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Err(invalid(r.group, r.kind, name, &errs))
 }

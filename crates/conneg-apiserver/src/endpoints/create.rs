@@ -4,7 +4,7 @@ use conneg::Status;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::body::defaulted_kind;
+use super::body::{Expected, decode_body, defaulted_kind};
 use super::call::Call;
 use super::request::check_namespace;
 use super::validate::{declared_errors, valid};
@@ -16,10 +16,10 @@ use crate::validation::validate_object_meta;
 
 pub(super) async fn create<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
-    let body = c.body;
+    let raw = conneg::read_body(c.body, n.body_limit()).await?;
+    let obj = decode_body::<T>(&raw, n, &Expected::of::<T>(st, t, f))?;
     // The type is checked before the manager is recorded, which rewrites it.
-    let (mut k, versioned) =
-        defaulted_kind::<T>(n.decode_body::<T, _>(body).await?.value, (t, n), f)?;
+    let (mut k, versioned) = defaulted_kind::<T>(obj, (t, n), f)?;
     let manager = field_manager::manager("CreateOptions", q.get("fieldManager"), ua)?;
     let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
     field_manager::record_update::<T>(None, &mut k, &manager, &via, f)?;

@@ -113,17 +113,7 @@ fn options_from_query(q: &Params) -> Result<DeleteOptions, Status> {
             })
         })
         .transpose()?;
-    let orphan_dependents = q
-        .get("orphanDependents")
-        .map(|v| {
-            conneg::parse_bool(v).ok_or_else(|| {
-                Status::bad_request(format!(
-                    "strconv.ParseBool: parsing {}: invalid syntax",
-                    Status::quote(v)
-                ))
-            })
-        })
-        .transpose()?;
+    let orphan_dependents = q.option("orphanDependents");
     Ok(DeleteOptions {
         grace_period_seconds,
         preconditions: None,

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use conneg::{PatchType, Status};
+use conneg::PatchType;
 use futures_util::future::BoxFuture;
 use http::Method;
 use serde_json::Value;
 
 use super::call::Call;
 use super::scale::ScalePaths;
-use super::{Context, HResult, Target, create, delete, read, scale, table, update, watch};
+use super::{Context, HResult, create, delete, read, scale, table, update, watch};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
@@ -246,33 +246,22 @@ async fn dispatch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     if t.scale {
         return scale::scale::<T>(c, f).await;
     }
-    if t.name.is_none() {
-        return match method {
-            Method::GET if q.flag("watch") => watch::watch::<T>(st, t, q, n, f).await,
-            Method::GET => read::list::<T>(st, t, q, n, f).await,
-            Method::POST if t.namespace.is_some() || !t.resource.namespaced => {
-                create::create::<T>(c, f).await
-            }
-            Method::DELETE
-                if (t.namespace.is_some() || !t.resource.namespaced)
-                    && t.resource.verbs.contains(&"deletecollection") =>
-            {
-                delete::delete_collection::<T>(c, f).await
-            }
-            m => Err(method_not_allowed(&m, t)),
-        };
-    }
-    match method {
+    let watch = q.flag("watch");
+    match (t.name.is_some(), method) {
+        (false, Method::GET) if watch => watch::watch::<T>(st, t, q, n, f).await,
+        (false, Method::GET) => read::list::<T>(st, t, q, n, f).await,
+        (false, Method::POST) if t.allowed().contains(&Method::POST) => {
+            create::create::<T>(c, f).await
+        }
+        (false, Method::DELETE) if t.allowed().contains(&Method::DELETE) => {
+            delete::delete_collection::<T>(c, f).await
+        }
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        Method::GET if q.flag("watch") && !t.status => watch::watch::<T>(st, t, q, n, f).await,
-        Method::GET => read::get::<T>(st, t, q, n, f).await,
-        Method::PUT => update::update::<T>(c, f).await,
-        Method::PATCH => update::patch::<T>(c, f).await,
-        Method::DELETE if !t.status => delete::delete::<T>(c, f).await,
-        m => Err(method_not_allowed(&m, t)),
+        (true, Method::GET) if watch && !t.status => watch::watch::<T>(st, t, q, n, f).await,
+        (true, Method::GET) => read::get::<T>(st, t, q, n, f).await,
+        (true, Method::PUT) => update::update::<T>(c, f).await,
+        (true, Method::PATCH) => update::patch::<T>(c, f).await,
+        (true, Method::DELETE) if !t.status => delete::delete::<T>(c, f).await,
+        (_, m) => Ok(t.method_not_allowed(&m)),
     }
-}
-
-fn method_not_allowed(method: &Method, t: &Target) -> Status {
-    Status::method_not_allowed(method.as_str(), t.resource.group, t.resource.resource)
 }

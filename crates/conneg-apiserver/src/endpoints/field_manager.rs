@@ -104,13 +104,15 @@ impl Via {
 }
 
 /// `obj` as JSON, without its `managedFields` (which are not part of what is compared); a
-/// create compares against an empty object, as Kubernetes' `New()`.
+/// create compares against an empty object, as Kubernetes' `New()`: the type's empty value,
+/// or `{}` for a type with a required field (which has none).
 fn without_managed_fields<T: Served>(obj: Option<Value>) -> Result<Value, Status> {
     let mut v = match obj {
         Some(v) => v,
-        None => serde_json::from_str::<T>("{}")
-            .and_then(serde_json::to_value)
-            .map_err(|e| Status::internal_error(format!("encoding the object: {e}")))?,
+        None => match serde_json::from_str::<T>("{}") {
+            Ok(empty) => to_json(&empty)?,
+            Err(_) => Value::Object(serde_json::Map::new()),
+        },
     };
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
         meta.remove("managedFields");

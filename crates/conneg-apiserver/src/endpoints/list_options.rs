@@ -53,11 +53,8 @@ impl<'q> ListOptions<'q> {
             watch: q.flag("watch"),
             resource_version: q.get("resourceVersion"),
             resource_version_match: q.get(RV_MATCH),
-            send_initial_events: q.0.get(SEND_INITIAL_EVENTS).map(|v| go_query_bool(v)),
-            allow_watch_bookmarks: q
-                .0
-                .get("allowWatchBookmarks")
-                .is_some_and(|v| go_query_bool(v)),
+            send_initial_events: q.option(SEND_INITIAL_EVENTS),
+            allow_watch_bookmarks: q.flag("allowWatchBookmarks"),
             continue_token: q.get("continue"),
         };
         opts.set_defaults();
@@ -163,12 +160,6 @@ fn forbidden_with_continue() -> FieldError {
         RV_MATCH,
         "resourceVersionMatch is forbidden when continue is provided",
     )
-}
-
-/// A boolean query parameter as Kubernetes' query decoding reads it: `0` and `false` (any
-/// case) are false, anything else is true.
-fn go_query_bool(v: &str) -> bool {
-    !(v == "0" || v.eq_ignore_ascii_case("false"))
 }
 
 /// A `BOOKMARK` object: only `apiVersion`, `kind` and `metadata.resourceVersion`.

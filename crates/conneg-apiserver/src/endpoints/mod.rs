@@ -142,7 +142,7 @@ async fn resource(
     State(st): State<Context>,
     method: Method,
     Path(p): Path<BTreeMap<String, String>>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
     headers: http::HeaderMap,
     n: Negotiated,
     body: Body,

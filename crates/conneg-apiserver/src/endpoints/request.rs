@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use axum::extract::Query;
 use axum::extract::rejection::QueryRejection;
+use axum::response::{IntoResponse, Response};
 use conneg::Status;
+use http::{HeaderValue, Method, header};
 
 use super::resource_not_found;
 use super::validate::valid;
@@ -146,6 +148,45 @@ impl Target {
         self.namespace.as_deref().unwrap_or("")
     }
 
+    /// The methods this target serves, in the order `Allow` lists them: a collection is
+    /// listed (and watched), and, in a namespace or when cluster-scoped, created into and
+    /// deleted (when the resource has `deletecollection`); an object is read, replaced,
+    /// patched and deleted; its `status` and `scale` are read, replaced and patched.
+    pub(crate) fn allowed(&self) -> &'static [Method] {
+        const READ_ONLY: &[Method] = &[Method::GET];
+        const CREATE: &[Method] = &[Method::GET, Method::POST];
+        const COLLECTION: &[Method] = &[Method::GET, Method::POST, Method::DELETE];
+        const OBJECT: &[Method] = &[Method::GET, Method::PUT, Method::PATCH, Method::DELETE];
+        const SUBRESOURCE: &[Method] = &[Method::GET, Method::PUT, Method::PATCH];
+        if self.name.is_some() {
+            return if self.status || self.scale {
+                SUBRESOURCE
+            } else {
+                OBJECT
+            };
+        }
+        if self.namespace.is_none() && self.resource.namespaced {
+            READ_ONLY
+        } else if self.resource.verbs.contains(&"deletecollection") {
+            COLLECTION
+        } else {
+            CREATE
+        }
+    }
+
+    /// 405 for a method this target does not serve, with the `Allow` header RFC 9110
+    /// §15.5.6 requires (Kubernetes sends none).
+    pub(crate) fn method_not_allowed(&self, method: &Method) -> Response {
+        let r = self.resource;
+        let mut resp =
+            Status::method_not_allowed(method.as_str(), r.group, r.resource).into_response();
+        let allow: Vec<&str> = self.allowed().iter().map(Method::as_str).collect();
+        if let Ok(v) = HeaderValue::from_str(&allow.join(", ")) {
+            resp.headers_mut().insert(header::ALLOW, v);
+        }
+        resp
+    }
+
     /// The storage key of the named object.
     pub(crate) fn key(&self, registry: &Registry) -> String {
         registry
@@ -154,7 +195,7 @@ impl Target {
     }
 }
 
-/// Query parameters (last value wins).
+/// Query parameters: the first value of each, as Kubernetes converts its options.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Params(pub BTreeMap<String, String>);
 
@@ -163,9 +204,15 @@ impl Params {
     pub(crate) fn get(&self, k: &str) -> Option<&str> {
         self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
     }
-    /// A boolean parameter (`true`, `1`, ...), as Go's `strconv.ParseBool`.
+    /// A boolean option (`watch`, `allowWatchBookmarks`, `force`, ...), `None` when absent:
+    /// false for `0` and `false` in any case, true for anything else ([`conneg::option_bool`],
+    /// apimachinery's `Convert_Slice_string_To_bool`).
+    pub(crate) fn option(&self, k: &str) -> Option<bool> {
+        self.0.get(k).map(|v| conneg::option_bool(v))
+    }
+    /// A boolean option ([`Params::option`]), false when absent.
     pub(crate) fn flag(&self, k: &str) -> bool {
-        self.get(k).and_then(conneg::parse_bool) == Some(true)
+        self.option(k) == Some(true)
     }
     /// `dryRun`: `All` or nothing.
     pub(crate) fn dry_run(&self) -> Result<bool, Status> {
@@ -181,12 +228,17 @@ impl Params {
 }
 
 impl Params {
-    /// The query of a request; 400 when it does not parse.
+    /// The query of a request, the first value of each parameter; 400 when it does not
+    /// parse.
     pub(crate) fn from_query(
-        q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+        q: Result<Query<Vec<(String, String)>>, QueryRejection>,
     ) -> Result<Self, Status> {
-        q.map(|Query(m)| Self(m))
-            .map_err(|e| Status::bad_request(format!("invalid query: {e}")))
+        let Query(pairs) = q.map_err(|e| Status::bad_request(format!("invalid query: {e}")))?;
+        let mut m = BTreeMap::new();
+        for (k, v) in pairs {
+            m.entry(k).or_insert(v);
+        }
+        Ok(Self(m))
     }
 
     /// The label and field selectors.

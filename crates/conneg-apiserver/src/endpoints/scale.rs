@@ -7,7 +7,7 @@ use conneg::{PatchType, Status};
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use super::body::{decode_json, defaulted_kind, to_json};
+use super::body::{Expected, decode_json, defaulted_kind, to_json};
 use super::call::Call;
 use super::update::{Change, commit, conflict};
 use super::{HResult, Served, field_manager, resource_not_found, respond};
@@ -124,13 +124,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             let raw = conneg::read_body(c.body, n.body_limit()).await?;
             patch::apply(kind, current.clone(), &patch::parse(kind, &raw)?)?
         }
-        m => {
-            return Err(Status::method_not_allowed(
-                m.as_str(),
-                t.resource.group,
-                t.resource.resource,
-            ));
-        }
+        m => return Ok(t.method_not_allowed(&m)),
     };
     let replicas = match wanted.pointer("/spec/replicas") {
         Some(Value::Number(r)) => r.as_i64(),
@@ -164,7 +158,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     }
     let mut new_json = old_json;
     set(&mut new_json, &paths.spec_replicas, Value::from(replicas));
-    let (decoded, _) = decode_json::<T>(&new_json, n)?;
+    let (decoded, _) = decode_json::<T>(&new_json, n, &Expected::of::<T>(st, t, f))?;
     let (mut new, versioned) = defaulted_kind::<T>(decoded, (t, n), f)?;
     new.meta_mut().resource_version = revision.to_string();
     let manager = field_manager::manager(

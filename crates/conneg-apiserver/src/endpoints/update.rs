@@ -7,7 +7,7 @@ use conneg::{Status, StatusReason};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::body::{decode_json, defaulted_kind, to_json};
+use super::body::{Expected, decode_body, decode_json, defaulted_kind, to_json};
 use super::call::Call;
 use super::create::create_object;
 use super::request::{check_name, check_namespace};
@@ -58,9 +58,9 @@ pub(super) fn conflict(res: &ResourceInfo, name: &str) -> Status {
 
 pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n, ua) = (c.st, c.t, c.q, c.n, c.ua);
-    let body = c.body;
-    let (mut new, versioned) =
-        defaulted_kind::<T>(n.decode_body::<T, _>(body).await?.value, (t, n), f)?;
+    let raw = conneg::read_body(c.body, n.body_limit()).await?;
+    let obj = decode_body::<T>(&raw, n, &Expected::of::<T>(st, t, f))?;
+    let (mut new, versioned) = defaulted_kind::<T>(obj, (t, n), f)?;
     let dry_run = q.dry_run()?;
     check_namespace(&mut new, t)?;
     check_name(&new, t)?;
@@ -231,9 +231,10 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
                 let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
                 let via =
                     field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+                let expected = Expected::of::<T>(st, t, f);
                 off_worker(st, move || {
                     let applied = field_manager::apply::<T>(None, &doc, (&manager, force), &via)?;
-                    decode_json::<T>(&applied, &n)
+                    decode_json::<T>(&applied, &n, &expected)
                 })
                 .await?
             };
@@ -254,13 +255,14 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             // The current object in the request's version, encoded here: the facts stay
             // on this side of the blocking pool.
             let current = (old.clone(), to_json(&T::from_kind(old.clone(), f))?);
+            let expected = Expected::of::<T>(st, t, f);
             off_worker(st, move || {
                 let patched = if kind.is_apply() {
                     field_manager::apply::<T>(Some(current), &doc, (&manager, force), &via)?
                 } else {
                     patch::apply(kind, current.1, &doc)?
                 };
-                decode_json::<T>(&patched, &n)
+                decode_json::<T>(&patched, &n, &expected)
             })
             .await?
         };

@@ -35,6 +35,7 @@ pub mod health;
 pub mod metrics;
 pub mod openapi;
 mod serving;
+mod swagger;
 
 pub use serving::Serving;
 

@@ -1,7 +1,12 @@
 //! OpenAPI: `/openapi/v3` (index), `/openapi/v3/apis/{group}/{version}` and
 //! `/openapi/v3/api/v1` (one document per served group-version) and `/openapi/v2` (the same
-//! schemas as Swagger 2.0 definitions), built from the registered kinds: the paths from each
-//! served resource, the schemas from each versioned type's [`OpenApiSchema`](crate::definitions::OpenApiSchema).
+//! documents as one Swagger 2.0 document, paths and definitions: `server/swagger.rs`), built
+//! from the registered kinds: the paths from each served resource, the schemas from each
+//! versioned type's [`OpenApiSchema`](crate::definitions::OpenApiSchema).
+//!
+//! Every operation lists the errors it can answer, each a `Status` (`400`, `401`, `403`,
+//! `406`, `429`, and as the operation may: `404`, `409`, `410`, `413`, `415`, `422`), where
+//! Kubernetes lists only `401`: a client or a schema fuzzer knows every answer to expect.
 //!
 //! kubectl depends on these: `create`/`apply` check that the PATCH operation of the kind
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
@@ -25,7 +30,7 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 
-use super::AppState;
+use super::{AppState, swagger};
 use crate::declarative::{DeclarationError, Validator, Validators};
 use crate::definitions::{Definitions, META, all_of, model, r};
 use crate::endpoints::{Endpoint, catalog_of, resource_not_found};
@@ -183,24 +188,14 @@ async fn v3_doc(
     Ok(json_response(d.bytes.clone(), cache, Some(&d.hash)))
 }
 
+/// `/openapi/v2`: every group-version's v3 document as one Swagger 2.0 document
+/// ([`swagger`]), operations and definitions.
 async fn v2(State(st): State<AppState>) -> Response {
+    let info = st.openapi.info;
     let b = cached(&st.openapi.v2, st.ctx.endpoints.get(), |endpoints| {
-        let mut defs = Map::new();
-        for v in catalog_of(endpoints).versions() {
-            if let Value::Object(m) = schemas(st.openapi.info.package, v, endpoints) {
-                defs.extend(m);
-            }
-        }
-        let doc = json!({
-            "swagger": "2.0",
-            "info": {"title": st.openapi.info.title, "version": "0.1"},
-            "paths": {},
-            "definitions": defs,
-        });
-        let s = serde_json::to_string(&doc)
-            .unwrap_or_default()
-            .replace("#/components/schemas/", "#/definitions/");
-        Bytes::from(s)
+        let catalog = catalog_of(endpoints);
+        let docs = catalog.versions().map(|v| document(info, v, endpoints));
+        Bytes::from(serde_json::to_vec(&swagger::document(info.title, docs)).unwrap_or_default())
     });
     json_response(Bytes::clone(&b), "no-cache, private", None)
 }
@@ -384,6 +379,16 @@ fn op(
     body: Option<Value>,
     responses: Value,
 ) -> Value {
+    let mut responses = responses;
+    if let Value::Object(listed) = &mut responses {
+        for (code, description) in errors(action) {
+            let status = r(&format!("{META}.Status"));
+            listed.insert(
+                code.to_owned(),
+                json!({"description": description, "content": content(status)}),
+            );
+        }
+    }
     let mut o = json!({
         "tags": [format!("{}_{}", first_lower(&group_word(v)), v.version())],
         "description": format!("{action} {}", res.kind),
@@ -397,6 +402,40 @@ fn op(
         o["requestBody"] = b;
     }
     o
+}
+
+/// The errors an operation of `action` can answer (each a `Status`): what any request can
+/// get (a bad request or query, authentication, authorization, an `Accept` nothing matches,
+/// priority and fairness), and what the action can meet: an object or namespace that is not
+/// there, a conflict, an expired list, a body too large or of a type not taken, an invalid
+/// object or options.
+fn errors(action: &str) -> Vec<(&'static str, &'static str)> {
+    let mut codes = vec![
+        ("400", "Bad Request"),
+        ("401", "Unauthorized"),
+        ("403", "Forbidden"),
+        ("406", "Not Acceptable"),
+        ("429", "Too Many Requests"),
+    ];
+    let not_found = ("404", "Not Found");
+    let invalid = ("422", "Unprocessable Entity");
+    let body = [
+        ("413", "Request Entity Too Large"),
+        ("415", "Unsupported Media Type"),
+    ];
+    match action {
+        "get" => codes.push(not_found),
+        "list" => codes.extend([("410", "Gone"), invalid]),
+        "deletecollection" => codes.extend(body.into_iter().chain([invalid])),
+        _ => codes.extend(
+            [not_found, ("409", "Conflict")]
+                .into_iter()
+                .chain(body)
+                .chain([invalid]),
+        ),
+    }
+    codes.sort_unstable();
+    codes
 }
 
 fn first_lower(s: &str) -> String {

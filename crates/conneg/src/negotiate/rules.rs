@@ -201,8 +201,9 @@ impl Negotiator {
         has_body: bool,
     ) -> Result<Negotiated, Rejection> {
         let query = uri.query();
-        // The route knows it streams; so does any watch request.
-        let streaming = self.streaming || query::flag(query, "watch");
+        // The route knows it streams; so does any watch request (`?watch` as Kubernetes
+        // reads its options: `?watch=null` is a watch).
+        let streaming = self.streaming || query::option_flag(query, "watch");
         let selection = select(
             &Accept::from_headers(headers),
             self.codecs.as_slice(),
