@@ -27,7 +27,7 @@
 //! from a client that does not read stalls only its own connection. [`crate::serve`] adds
 //! the rest: a connection with no stream in flight is closed after the idle timeout whatever
 //! frames it sends, and one whose client cancels streams faster than
-//! [`Http2Limits::max_streams`] a second is sent `GOAWAY` ([`ResetBudget`]).
+//! [`Http2Limits::max_streams`] a second is sent `GOAWAY`.
 
 use std::sync::Mutex;
 

@@ -26,7 +26,7 @@
 //! flight (from its complete head until its response body has been sent, which for a watch is
 //! as long as the watch lasts) neither applies: the request body has its own deadline
 //! ([`crate::timeouts`]). [`track`] tells the connection when a request is in flight.
-//! [`serve_connections`] is the accept loop.
+//! `serve_connections` is the accept loop.
 
 use std::future::Future;
 use std::io;
