@@ -129,6 +129,11 @@ impl LimitedListener {
             Err(_) => std::future::pending().await,
         };
         let (io, addr) = axum::serve::Listener::accept(inner).await;
+        // As Go's server: HTTP/2 writes a response's HEADERS and DATA frames apart, and
+        // Nagle's algorithm would hold the second behind the client's delayed ACK (~40 ms).
+        if let Err(e) = io.set_nodelay(true) {
+            tracing::debug!(%addr, "TCP_NODELAY: {e}");
+        }
         (permit, io, addr)
     }
 }
