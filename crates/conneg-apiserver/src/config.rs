@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::http2::Http2Limits;
 use crate::serve::ConnLimits;
 use crate::server::Serving;
 use crate::storage::codec::{StorageCodec, StorageMediaType};
@@ -329,6 +330,30 @@ pub struct ServeArgs {
     /// below the open-file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// HTTP/2 streams open at once on one connection of the secure port; more are refused.
+    /// 0: 100, as Kubernetes (kube-apiserver itself passes 1000).
+    #[arg(long, default_value_t = 0)]
+    pub http2_max_streams_per_connection: u32,
+    /// Decoded size of an HTTP/2 request's header list, in bytes (Kubernetes'
+    /// `MaxHeaderBytes`); a request past it gets 431.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u32).range(1024..))]
+    pub http2_max_header_list_size: u32,
+    /// HTTP/2 flow-control window of one stream: request body bytes a client may send ahead
+    /// (Kubernetes' `MaxUploadBufferPerStream`).
+    #[arg(long, default_value_t = 256 * 1024, value_parser = window_size)]
+    pub http2_stream_window: u32,
+    /// HTTP/2 flow-control window of a connection, across its streams; 0: the stream window
+    /// times the streams per connection (as Kubernetes).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=i64::from(i32::MAX)))]
+    pub http2_connection_window: u32,
+}
+
+/// An HTTP/2 window: 1 to 2^31-1 bytes (RFC 9113).
+fn window_size(s: &str) -> std::result::Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(n) if (1..=i32::MAX.unsigned_abs()).contains(&n) => Ok(n),
+        _ => Err(format!("{s:?} is not a window size (1 to {})", i32::MAX)),
+    }
 }
 
 impl Default for ServeArgs {
@@ -340,6 +365,10 @@ impl Default for ServeArgs {
             idle_timeout: limits.idle_timeout,
             body_read_timeout: timeouts.body_read,
             max_connections: u32::try_from(limits.max_connections).unwrap_or(u32::MAX),
+            http2_max_streams_per_connection: 0,
+            http2_max_header_list_size: limits.http2.max_header_list_size,
+            http2_stream_window: limits.http2.stream_window,
+            http2_connection_window: 0,
         }
     }
 }
@@ -369,7 +398,24 @@ impl ServeArgs {
             max_connections: self.max_connections as usize,
             header_read_timeout: self.header_read_timeout,
             idle_timeout: self.idle_timeout,
+            http2: self.http2_limits(),
         }
+    }
+
+    /// The HTTP/2 bounds: Kubernetes' defaults, with what the flags change.
+    pub fn http2_limits(&self) -> Http2Limits {
+        let streams = match self.http2_max_streams_per_connection {
+            0 => Http2Limits::default().max_streams,
+            n => n,
+        };
+        let mut limits = Http2Limits::with_max_streams(streams);
+        limits.max_header_list_size = self.http2_max_header_list_size;
+        limits.stream_window = self.http2_stream_window;
+        limits.connection_window = match self.http2_connection_window {
+            0 => Http2Limits::connection_window_for(self.http2_stream_window, streams),
+            n => n,
+        };
+        limits
     }
 }
 

@@ -1,5 +1,6 @@
 //! Serving connections with bounds: at most `--max-connections` open at once, and a connection
-//! that sends nothing useful is closed; over TLS when the listener has an acceptor.
+//! that sends nothing useful is closed; over TLS when the listener has an acceptor, HTTP/2
+//! when the client picks `h2` in ALPN ([`crate::http2`]), HTTP/1.1 otherwise.
 //!
 //! * **TLS.** The handshake runs in a task of its own, within `--header-read-timeout`, so a
 //!   client that stalls in it holds only its own connection's permit; the listener hands out
@@ -9,39 +10,55 @@
 //!   free, new connections wait in the kernel's backlog and open ones are served as usual. A
 //!   permit is returned when its connection closes, so open file descriptors stay bounded.
 //! * **Idle timeout.** A connection with no request in flight that receives nothing for
-//!   `--idle-timeout` (keep-alive between requests, or a connection that never sends) is closed.
-//! * **Header-read timeout.** Once the first byte of a request arrives, its head must be
-//!   complete within `--header-read-timeout` (slowloris).
+//!   `--idle-timeout` (keep-alive between requests, or a connection that never sends) is closed;
+//!   the wait starts when the last request in flight finishes. On HTTP/2 a request is a
+//!   stream, and frames without one (PING, SETTINGS, WINDOW_UPDATE) do not keep the
+//!   connection open.
+//! * **Header-read timeout.** Once the first byte of an HTTP/1.1 request arrives, its head
+//!   must be complete within `--header-read-timeout` (slowloris). HTTP/2 bounds a header
+//!   block by size instead, and an unfinished one is no stream: the idle timeout applies.
+//! * **Cancelled streams.** An HTTP/2 client that cancels more streams than its budget
+//!   ([`crate::http2`]'s rapid-reset defence) is sent `GOAWAY`, and the connection ends once
+//!   its other streams have.
 //!
 //! Both timeouts are enforced by [`LimitedConn`], which wraps the socket: its reads fail with
 //! `TimedOut` at the deadline, and hyper then closes the connection. While a request is in
 //! flight (from its complete head until its response body has been sent, which for a watch is
 //! as long as the watch lasts) neither applies: the request body has its own deadline
 //! ([`crate::timeouts`]). [`track`] tells the connection when a request is in flight.
+//! `serve_connections` is the accept loop.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::serve::IncomingStream;
-use http_body_util::BodyExt as _;
+use bytes::Bytes;
+use futures_util::task::AtomicWaker;
+use http_body::Frame;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::server::TlsStream;
+use tower::ServiceExt as _;
+
+use crate::http2::{Http2Limits, ResetBudget};
 
 /// The connection bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,15 +69,19 @@ pub struct ConnLimits {
     pub header_read_timeout: Duration,
     /// How long a connection may wait for its next request.
     pub idle_timeout: Duration,
+    /// The HTTP/2 bounds, for connections that negotiate `h2`.
+    pub http2: Http2Limits,
 }
 
 impl Default for ConnLimits {
-    /// 512 connections, 32 s to read a request head, 90 s idle (the serving flags' defaults).
+    /// 512 connections, 32 s to read a request head, 90 s idle (the serving flags' defaults),
+    /// kube-apiserver's HTTP/2 bounds.
     fn default() -> Self {
         Self {
             max_connections: 512,
             header_read_timeout: Duration::from_secs(32),
             idle_timeout: Duration::from_secs(90),
+            http2: Http2Limits::default(),
         }
     }
 }
@@ -108,6 +129,11 @@ impl LimitedListener {
             Err(_) => std::future::pending().await,
         };
         let (io, addr) = axum::serve::Listener::accept(inner).await;
+        // As Go's server: HTTP/2 writes a response's HEADERS and DATA frames apart, and
+        // Nagle's algorithm would hold the second behind the client's delayed ACK (~40 ms).
+        if let Err(e) = io.set_nodelay(true) {
+            tracing::debug!(%addr, "TCP_NODELAY: {e}");
+        }
         (permit, io, addr)
     }
 }
@@ -123,10 +149,12 @@ async fn handshake(
 ) -> Option<(LimitedConn, SocketAddr)> {
     match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
         Ok(Ok(tls)) => {
+            let session = tls.get_ref().1;
             let chain: Arc<[CertificateDer<'static>]> =
-                Arc::from(tls.get_ref().1.peer_certificates().unwrap_or_default());
+                Arc::from(session.peer_certificates().unwrap_or_default());
+            let http2 = session.alpn_protocol() == Some(b"h2");
             let stream = Stream::Tls(Box::new(tls));
-            Some((LimitedConn::new(stream, permit, limits, chain), addr))
+            Some((LimitedConn::new(stream, permit, limits, chain, http2), addr))
         }
         Ok(Err(e)) => {
             tracing::debug!(%addr, "TLS handshake failed: {e}");
@@ -139,18 +167,15 @@ async fn handshake(
     }
 }
 
-impl axum::serve::Listener for LimitedListener {
-    type Io = LimitedConn;
-    type Addr = SocketAddr;
-
+impl LimitedListener {
+    /// The next connection, once a permit is free (and, with TLS, its handshake done).
     async fn accept(&mut self) -> (LimitedConn, SocketAddr) {
         loop {
             let Some(acceptor) = &self.tls else {
                 let (permit, io, addr) = Self::next_tcp(&self.permits, &mut self.inner).await;
-                return (
-                    LimitedConn::new(Stream::Plain(io), permit, self.limits, Arc::new([])),
-                    addr,
-                );
+                let conn =
+                    LimitedConn::new(Stream::Plain(io), permit, self.limits, Arc::new([]), false);
+                return (conn, addr);
             };
             tokio::select! {
                 Some(done) = self.handshakes.join_next(), if !self.handshakes.is_empty() => {
@@ -166,16 +191,121 @@ impl axum::serve::Listener for LimitedListener {
         }
     }
 
-    fn local_addr(&self) -> io::Result<SocketAddr> {
+    /// The address listened on.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpListener::local_addr`].
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()
+    }
+}
+
+/// Serves `app` on every connection `listener` accepts, HTTP/2 on those that negotiated it,
+/// until `shutdown` completes; then every connection is shut down gracefully (`GOAWAY`, or
+/// closed once its HTTP/1.1 response is sent) and waited for.
+pub(crate) async fn serve_connections(
+    mut listener: LimitedListener,
+    app: Router,
+    shutdown: impl Future<Output = ()>,
+) {
+    let http1 = Builder::new(TokioExecutor::new()).http1_only();
+    let http2 = listener.limits.http2.builder();
+    let (stop, stopped) = watch::channel(());
+    let mut connections = JoinSet::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let (conn, addr) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        while connections.try_join_next().is_some() {}
+        let builder = if conn.http2 { &http2 } else { &http1 };
+        let info = ConnActivity {
+            activity: conn.activity.clone(),
+            client_certificates: conn.client_certificates.clone(),
+        };
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+            let mut req = req.map(Body::new);
+            req.extensions_mut().insert(ConnectInfo(info.clone()));
+            app.clone().oneshot(req)
+        });
+        let activity = conn.activity.clone();
+        let served = builder
+            .serve_connection(TokioIo::new(conn), service)
+            .into_owned();
+        connections.spawn(serve_one(served, activity, stopped.clone(), addr));
+    }
+    drop(listener);
+    let _ = stop.send(());
+    while connections.join_next().await.is_some() {}
+}
+
+/// Serves one connection until it ends, asking it to shut down gracefully when the server
+/// stops or its client has cancelled too many streams.
+async fn serve_one<C>(
+    served: C,
+    activity: Arc<Activity>,
+    mut stop: watch::Receiver<()>,
+    addr: SocketAddr,
+) where
+    C: Future<Output = Result<(), Box<dyn std::error::Error + Send + Sync>>> + GracefulShutdown,
+{
+    let mut served = pin!(served);
+    let mut draining = false;
+    loop {
+        tokio::select! {
+            outcome = served.as_mut() => {
+                if let Err(e) = outcome {
+                    tracing::debug!(%addr, "connection ended: {e}");
+                }
+                return;
+            }
+            _ = stop.changed(), if !draining => {
+                draining = true;
+                served.as_mut().graceful_shutdown();
+            }
+            () = activity.abusive.notified(), if !draining => {
+                tracing::info!(%addr, "HTTP/2 client cancels streams faster than allowed: GOAWAY");
+                draining = true;
+                served.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// A connection that can be asked to finish its requests and end (hyper-util's connection).
+trait GracefulShutdown {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S, E> GracefulShutdown for hyper_util::server::conn::auto::Connection<'static, I, S, E>
+where
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S::ResBody: http_body::Body + Send + 'static,
+    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper_util::server::conn::auto::Connection::graceful_shutdown(self);
     }
 }
 
 /// What a connection and the requests on it share: how many requests are in flight (high 32
 /// bits) and how many have finished (low 32 bits, wrapping), in one word so that a reader
-/// sees both from the same moment.
+/// sees both from the same moment; the connection's reader, woken when the last request in
+/// flight finishes so that its idle wait starts then; and, on HTTP/2, the budget of streams
+/// its client may cancel.
 #[derive(Debug, Default)]
-struct Activity(AtomicU64);
+struct Activity {
+    word: AtomicU64,
+    reader: AtomicWaker,
+    resets: Option<ResetBudget>,
+    abusive: Notify,
+}
 
 const IN_FLIGHT: u64 = 1 << 32;
 
@@ -202,36 +332,42 @@ impl ConnActivity {
     }
 }
 
-impl Connected<IncomingStream<'_, LimitedListener>> for ConnActivity {
-    fn connect_info(stream: IncomingStream<'_, LimitedListener>) -> Self {
-        Self {
-            activity: stream.io().activity.clone(),
-            client_certificates: stream.io().client_certificates.clone(),
-        }
-    }
+/// Marks a request in flight until its response body has been sent or dropped; dropped
+/// before that, the request was cancelled (on HTTP/2, usually by the client's `RST_STREAM`).
+struct InFlight {
+    activity: Arc<Activity>,
+    complete: bool,
 }
 
-/// Marks a request in flight until its response body has been sent or dropped.
-struct InFlight(Arc<Activity>);
-
 impl InFlight {
-    fn start(a: Arc<Activity>) -> Self {
-        a.0.fetch_add(IN_FLIGHT, Ordering::AcqRel);
-        Self(a)
+    fn start(activity: Arc<Activity>) -> Self {
+        activity.word.fetch_add(IN_FLIGHT, Ordering::AcqRel);
+        Self {
+            activity,
+            complete: false,
+        }
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        let a = &self.activity;
         // One fewer in flight, one more finished (wrapping within the low half: only a change
         // matters).
-        let _ = self
-            .0
-            .0
+        let before = a
+            .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
                 let done = (w.wrapping_add(1)) & (IN_FLIGHT - 1);
                 Some((w & !(IN_FLIGHT - 1)) - IN_FLIGHT + done)
-            });
+            })
+            .unwrap_or(IN_FLIGHT);
+        if !Activity::in_flight(before - IN_FLIGHT) {
+            // The last one: the idle wait starts now, not at the reader's next wake-up.
+            a.reader.wake();
+        }
+        if !self.complete && a.resets.as_ref().is_some_and(|r| !r.spend()) {
+            a.abusive.notify_one();
+        }
     }
 }
 
@@ -242,14 +378,39 @@ pub async fn track(req: Request, next: Next) -> Response {
     let Some(ConnectInfo(ConnActivity { activity, .. })) = req.extensions().get().cloned() else {
         return next.run(req).await;
     };
-    let guard = InFlight::start(activity);
+    let in_flight = InFlight::start(activity);
     let resp = next.run(req).await;
-    resp.map(|body| {
-        Body::new(body.map_frame(move |frame| {
-            let _in_flight = &guard;
-            frame
-        }))
-    })
+    resp.map(|body| Body::new(Tracked { body, in_flight }))
+}
+
+/// A response body that keeps its request in flight, and marks it complete at its end.
+struct Tracked {
+    body: Body,
+    in_flight: InFlight,
+}
+
+impl http_body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.in_flight.complete = true;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// A connection under [`ConnLimits`]: reads fail with `TimedOut` when it has been idle for
@@ -266,6 +427,8 @@ pub struct LimitedConn {
     armed_for: u64,
     /// Whether bytes of the next request head have arrived since the connection became idle.
     head_started: bool,
+    /// Whether the connection speaks HTTP/2 (ALPN `h2`).
+    http2: bool,
 }
 
 impl LimitedConn {
@@ -274,16 +437,22 @@ impl LimitedConn {
         permit: OwnedSemaphorePermit,
         limits: ConnLimits,
         client_certificates: Arc<[CertificateDer<'static>]>,
+        http2: bool,
     ) -> Self {
+        let activity = Activity {
+            resets: http2.then(|| ResetBudget::new(limits.http2.max_streams)),
+            ..Activity::default()
+        };
         Self {
             io,
             client_certificates,
             _permit: permit,
-            activity: Arc::default(),
+            activity: Arc::new(activity),
             limits,
             deadline: Box::pin(tokio::time::sleep(limits.idle_timeout)),
             armed_for: 0,
             head_started: false,
+            http2,
         }
     }
 
@@ -304,7 +473,10 @@ impl AsyncRead for LimitedConn {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let word = this.activity.0.load(Ordering::Acquire);
+        // Registered before the word is read, so that a request finishing after the read
+        // still wakes this reader.
+        this.activity.reader.register(cx.waker());
+        let word = this.activity.word.load(Ordering::Acquire);
         let idle = !Activity::in_flight(word);
         if idle && word != this.armed_for {
             // A request finished since the deadline was set: the idle wait starts now.
@@ -317,7 +489,7 @@ impl AsyncRead for LimitedConn {
         let before = buf.filled().len();
         match Pin::new(&mut this.io).poll_read(cx, buf) {
             Poll::Ready(Ok(())) => {
-                if idle && !this.head_started && buf.filled().len() > before {
+                if idle && !this.http2 && !this.head_started && buf.filled().len() > before {
                     this.head_started = true;
                     this.deadline
                         .as_mut()
@@ -425,5 +597,58 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// A server of `GET /x` on loopback with `limits`; its address.
+    async fn serve(limits: ConnLimits) -> SocketAddr {
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = LimitedListener::new(tcp, limits, None);
+        let addr = listener.local_addr().unwrap();
+        let app = Router::new()
+            .route("/x", get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn(track));
+        tokio::spawn(serve_connections(listener, app, std::future::pending()));
+        addr
+    }
+
+    /// The idle wait starts when the response has been sent, not when the reader next wakes
+    /// up (which, after a request, was at the header-read deadline: idle + header-read).
+    #[tokio::test]
+    async fn a_connection_idle_after_a_request_is_closed_at_the_idle_timeout() {
+        let limits = ConnLimits {
+            idle_timeout: Duration::from_secs(1),
+            header_read_timeout: Duration::from_secs(5),
+            ..ConnLimits::default()
+        };
+        let addr = serve(limits).await;
+        let mut conn = TcpStream::connect(addr).await.unwrap();
+        conn.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !got.ends_with(b"ok") {
+            let n = conn.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed before the answer: {got:?}");
+            got.extend_from_slice(&buf[..n]);
+        }
+        let answered = Instant::now();
+        let n = tokio::time::timeout(Duration::from_secs(10), conn.read(&mut buf))
+            .await
+            .expect("still open 10 s after the answer")
+            .unwrap_or(0);
+        assert_eq!(n, 0, "only the close was expected");
+        let idle = answered.elapsed();
+        assert!(
+            idle >= Duration::from_millis(900) && idle < Duration::from_secs(3),
+            "closed {idle:?} after the answer; the idle timeout is 1 s"
+        );
     }
 }

@@ -11,7 +11,8 @@
 //! * With client CAs, a client certificate is asked for and, when given, must chain to one of
 //!   them; a client without one still connects (it may use a token, or be anonymous), as in
 //!   Kubernetes (`crate::auth::X509` reads the user from a certificate).
-//! * Only HTTP/1.1 is offered in ALPN (the server speaks HTTP/1.1).
+//! * ALPN offers `h2` then `http/1.1`: a client that speaks HTTP/2 gets it, as from Go's
+//!   server ([`crate::http2`] has its bounds); one that offers nothing gets HTTP/1.1.
 
 use std::fmt;
 use std::io;
@@ -107,7 +108,7 @@ fn err(what: impl fmt::Display, e: impl fmt::Display) -> TlsError {
 /// let dir = tempfile::tempdir().unwrap();
 /// let opts = TlsOptions { cert_dir: dir.path().to_owned(), ..TlsOptions::default() };
 /// let config = server_config(&opts).unwrap();
-/// assert_eq!(config.alpn_protocols, [b"http/1.1".to_vec()]);
+/// assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
 /// // The self-signed certificate is kept for the next start.
 /// assert!(dir.path().join("apiserver.crt").exists());
 /// ```
@@ -136,7 +137,7 @@ pub fn server_config(opts: &TlsOptions) -> Result<Arc<rustls::ServerConfig>, Tls
         builder.with_client_cert_verifier(client_verifier(&opts.client_ca_files)?)
     };
     let mut config = builder.with_cert_resolver(Arc::new(resolver));
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
 

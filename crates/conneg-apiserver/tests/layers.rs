@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["storage"],
     &[
         "serve",
+        "http2",
         "timeouts",
         "tls",
         "auth",

@@ -1,6 +1,7 @@
 //! kubectl (1.32) against the real binary: create, get (Table), get -o json, apply
 //! --server-side, replace, get -w, delete, api-resources, explain — first as plain kubectl,
-//! then with `KUBE_FEATURE_ClientsAllowCBOR=true KUBE_FEATURE_ClientsPreferCBOR=true`.
+//! then with `KUBE_FEATURE_ClientsAllowCBOR=true KUBE_FEATURE_ClientsPreferCBOR=true`; each
+//! over plain HTTP/1.1 and over HTTPS, where kubectl negotiates HTTP/2.
 //!
 //! Skipped (loudly) when kubectl is not on PATH; nothing else is skipped.
 
@@ -8,7 +9,7 @@ mod common;
 
 use std::process::Stdio;
 
-use common::kubectl::{Kubectl, setup};
+use common::kubectl::{Kubectl, setup, setup_secure};
 
 const FLUNDER: &str = "apiVersion: wardle.example.com/v1alpha1
 kind: Flunder
@@ -27,8 +28,13 @@ spec:
   referenceType: Flunder
 ";
 
-fn scenario(test: &str, cbor: bool) {
-    let Some((dir, server)) = setup(test, &[]) else {
+fn scenario(test: &str, cbor: bool, secure: bool) {
+    let started = if secure {
+        setup_secure(test)
+    } else {
+        setup(test, &[])
+    };
+    let Some((dir, server)) = started else {
         return;
     };
     let k = Kubectl {
@@ -178,7 +184,7 @@ fn scenario(test: &str, cbor: bool) {
             .unwrap();
         assert!(out.status.success());
         assert_eq!(&out.stdout[..3], &[0xd9, 0xd9, 0xf7], "expected CBOR");
-        let metrics = server.get("/metrics", "*/*").text();
+        let metrics = k.run(&["get", "--raw", "/metrics"]);
         assert!(
             metrics.contains("response_content_type=\"application/cbor\""),
             "{metrics}"
@@ -189,16 +195,32 @@ fn scenario(test: &str, cbor: bool) {
     assert!(out.contains("deleted"), "{out}");
     let out = k.run(&["get", "flunders"]);
     assert!(!out.contains("applied"), "{out}");
+
+    // Over HTTPS every request of kubectl, watches included, was an HTTP/2 stream.
+    let metrics = k.run(&["get", "--raw", "/metrics"]);
+    let http2 = metrics.contains("apiserver_requests_by_protocol_total{protocol=\"HTTP/2.0\"}");
+    let http1 = metrics.contains("apiserver_requests_by_protocol_total{protocol=\"HTTP/1.1\"}");
+    assert_eq!((http2, http1), (secure, !secure), "{metrics}");
 }
 
 #[test]
 fn kubectl_json() {
-    scenario("kubectl_json", false);
+    scenario("kubectl_json", false, false);
 }
 
 #[test]
 fn kubectl_with_cbor_gates() {
-    scenario("kubectl_with_cbor_gates", true);
+    scenario("kubectl_with_cbor_gates", true, false);
+}
+
+#[test]
+fn kubectl_json_over_http2() {
+    scenario("kubectl_json_over_http2", false, true);
+}
+
+#[test]
+fn kubectl_with_cbor_gates_over_http2() {
+    scenario("kubectl_with_cbor_gates_over_http2", true, true);
 }
 
 /// kubectl with the CBOR gates against a `--no-cbor` server: everything still works, in JSON.

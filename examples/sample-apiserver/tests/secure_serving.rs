@@ -2,14 +2,15 @@
 //! `--cert-dir`, users from client certificates and bearer tokens, ABAC decisions,
 //! impersonation (`kubectl --as`), 401 without credentials, and a serving certificate rotated
 //! on disk without a restart; the front proxy's identity headers, believed only with its
-//! certificate.
+//! certificate, over HTTP/1.1 and HTTP/2 alike.
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
-use common::{Server, tempdir};
+use common::{Server, h2, tempdir};
+use http_body_util::BodyExt as _;
 
 const POLICIES: &str = r#"{"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"alice","namespace":"*","resource":"*","apiGroup":"*"}}
 {"apiVersion":"abac.authorization.kubernetes.io/v1beta1","kind":"Policy","spec":{"user":"bob","namespace":"*","resource":"*","apiGroup":"*","readonly":true}}
@@ -352,48 +353,57 @@ fn plain_http_off_loopback_is_refused_with_the_flags_to_set() {
 
 /// One HTTPS request over a fresh connection that trusts `ca`, with a client certificate if
 /// given; the status code and body.
-fn https(addr: &str, ca: &Path, client: Option<(&str, &str)>, request: &str) -> (u16, String) {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use std::io::{Read, Write};
-    use std::sync::Arc;
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(ca).unwrap() {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots);
-    let config = match client {
-        Some((cert, key)) => builder
-            .with_client_auth_cert(
-                CertificateDer::pem_file_iter(cert)
+/// The protocol a test client speaks over TLS.
+#[derive(Clone, Copy, Debug)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// `req` over TLS (trusting `ca`, with a client certificate if given) in `protocol`: the
+/// status and body.
+fn https(
+    addr: &str,
+    ca: &Path,
+    client: Option<(&str, &str)>,
+    protocol: Protocol,
+    req: http::Request<bytes::Bytes>,
+) -> (u16, String) {
+    let runtime = h2::runtime();
+    let (code, body) = runtime.block_on(async {
+        match protocol {
+            Protocol::Http2 => {
+                let mut c = h2::client(addr, ca, client).await;
+                let (code, _, body) = h2::send(&mut c, req).await;
+                (code, body)
+            }
+            Protocol::Http1 => {
+                let io = h2::tls(addr, ca, client, &[b"http/1.1"]).await;
+                let (mut c, conn) =
+                    hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(io))
+                        .await
+                        .unwrap();
+                tokio::spawn(conn);
+                let (mut parts, body) = req.into_parts();
+                parts.uri = parts
+                    .uri
+                    .path_and_query()
                     .unwrap()
-                    .map(Result::unwrap)
-                    .collect(),
-                PrivateKeyDer::from_pem_file(key).unwrap(),
-            )
-            .unwrap(),
-        None => builder.with_no_client_auth(),
-    };
-    let conn =
-        rustls::ClientConnection::new(Arc::new(config), "127.0.0.1".try_into().unwrap()).unwrap();
-    let mut tls = rustls::StreamOwned::new(conn, std::net::TcpStream::connect(addr).unwrap());
-    tls.write_all(request.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    // The server may close without close_notify once it has answered.
-    let _ = tls.read_to_end(&mut out);
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let code = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no status line in {text:?}"));
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
-    (code, body)
+                    .as_str()
+                    .parse()
+                    .unwrap();
+                parts
+                    .headers
+                    .insert("host", http::HeaderValue::from_static("127.0.0.1"));
+                let req = http::Request::from_parts(parts, http_body_util::Full::new(body));
+                let resp = c.send_request(req).await.unwrap();
+                let code = resp.status().as_u16();
+                let body = resp.into_body().collect().await.unwrap().to_bytes();
+                (code, body)
+            }
+        }
+    });
+    (code, String::from_utf8_lossy(&body).into_owned())
 }
 
 #[test]
@@ -424,30 +434,52 @@ fn front_proxy_headers_are_believed_only_with_its_certificate() {
         ],
     );
     let serving_ca = cert_dir.join("apiserver.crt");
-    let create = |as_user: &str| {
-        let body = r#"{"metadata":{"name":"proxied"},"spec":{"referenceType":"Flunder","flunderReference":"x"}}"#;
-        format!(
-            "POST /apis/wardle.example.com/v1beta1/namespaces/default/flunders HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nX-Remote-User: {as_user}\r\nX-Remote-Group: readers\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
+    let create = |as_user: &str, name: &str| {
+        let body = format!(
+            r#"{{"metadata":{{"name":"{name}"}},"spec":{{"referenceType":"Flunder","flunderReference":"x"}}}}"#
+        );
+        http::Request::post(
+            "https://127.0.0.1/apis/wardle.example.com/v1beta1/namespaces/default/flunders",
         )
+        .header("content-type", "application/json")
+        .header("x-remote-user", as_user)
+        .header("x-remote-group", "readers")
+        .body(bytes::Bytes::from(body))
+        .unwrap()
     };
     fn with(p: &(String, String)) -> Option<(&str, &str)> {
         Some((p.0.as_str(), p.1.as_str()))
     }
-    // Through the proxy, bob (read-only) may not create: the answer names bob.
-    let (code, body) = https(&server.addr, &serving_ca, with(&proxy), &create("bob"));
-    assert_eq!(code, 403, "{body}");
-    assert!(body.contains(r#"User \"bob\" cannot create"#), "{body}");
-    // Through the proxy as alice: created.
-    let (code, body) = https(&server.addr, &serving_ca, with(&proxy), &create("alice"));
-    assert_eq!(code, 201, "{body}");
-    // alice's own certificate with the headers: the headers are ignored, she is alice.
-    let (code, body) = https(&server.addr, &serving_ca, with(&alice), &create("bob"));
-    assert_eq!(code, 409, "alice may create; it exists: {body}");
-    // A proxy certificate with a name not allowed, or no certificate: nobody.
-    for client in [with(&stranger), None] {
-        let (code, body) = https(&server.addr, &serving_ca, client, &create("alice"));
-        assert_eq!(code, 401, "{body}");
+    // The same over HTTP/1.1 and HTTP/2: the certificate is the connection's, the headers
+    // each request's.
+    for (protocol, name) in [(Protocol::Http1, "proxied"), (Protocol::Http2, "proxied2")] {
+        let call = |client, as_user| {
+            https(
+                &server.addr,
+                &serving_ca,
+                client,
+                protocol,
+                create(as_user, name),
+            )
+        };
+        // Through the proxy, bob (read-only) may not create: the answer names bob.
+        let (code, body) = call(with(&proxy), "bob");
+        assert_eq!(code, 403, "{protocol:?}: {body}");
+        assert!(body.contains(r#"User \"bob\" cannot create"#), "{body}");
+        // Through the proxy as alice: created.
+        let (code, body) = call(with(&proxy), "alice");
+        assert_eq!(code, 201, "{protocol:?}: {body}");
+        // alice's own certificate with the headers: the headers are ignored, she is alice.
+        let (code, body) = call(with(&alice), "bob");
+        assert_eq!(
+            code, 409,
+            "{protocol:?}: alice may create; it exists: {body}"
+        );
+        // A proxy certificate with a name not allowed, or no certificate: nobody.
+        for client in [with(&stranger), None] {
+            let (code, body) = call(client, "alice");
+            assert_eq!(code, 401, "{protocol:?}: {body}");
+        }
     }
 }
 

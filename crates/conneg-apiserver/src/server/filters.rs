@@ -75,6 +75,7 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
     }
     let started = std::time::Instant::now();
     let name = user.name.clone();
+    let version = req.version();
     req.extensions_mut().insert(user);
     let resp = next.run(req).await;
     // The access log (`RUST_LOG=access=debug`): who did what, the answer, how long it took to
@@ -87,6 +88,7 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
         namespace = %attributes.namespace,
         name = %attributes.name,
         path = %attributes.path,
+        protocol = ?version,
         code = resp.status().as_u16(),
         latency_ms = started.elapsed().as_secs_f64() * 1e3,
     );

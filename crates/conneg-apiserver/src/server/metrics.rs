@@ -6,7 +6,9 @@
 //! * [`layer`] wraps the whole router and counts every answer — including the layer's own
 //!   406/415/413 — by verb, group, version, resource, code, and the negotiated request and
 //!   response media types (`apiserver_request_total`), so an operator sees CBOR in use
-//!   (KEP-4222 asks for exactly that).
+//!   (KEP-4222 asks for exactly that), and by HTTP version
+//!   (`apiserver_requests_by_protocol_total`: an HTTP/2 stream is a request), so an operator
+//!   sees which clients multiplex.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -52,6 +54,7 @@ struct Counter {
 pub struct Metrics {
     requests: Mutex<BTreeMap<Labels, Counter>>,
     users: Mutex<BTreeMap<&'static str, u64>>,
+    protocols: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 /// Kubernetes' `compressUsername`: the user label of `authenticated_user_requests`, a handful
@@ -73,6 +76,18 @@ impl Metrics {
     pub fn count_user(&self, user: &str) {
         if let Ok(mut m) = self.users.lock() {
             *m.entry(compress_username(user)).or_default() += 1;
+        }
+    }
+
+    fn count_protocol(&self, version: http::Version) {
+        let protocol = match version {
+            http::Version::HTTP_2 => "HTTP/2.0",
+            http::Version::HTTP_11 => "HTTP/1.1",
+            http::Version::HTTP_10 => "HTTP/1.0",
+            _ => "other",
+        };
+        if let Ok(mut m) = self.protocols.lock() {
+            *m.entry(protocol).or_default() += 1;
         }
     }
 
@@ -113,6 +128,15 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "authenticated_user_requests{{username=\"{user}\"}} {n}"
+            );
+        }
+        let protocols = self.protocols.lock().map(|m| m.clone()).unwrap_or_default();
+        out.push_str("# HELP apiserver_requests_by_protocol_total Counter of requests broken out by HTTP version (an HTTP/2 stream is a request).\n");
+        out.push_str("# TYPE apiserver_requests_by_protocol_total counter\n");
+        for (protocol, n) in &protocols {
+            let _ = writeln!(
+                out,
+                "apiserver_requests_by_protocol_total{{protocol=\"{protocol}\"}} {n}"
             );
         }
         out
@@ -219,6 +243,7 @@ pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Resp
             .any(|p| matches!(p, "watch=true" | "watch=1" | "watch=True" | "watch=t"))
     });
     let req_ct = essence(req.headers().get(CONTENT_TYPE));
+    st.metrics.count_protocol(req.version());
     let resp = next.run(req).await;
     let (group, version, resource, verb) = match classify(&path) {
         Some((g, v, r, named)) => {

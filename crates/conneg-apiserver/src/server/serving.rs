@@ -10,7 +10,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::filters::{self, Auth};
 use super::{AppState, router};
-use crate::serve::{ConnActivity, ConnLimits, LimitedListener, track};
+use crate::serve::{ConnLimits, LimitedListener, serve_connections, track};
 use crate::timeouts::{self, Timeouts};
 
 /// How a server is served: what [`AppState::serve`] puts around the router. The default is
@@ -60,8 +60,9 @@ impl AppState {
     }
 
     /// Creates the system namespaces ([`AppState::bootstrap`]), then serves [`AppState::app`]
-    /// on `listener` with the connection bounds of `serving` (and its TLS) until `shutdown`
-    /// completes; connections in flight are then drained.
+    /// on `listener` with the connection bounds of `serving` (and its TLS, HTTP/2 where the
+    /// client negotiates it) until `shutdown` completes; connections in flight are then
+    /// drained.
     ///
     /// ```no_run
     /// # async fn demo(state: conneg_apiserver::server::AppState) -> std::io::Result<()> {
@@ -82,12 +83,9 @@ impl AppState {
         self.bootstrap()
             .await
             .map_err(|s| std::io::Error::other(format!("bootstrap: {}", s.message)))?;
-        let app = self
-            .app(&serving)
-            .into_make_service_with_connect_info::<ConnActivity>();
+        let app = self.app(&serving);
         let listener = LimitedListener::new(listener, serving.limits, serving.tls);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
+        serve_connections(listener, app, shutdown).await;
+        Ok(())
     }
 }

@@ -34,6 +34,13 @@ impl Kubectl<'_> {
             .env_remove("KUBE_FEATURE_ClientsAllowCBOR")
             .env_remove("KUBE_FEATURE_ClientsPreferCBOR")
             .args(args);
+        if self.server.tls {
+            // A credential: over HTTPS without one, kubectl prompts for a password.
+            c.arg("--certificate-authority")
+                .arg(self.dir.join("certs").join("apiserver.crt"))
+                .arg("--token")
+                .arg(TOKEN);
+        }
         if self.cbor {
             c.env("KUBE_FEATURE_ClientsAllowCBOR", "true")
                 .env("KUBE_FEATURE_ClientsPreferCBOR", "true");
@@ -142,9 +149,22 @@ impl Kubectl<'_> {
     }
 }
 
+/// The bearer token [`Kubectl`] sends over HTTPS (user `admin`).
+const TOKEN: &str = "kubectl-test-token";
+
+/// [`setup`] of a server on HTTPS, its self-signed certificate in `certs/` of the directory
+/// (which [`Kubectl`] then trusts), a token file naming [`TOKEN`].
+pub(crate) fn setup_secure(test: &str) -> Option<(tempfile::TempDir, Server)> {
+    start(test, &[], true)
+}
+
 /// A server started with `args` and an empty kubeconfig beside it, for the test named `test`; `None`, with a
 /// loud notice, when kubectl is not on PATH.
 pub(crate) fn setup(test: &str, args: &[&str]) -> Option<(tempfile::TempDir, Server)> {
+    start(test, args, false)
+}
+
+fn start(test: &str, args: &[&str], secure: bool) -> Option<(tempfile::TempDir, Server)> {
     if !kubectl_available() {
         eprintln!(
             "\n!!!!! kubectl not on PATH: SKIPPING the kubectl end-to-end test ({test}) !!!!!\n"
@@ -157,6 +177,22 @@ pub(crate) fn setup(test: &str, args: &[&str]) -> Option<(tempfile::TempDir, Ser
         "apiVersion: v1\nkind: Config\n",
     )
     .unwrap();
-    let server = Server::start(&dir.path().join("data"), args);
+    let certs = dir.path().join("certs");
+    let tokens = dir.path().join("tokens.csv");
+    let mut args = args.to_vec();
+    if secure {
+        std::fs::write(&tokens, format!("{TOKEN},admin,1\n")).unwrap();
+        args.extend([
+            "--secure-port",
+            "0",
+            "--bind-address",
+            "127.0.0.1",
+            "--cert-dir",
+            certs.to_str().unwrap(),
+            "--token-auth-file",
+            tokens.to_str().unwrap(),
+        ]);
+    }
+    let server = Server::start(&dir.path().join("data"), &args);
     Some((dir, server))
 }

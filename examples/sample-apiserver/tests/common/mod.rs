@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod h2;
 pub(crate) mod kubectl;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,6 +19,8 @@ pub(crate) struct Server {
     pub(crate) addr: String,
     /// The data directory (kept across restarts).
     pub(crate) data_dir: PathBuf,
+    /// Whether it serves HTTPS (`--secure-port`).
+    pub(crate) tls: bool,
 }
 
 impl Server {
@@ -53,6 +56,7 @@ impl Server {
             child: Some(child),
             addr,
             data_dir: data_dir.to_owned(),
+            tls: args.contains(&"--secure-port"),
         }
     }
 
@@ -80,9 +84,10 @@ impl Server {
         self.child.as_ref().map_or(0, Child::id)
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https` with `--secure-port`).
     pub(crate) fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// One request; returns the response (the connection is closed after it).
