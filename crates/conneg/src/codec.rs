@@ -43,6 +43,7 @@ use crate::headers::media_type::{
     APPLICATION_CBOR, APPLICATION_CBOR_SEQ, APPLICATION_JSON, APPLICATION_JSON_WATCH, MediaRange,
 };
 use crate::json_duplicates::json_duplicate_keys;
+use crate::profile::Profile;
 
 /// A boxed error from a [`CustomCodec`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -179,6 +180,20 @@ impl Codec {
                 let tree = serde_json::to_value(value).map_err(|e| EncodeError(e.to_string()))?;
                 c.encode(&tree, out).map_err(|e| EncodeError(e.to_string()))
             }
+        }
+    }
+
+    /// Encodes `value` as `profile` writes this codec: the same as [`encode`](Self::encode)
+    /// except CBOR under the standard profile (text strings, no self-described tag).
+    pub(crate) fn encode_as<T: Serialize + ?Sized>(
+        &self,
+        profile: Profile,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        match self {
+            Codec::Cbor => cbor::encode_as(profile, out, value).map_err(EncodeError),
+            _ => self.encode(value, out),
         }
     }
 

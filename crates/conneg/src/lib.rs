@@ -118,12 +118,15 @@ mod cbor;
 #[cfg(feature = "client")]
 pub mod client;
 mod codec;
+mod explain;
 mod field_validation;
 pub mod headers;
 mod json_duplicates;
 mod list;
 pub mod negotiate;
 pub mod patch;
+mod problem;
+pub mod profile;
 mod query;
 mod registry;
 mod status;
@@ -140,6 +143,8 @@ pub use negotiate::{
     RequestFormat, append_warnings, decode_body, encode_response, read_body,
 };
 pub use patch::{Patch, PatchType};
+pub use problem::{APPLICATION_PROBLEM_JSON, Problem};
+pub use profile::Profile;
 pub use query::parse_bool;
 pub use registry::{Codecs, Selection};
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
