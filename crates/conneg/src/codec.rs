@@ -48,7 +48,10 @@ use crate::profile::Profile;
 /// A boxed error from a [`CustomCodec`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A user-supplied codec for a media type conneg does not build in.
+/// A user-supplied codec for a media type conneg does not build in, added to a route with
+/// [`NegotiateLayer::codec`](crate::NegotiateLayer::codec): negotiated like the built-in ones,
+/// listed in 406 and 415 answers, and used for error bodies too. `examples/axum-notes/src/yaml.rs`
+/// is a runnable YAML codec; MessagePack is the same shape.
 ///
 /// ```
 /// use conneg::{BoxError, CustomCodec};

@@ -258,10 +258,11 @@ impl Negotiated {
     /// other field validations.
     ///
     /// ```
-    /// use conneg::Negotiator;
+    /// use conneg::{Negotiator, Profile};
     /// use http::{HeaderMap, Method, Uri};
     ///
     /// let n = Negotiator::new()
+    ///     .profile(Profile::Kubernetes)
     ///     .negotiate(&Method::POST, &Uri::from_static("/x?fieldValidation=Warn"), &HeaderMap::new(), true)
     ///     .unwrap();
     /// n.warn([r#"unknown field "spec.foo""#.to_owned()]);
