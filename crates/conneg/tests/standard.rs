@@ -83,10 +83,19 @@ fn problem(reply: &Reply) -> Problem {
 
 const CBOR: &str = "application/cbor";
 
+/// Method, URI, headers, body, expected status.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [u8],
+    u16,
+);
+
 #[tokio::test]
 async fn every_error_is_a_problem_in_the_negotiated_format() {
     let app = app(NegotiateLayer::new());
-    let cases: &[(&str, &str, &[(&str, &str)], &[u8], u16)] = &[
+    let cases: &[Case] = &[
         ("GET", "/notes/1", &[("accept", "text/html")], b"", 406),
         (
             "POST",
