@@ -187,7 +187,8 @@ impl Rejection {
         response
     }
 
-    /// The response, with an `http_body_util::Full` body; the same as [`render`](Self::render).
+    /// The response: the route's error format (or mapping) with the extra headers, with an
+    /// `http_body_util::Full` body.
     pub fn into_http_response(self) -> Response<Full<Bytes>> {
         self.render().map(Full::new)
     }
