@@ -20,7 +20,7 @@ pub fn item_example_binaries() -> &'static [PathBuf] {
 }
 
 /// Builds `package`'s binary (of the same name) in this test's profile and returns its path.
-fn build(package: &str) -> PathBuf {
+pub fn build(package: &str) -> PathBuf {
     // A test runs from target/<profile>/deps/; the binaries land in target/<profile>/.
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe

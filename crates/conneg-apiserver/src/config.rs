@@ -240,7 +240,9 @@ impl AuthArgs {
             authenticator,
             authorizer: Authorizer::new(modes)
                 .always_allow_paths(self.authorization_always_allow_paths.clone()),
-            errors: conneg::Negotiator::new().codecs(codecs),
+            errors: conneg::Negotiator::new()
+                .profile(conneg::Profile::Kubernetes)
+                .codecs(codecs),
             metrics,
         })
     }

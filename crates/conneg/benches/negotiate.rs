@@ -74,11 +74,13 @@ fn cases() -> Vec<Case> {
 }
 
 fn negotiate(c: &mut Criterion) {
-    let negotiator = Negotiator::new().patch_types([
-        PatchType::JsonPatch,
-        PatchType::MergePatch,
-        PatchType::ApplyCbor,
-    ]);
+    let negotiator = Negotiator::new()
+        .profile(conneg::Profile::Kubernetes)
+        .patch_types([
+            PatchType::JsonPatch,
+            PatchType::MergePatch,
+            PatchType::ApplyCbor,
+        ]);
     let uri = Uri::from_static(URI);
     let on_cpu = thread_cpu_time().is_some();
     for (group_name, cpu_time) in [("negotiate", false), ("negotiate-cpu", true)] {

@@ -181,7 +181,11 @@ async fn fanout_once(codec: &Codec, watchers: usize, events: usize, how: Fanout)
             .route("/items", get(broadcast_handler))
             .with_state(tx.clone()),
     }
-    .layer(NegotiateLayer::new().streaming(true));
+    .layer(
+        NegotiateLayer::new()
+            .profile(conneg::Profile::Kubernetes)
+            .streaming(true),
+    );
     let addr = start(app).await;
     let accept = if *codec == Codec::Cbor {
         "application/cbor"
@@ -344,7 +348,7 @@ async fn list_child(mode: &str, codec: Codec) {
                 }
             }),
         )
-        .layer(NegotiateLayer::new());
+        .layer(NegotiateLayer::new().profile(conneg::Profile::Kubernetes));
     let addr = start(app).await;
     let client = client();
     // Warm up the connection and runtime, then take the baseline.

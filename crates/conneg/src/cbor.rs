@@ -1,12 +1,13 @@
 //! The bridge to `conneg-cbor`, kept in one place so the rest of the crate does not depend on
 //! its exact API.
 
-use conneg_cbor::{DecodeOptions, EncodeOptions, UnknownFields};
+use conneg_cbor::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::codec::{DecodeError, Decoded};
 use crate::field_validation::FieldValidation;
+use crate::profile::Profile;
 
 /// Encodes in fast (unsorted) mode with the self-described prefix, as Kubernetes serves
 /// responses.
@@ -14,9 +15,25 @@ pub(crate) fn encode_fast<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
     value: &T,
 ) -> Result<(), String> {
-    EncodeOptions::fast()
-        .encode_into(out, value)
-        .map_err(|e| e.to_string())
+    encode_as(Profile::Kubernetes, out, value)
+}
+
+/// Encodes a response the way `profile` writes CBOR: Kubernetes' byte strings after the
+/// self-described tag, or (standard) text strings and no tag, the plain RFC 8949 preferred
+/// serialization any generic CBOR decoder reads as it would JSON. Both keep the value's map
+/// order (responses are not hashed or compared).
+pub(crate) fn encode_as<T: Serialize + ?Sized>(
+    profile: Profile,
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), String> {
+    let options = match profile {
+        Profile::Kubernetes => EncodeOptions::fast(),
+        Profile::Standard => EncodeOptions::fast()
+            .string_encoding(StringEncoding::Text)
+            .self_described(false),
+    };
+    options.encode_into(out, value).map_err(|e| e.to_string())
 }
 
 /// Decodes strictly (duplicate keys, bad UTF-8, NaN... are always errors) with `validation`

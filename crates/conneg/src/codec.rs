@@ -43,11 +43,15 @@ use crate::headers::media_type::{
     APPLICATION_CBOR, APPLICATION_CBOR_SEQ, APPLICATION_JSON, APPLICATION_JSON_WATCH, MediaRange,
 };
 use crate::json_duplicates::json_duplicate_keys;
+use crate::profile::Profile;
 
 /// A boxed error from a [`CustomCodec`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A user-supplied codec for a media type conneg does not build in.
+/// A user-supplied codec for a media type conneg does not build in, added to a route with
+/// [`NegotiateLayer::codec`](crate::NegotiateLayer::codec): negotiated like the built-in ones,
+/// listed in 406 and 415 answers, and used for error bodies too. `examples/axum-notes/src/yaml.rs`
+/// is a runnable YAML codec; MessagePack is the same shape.
 ///
 /// ```
 /// use conneg::{BoxError, CustomCodec};
@@ -179,6 +183,20 @@ impl Codec {
                 let tree = serde_json::to_value(value).map_err(|e| EncodeError(e.to_string()))?;
                 c.encode(&tree, out).map_err(|e| EncodeError(e.to_string()))
             }
+        }
+    }
+
+    /// Encodes `value` as `profile` writes this codec: the same as [`encode`](Self::encode)
+    /// except CBOR under the standard profile (text strings, no self-described tag).
+    pub(crate) fn encode_as<T: Serialize + ?Sized>(
+        &self,
+        profile: Profile,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        match self {
+            Codec::Cbor => cbor::encode_as(profile, out, value).map_err(EncodeError),
+            _ => self.encode(value, out),
         }
     }
 

@@ -646,23 +646,43 @@ impl Status {
     /// An HTTP response carrying this status encoded with `codec`, with `Content-Type` and, when
     /// `details.retryAfterSeconds` is set, `Retry-After`.
     pub fn to_response(&self, codec: &Codec, pretty: bool) -> Response<Full<Bytes>> {
-        let body = self.encode(codec, pretty);
-        let mut response = Response::new(Full::new(body));
+        self.to_bytes_response(codec, pretty).map(Full::new)
+    }
+
+    /// [`to_response`](Self::to_response) with the bytes as the body.
+    pub(crate) fn to_bytes_response(&self, codec: &Codec, pretty: bool) -> Response<Bytes> {
+        let mut response = Response::new(self.encode(codec, pretty));
         *response.status_mut() = self.code();
         response
             .headers_mut()
             .insert(CONTENT_TYPE, codec.content_type());
-        if let Some(secs) = self
-            .details
+        if let Some(retry_after) = self.retry_after() {
+            response.headers_mut().insert(RETRY_AFTER, retry_after);
+        }
+        response
+    }
+
+    /// `Retry-After` from `details.retryAfterSeconds`, when set.
+    pub(crate) fn retry_after(&self) -> Option<HeaderValue> {
+        self.details
             .as_ref()
             .map(|d| d.retry_after_seconds)
             .filter(|s| *s > 0)
-        {
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from(secs));
-        }
-        response
+            .map(HeaderValue::from)
+    }
+
+    /// A failure with `code`, the reason Kubernetes gives that code, and `message`: for errors
+    /// that come from elsewhere (axum's rejections, the router's 404 and 405).
+    pub(crate) fn for_code(code: StatusCode, message: impl Into<String>) -> Self {
+        let reason = match code {
+            StatusCode::NOT_FOUND => StatusReason::NotFound,
+            StatusCode::METHOD_NOT_ALLOWED => StatusReason::MethodNotAllowed,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => StatusReason::UnsupportedMediaType,
+            StatusCode::PAYLOAD_TOO_LARGE => StatusReason::RequestEntityTooLarge,
+            c if c.is_server_error() => StatusReason::InternalError,
+            _ => StatusReason::BadRequest,
+        };
+        Status::failure(code, reason, message)
     }
 }
 

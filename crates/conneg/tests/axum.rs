@@ -52,10 +52,12 @@ fn app() -> Router {
         .route(
             "/items/p",
             patch(apply).layer(
-                NegotiateLayer::new().patch_types([PatchType::MergePatch, PatchType::ApplyCbor]),
+                NegotiateLayer::new()
+                    .profile(conneg::Profile::Kubernetes)
+                    .patch_types([PatchType::MergePatch, PatchType::ApplyCbor]),
             ),
         )
-        .layer(NegotiateLayer::new())
+        .layer(NegotiateLayer::new().profile(conneg::Profile::Kubernetes))
 }
 
 async fn send(router: Router, req: Request<Body>) -> (http::response::Parts, Bytes) {
@@ -243,7 +245,7 @@ async fn deferred_response_keeps_an_explicit_500() {
     }
     let router = Router::new()
         .route("/fail", get(failing))
-        .layer(NegotiateLayer::new());
+        .layer(NegotiateLayer::new().profile(conneg::Profile::Kubernetes));
     let headers = [("accept", "application/cbor")];
     let (parts, body) = send(router, req("GET", "/fail", &headers, Body::empty())).await;
     assert_eq!(parts.status, StatusCode::INTERNAL_SERVER_ERROR);
@@ -307,9 +309,13 @@ async fn extractor_rejections_are_typed() {
         // No patch types on this route: a PATCH body is an ordinary JSON body, not a patch.
         .route(
             "/p",
-            patch(patched).layer(NegotiateLayer::new().patch_types([])),
+            patch(patched).layer(
+                NegotiateLayer::new()
+                    .profile(conneg::Profile::Kubernetes)
+                    .patch_types([]),
+            ),
         )
-        .layer(NegotiateLayer::new());
+        .layer(NegotiateLayer::new().profile(conneg::Profile::Kubernetes));
 
     let (parts, body) = send(
         app.clone(),

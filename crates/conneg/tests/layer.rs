@@ -61,7 +61,7 @@ fn cbor_status(body: &[u8]) -> serde_json::Value {
 #[tokio::test]
 async fn negotiated_get_is_cbor_for_kubectl_and_has_vary() {
     let (parts, body) = call(
-        NegotiateLayer::new(),
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
         request("GET", &[("accept", "application/cbor, */*")], b""),
     )
     .await;
@@ -74,7 +74,11 @@ async fn negotiated_get_is_cbor_for_kubectl_and_has_vary() {
     let item: Item = conneg_cbor::from_slice(&body).unwrap();
     assert_eq!(item.name, "get");
 
-    let (parts, body) = call(NegotiateLayer::new(), request("GET", &[], b"")).await;
+    let (parts, body) = call(
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
+        request("GET", &[], b""),
+    )
+    .await;
     assert_eq!(parts.headers[CONTENT_TYPE], "application/json");
     assert_eq!(body, r#"{"name":"get"}"#);
 }
@@ -82,7 +86,7 @@ async fn negotiated_get_is_cbor_for_kubectl_and_has_vary() {
 #[tokio::test]
 async fn not_acceptable_is_indented_json_listing_types() {
     let (parts, body) = call(
-        NegotiateLayer::new(),
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
         request("GET", &[("accept", "text/html, application/cbor;q=0")], b""),
     )
     .await;
@@ -101,7 +105,9 @@ async fn not_acceptable_is_indented_json_listing_types() {
 
 #[tokio::test]
 async fn unsupported_media_type_json_and_cbor_with_accept_header() {
-    let layer = NegotiateLayer::new().accept_request_types([Codec::Json, Codec::Cbor]);
+    let layer = NegotiateLayer::new()
+        .profile(conneg::Profile::Kubernetes)
+        .accept_request_types([Codec::Json, Codec::Cbor]);
     let (parts, body) = call(
         layer.clone(),
         request("POST", &[("content-type", "application/yaml")], b"name: a"),
@@ -141,7 +147,9 @@ async fn unsupported_media_type_json_and_cbor_with_accept_header() {
 
 #[tokio::test]
 async fn patch_415_lists_patch_types_in_accept_patch() {
-    let layer = NegotiateLayer::new().patch_types([PatchType::MergePatch, PatchType::ApplyCbor]);
+    let layer = NegotiateLayer::new()
+        .profile(conneg::Profile::Kubernetes)
+        .patch_types([PatchType::MergePatch, PatchType::ApplyCbor]);
     let (parts, _) = call(
         layer.clone(),
         request("PATCH", &[("content-type", "application/json")], b"{}"),
@@ -171,7 +179,9 @@ async fn patch_415_lists_patch_types_in_accept_patch() {
 
 #[tokio::test]
 async fn too_large_is_413_declared_or_streamed() {
-    let layer = NegotiateLayer::new().body_limit(8);
+    let layer = NegotiateLayer::new()
+        .profile(conneg::Profile::Kubernetes)
+        .body_limit(8);
     // Declared by Content-Length: rejected before the handler runs.
     let (parts, body) = call(
         layer.clone(),
@@ -211,7 +221,7 @@ async fn undecodable_bodies_are_400_never_500() {
         ("application/cbor", b"\xff"),
     ] {
         let (parts, resp) = call(
-            NegotiateLayer::new(),
+            NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
             request("POST", &[("content-type", content_type)], body),
         )
         .await;
@@ -227,10 +237,14 @@ async fn undecodable_bodies_are_400_never_500() {
     let twice = b"{\"name\":\"a\",\"name\":\"b\"}";
     let mut strict = request("POST", &[("content-type", "application/json")], twice);
     *strict.uri_mut() = "/items?fieldValidation=Strict".parse().unwrap();
-    let (parts, _) = call(NegotiateLayer::new(), strict).await;
+    let (parts, _) = call(
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
+        strict,
+    )
+    .await;
     assert_eq!(parts.status, StatusCode::BAD_REQUEST);
     let (parts, _) = call(
-        NegotiateLayer::new(),
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
         request("POST", &[("content-type", "application/json")], twice),
     )
     .await;
@@ -246,7 +260,7 @@ async fn decode_and_answer_in_different_formats() {
     let body = conneg_cbor::to_vec(&Item { name: "c".into() }).unwrap();
     let body: &'static [u8] = Box::leak(body.into_boxed_slice());
     let (parts, resp) = call(
-        NegotiateLayer::new(),
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
         request(
             "POST",
             &[("content-type", "Application/CBOR; charset=x")],
@@ -262,7 +276,11 @@ async fn decode_and_answer_in_different_formats() {
 #[tokio::test]
 async fn field_validation_warn_adds_warning_headers_strict_fails() {
     let body = br#"{"name":"a","colour":"red"}"#;
-    let (parts, _) = call(NegotiateLayer::new(), request("POST", &[], body)).await;
+    let (parts, _) = call(
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
+        request("POST", &[], body),
+    )
+    .await;
     assert_eq!(parts.status, StatusCode::CREATED);
     assert_eq!(
         parts.headers[WARNING],
@@ -271,14 +289,20 @@ async fn field_validation_warn_adds_warning_headers_strict_fails() {
 
     let mut req = request("POST", &[], body);
     *req.uri_mut() = "/items?fieldValidation=Strict".parse().unwrap();
-    let (parts, resp) = call(NegotiateLayer::new(), req).await;
+    let (parts, resp) = call(
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
+        req,
+    )
+    .await;
     assert_eq!(parts.status, StatusCode::BAD_REQUEST);
     assert_eq!(
         json_status(&resp).message,
         r#"strict decoding error: unknown field "colour""#
     );
 
-    let layer = NegotiateLayer::new().field_validation(conneg::FieldValidation::Ignore);
+    let layer = NegotiateLayer::new()
+        .profile(conneg::Profile::Kubernetes)
+        .field_validation(conneg::FieldValidation::Ignore);
     let (parts, _) = call(layer, request("POST", &[], body)).await;
     assert!(parts.headers.get(WARNING).is_none());
 }
@@ -286,7 +310,11 @@ async fn field_validation_warn_adds_warning_headers_strict_fails() {
 #[tokio::test]
 async fn table_conversion_reaches_the_handler() {
     let svc = ServiceBuilder::new()
-        .layer(NegotiateLayer::new().conversion(Conversion::table(), [Codec::Json]))
+        .layer(
+            NegotiateLayer::new()
+                .profile(conneg::Profile::Kubernetes)
+                .conversion(Conversion::table(), [Codec::Json]),
+        )
         .service(service_fn(|req: Request<Full<Bytes>>| async move {
             let n = req.extensions().get::<Negotiated>().unwrap();
             let kind = if n.conversion().is_some() {
@@ -340,7 +368,9 @@ impl conneg::CustomCodec for Prefixed {
 
 #[tokio::test]
 async fn custom_codecs_plug_in_both_ways() {
-    let layer = NegotiateLayer::new().codec(Codec::custom(Prefixed));
+    let layer = NegotiateLayer::new()
+        .profile(conneg::Profile::Kubernetes)
+        .codec(Codec::custom(Prefixed));
     let (parts, body) = call(
         layer.clone(),
         request("GET", &[("accept", "application/x-prefixed")], b""),

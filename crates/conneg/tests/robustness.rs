@@ -73,7 +73,7 @@ proptest! {
         }
         let _ = request_content_type(&headers);
         let method = if patch { Method::PATCH } else { Method::POST };
-        match Negotiator::new().negotiate(&method, &Uri::from_static("/"), &headers, true) {
+        match Negotiator::new().profile(conneg::Profile::Kubernetes).negotiate(&method, &Uri::from_static("/"), &headers, true) {
             Ok(n) => prop_assert!(n.request_format().is_some()),
             Err(r) => prop_assert!(r.status().code().is_client_error()),
         }

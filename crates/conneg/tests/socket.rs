@@ -27,9 +27,11 @@ async fn get_ok(negotiated: Negotiated) -> Conneg<serde_json::Value> {
 }
 
 async fn server() -> std::net::SocketAddr {
-    let app = Router::new()
-        .route("/echo", post(echo).get(get_ok))
-        .layer(NegotiateLayer::new().body_limit(64));
+    let app = Router::new().route("/echo", post(echo).get(get_ok)).layer(
+        NegotiateLayer::new()
+            .profile(conneg::Profile::Kubernetes)
+            .body_limit(64),
+    );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

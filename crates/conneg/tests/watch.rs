@@ -78,7 +78,11 @@ async fn server(hub: WatchHub<Item>) -> SocketAddr {
     let app = Router::new()
         .route("/items", get(watch).post(create))
         .with_state(hub)
-        .layer(NegotiateLayer::new().streaming(true));
+        .layer(
+            NegotiateLayer::new()
+                .profile(conneg::Profile::Kubernetes)
+                .streaming(true),
+        );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

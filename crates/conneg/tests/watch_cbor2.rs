@@ -86,7 +86,11 @@ async fn cbor2_reads_the_watch_stream_event_by_event() {
         let app = Router::new()
             .route("/items", get(watch))
             .with_state(hub.clone())
-            .layer(NegotiateLayer::new().streaming(true));
+            .layer(
+                NegotiateLayer::new()
+                    .profile(conneg::Profile::Kubernetes)
+                    .streaming(true),
+            );
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

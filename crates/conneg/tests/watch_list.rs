@@ -197,7 +197,10 @@ async fn a_response_that_fits_one_frame_has_an_exact_size() {
         .body(())
         .unwrap()
         .into_parts();
-    let negotiated = conneg::Negotiator::new().negotiate_parts(&parts).unwrap();
+    let negotiated = conneg::Negotiator::new()
+        .profile(conneg::Profile::Kubernetes)
+        .negotiate_parts(&parts)
+        .unwrap();
 
     let small = list().response(&negotiated, items(10));
     assert_eq!(small.headers()["content-type"], "application/cbor");

@@ -1,13 +1,14 @@
 //! The server `scripts/bench-layer` loads: one axum handler, echoing a Kubernetes-shaped
 //! object. Port `BASE` is plain axum with `axum::Json` (no conneg); port `BASE+1` is the same
-//! handler with `conneg::axum::Conneg` behind `NegotiateLayer` (JSON or CBOR, as the client's
-//! `Accept` and `Content-Type` say), with the default `fieldValidation=Warn` (unknown fields
-//! are collected for `Warning` headers); port `BASE+2` is that with `FieldValidation::Ignore`,
-//! which is what `axum::Json` does with unknown fields.
+//! handler with `conneg::axum::Conneg` behind `NegotiateLayer::new()`, the standard profile
+//! (JSON or CBOR with text strings, as the client's `Accept` and `Content-Type` say; unknown
+//! fields ignored, as `axum::Json` does); port `BASE+2` is that layer in the Kubernetes
+//! profile (CBOR byte strings, `fieldValidation=Warn`: unknown fields are collected for
+//! `Warning` headers); port `BASE+3` is the Kubernetes profile with `FieldValidation::Ignore`.
 //!
 //! ```sh
-//! cargo run --release -p axum-items --example bench-server -- 3100   # serve on 3100-3102
-//! cargo run --release -p axum-items --example bench-server -- --payload json|cbor
+//! cargo run --release -p axum-items --example bench-server -- 3100   # serve on 3100-3103
+//! cargo run --release -p axum-items --example bench-server -- --payload json|cbor|cbor-text
 //! ```
 
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 use axum::routing::post;
 use axum::{Json, Router};
 use conneg::axum::Conneg;
-use conneg::{FieldValidation, NegotiateLayer};
+use conneg::{FieldValidation, NegotiateLayer, Profile};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize)]
@@ -114,6 +115,11 @@ async fn main() -> std::io::Result<()> {
             use std::io::Write;
             let bytes = match format.as_str() {
                 "cbor" => conneg_cbor::to_vec(&payload()).map_err(std::io::Error::other)?,
+                "cbor-text" => conneg_cbor::EncodeOptions::deterministic()
+                    .string_encoding(conneg_cbor::StringEncoding::Text)
+                    .self_described(false)
+                    .to_vec(&payload())
+                    .map_err(std::io::Error::other)?,
                 _ => serde_json::to_vec(&payload())?,
             };
             return std::io::stdout().write_all(&bytes);
@@ -133,19 +139,28 @@ async fn main() -> std::io::Result<()> {
             )
             .layer(layer)
     };
-    let warn = conneg(NegotiateLayer::new());
-    let ignore = conneg(NegotiateLayer::new().field_validation(FieldValidation::Ignore));
+    let standard = conneg(NegotiateLayer::new());
+    let kubernetes = NegotiateLayer::new().profile(Profile::Kubernetes);
+    let warn = conneg(kubernetes.clone());
+    let ignore = conneg(kubernetes.field_validation(FieldValidation::Ignore));
     let listen = |port| tokio::net::TcpListener::bind(("127.0.0.1", port));
-    let (a, b, c) = tokio::try_join!(listen(base), listen(base + 1), listen(base + 2))?;
+    let (a, b, c, d) = tokio::try_join!(
+        listen(base),
+        listen(base + 1),
+        listen(base + 2),
+        listen(base + 3)
+    )?;
     println!(
-        "axum::Json on {base}, conneg on {} (Ignore: {})",
+        "axum::Json on {base}, standard on {}, kubernetes on {} (Ignore: {})",
         base + 1,
-        base + 2
+        base + 2,
+        base + 3
     );
     tokio::try_join!(
         axum::serve(a, plain),
-        axum::serve(b, warn),
-        axum::serve(c, ignore)
+        axum::serve(b, standard),
+        axum::serve(c, warn),
+        axum::serve(d, ignore)
     )?;
     Ok(())
 }

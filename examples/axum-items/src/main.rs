@@ -35,7 +35,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use conneg::axum::Conneg;
 use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
-use conneg::{NegotiateLayer, Negotiated, Patch, PatchType, Status, StatusReason, StreamingList};
+use conneg::{
+    NegotiateLayer, Negotiated, Patch, PatchType, Profile, Status, StatusReason, StreamingList,
+};
 use serde_json::{Value, json};
 
 /// The store: items by `metadata.name`, so lists come out in name order.
@@ -67,11 +69,13 @@ impl FromRef<AppState> for Hub {
 async fn main() -> std::io::Result<()> {
     // One layer for every route: JSON (first: the answer to a request without `Accept`) and
     // CBOR; PATCH takes these three patch types (anything else: 415 with `Accept-Patch`).
-    let negotiate = NegotiateLayer::new().patch_types([
-        PatchType::JsonPatch,
-        PatchType::MergePatch,
-        PatchType::ApplyCbor,
-    ]);
+    let negotiate = NegotiateLayer::new()
+        .profile(Profile::Kubernetes)
+        .patch_types([
+            PatchType::JsonPatch,
+            PatchType::MergePatch,
+            PatchType::ApplyCbor,
+        ]);
     let app = Router::new()
         .route("/items", get(list).post(create))
         .route(

@@ -27,7 +27,8 @@ use bytes::Bytes;
 use conneg::BoxError;
 use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
 use conneg::{
-    NegotiateLayer, Negotiated, Patch, PatchType, Status, StatusReason, StreamingList, read_body,
+    NegotiateLayer, Negotiated, Patch, PatchType, Profile, Status, StatusReason, StreamingList,
+    read_body,
 };
 use http::header::{ALLOW, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
@@ -51,11 +52,15 @@ async fn main() -> std::io::Result<()> {
     let items = Items::default();
     let hub = Hub::new();
     let service = ServiceBuilder::new()
-        .layer(NegotiateLayer::new().patch_types([
-            PatchType::JsonPatch,
-            PatchType::MergePatch,
-            PatchType::ApplyCbor,
-        ]))
+        .layer(
+            NegotiateLayer::new()
+                .profile(Profile::Kubernetes)
+                .patch_types([
+                    PatchType::JsonPatch,
+                    PatchType::MergePatch,
+                    PatchType::ApplyCbor,
+                ]),
+        )
         .service(service_fn(move |req| {
             handle(items.clone(), hub.clone(), req)
         }));

@@ -44,7 +44,9 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::FromRef;
 use axum::routing::get;
-use conneg::{Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Status, StatusReason};
+use conneg::{
+    Codec, Codecs, Conversion, FieldValidation, NegotiateLayer, Profile, Status, StatusReason,
+};
 
 use crate::apiextensions::types::CustomResourceDefinition;
 use crate::core_v1::Namespace;
@@ -324,6 +326,7 @@ pub fn router(state: AppState) -> Router {
     // responses in every codec, as Kubernetes.
     let resources = crate::metadata_only::CONVERSIONS.into_iter().fold(
         NegotiateLayer::new()
+            .profile(Profile::Kubernetes)
             .codecs(codecs.clone())
             .patch_types(patch_types)
             .streaming(true)
@@ -341,6 +344,7 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(metrics::capture))
         .layer(
             NegotiateLayer::new()
+                .profile(Profile::Kubernetes)
                 .codecs(codecs)
                 .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
         );
@@ -348,7 +352,11 @@ pub fn router(state: AppState) -> Router {
     // OpenAPI exists only as JSON: `Accept: application/cbor, */*` gets JSON.
     let openapi = openapi::routes()
         .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(NegotiateLayer::new().codecs(Codecs::empty().with(Codec::Json)));
+        .layer(
+            NegotiateLayer::new()
+                .profile(Profile::Kubernetes)
+                .codecs(Codecs::empty().with(Codec::Json)),
+        );
 
     let plain = health::routes().route("/metrics", get(metrics::serve));
 

@@ -34,8 +34,9 @@ use serde::de::DeserializeOwned;
 use crate::codec::{BoxError, Codec, Decoded, EncodeError};
 use crate::field_validation::{FieldValidation, warning_header_value};
 use crate::headers::params::{Conversion, MediaTypeParams};
-use crate::negotiate::rules::Rejection;
+use crate::negotiate::rejection::{ErrorStyle, Rejection};
 use crate::patch::PatchType;
+use crate::profile::Profile;
 use crate::status::Status;
 
 /// The format of a request body.
@@ -71,6 +72,7 @@ pub struct Negotiated {
     body_limit: usize,
     field_validation: FieldValidation,
     warnings: Option<WarningSink>,
+    errors: ErrorStyle,
 }
 
 impl Negotiated {
@@ -81,6 +83,7 @@ impl Negotiated {
         request: Option<RequestFormat>,
         body_limit: usize,
         field_validation: FieldValidation,
+        errors: ErrorStyle,
     ) -> Self {
         let warnings = (request.is_some() && field_validation == FieldValidation::Warn)
             .then(WarningSink::default);
@@ -92,7 +95,18 @@ impl Negotiated {
             body_limit,
             field_validation,
             warnings,
+            errors,
         }
+    }
+
+    /// The route's [`Profile`].
+    pub fn profile(&self) -> Profile {
+        self.errors.profile
+    }
+
+    /// How the route writes errors (used by the layer).
+    pub(crate) fn error_style(&self) -> &ErrorStyle {
+        &self.errors
     }
 
     /// The decision the layer stored in a request's extensions.
@@ -168,13 +182,15 @@ impl Negotiated {
         self.field_validation
     }
 
-    /// Encodes `value` with the response codec. (`?` turns the error into a 500 `Status`.)
+    /// Encodes `value` with the response codec, as the profile writes it (CBOR text strings
+    /// in the standard profile). (`?` turns the error into a 500 `Status`.)
     pub fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Bytes, EncodeError> {
         let mut out = Vec::with_capacity(256);
         if self.is_pretty() {
             self.response.encode_pretty(value, &mut out)?;
         } else {
-            self.response.encode(value, &mut out)?;
+            self.response
+                .encode_as(self.errors.profile, value, &mut out)?;
         }
         Ok(Bytes::from(out))
     }
@@ -199,26 +215,40 @@ impl Negotiated {
         }
     }
 
-    /// Refuses the request with `status`, encoded with the response codec.
+    /// Refuses the request with `status`, in the route's error format (a problem, a `Status`,
+    /// or the service's mapping) encoded with the response codec.
     pub fn reject(&self, status: Status) -> Rejection {
-        Rejection::new(status, self.response.clone(), self.is_pretty())
+        Rejection::new(
+            status,
+            self.response.clone(),
+            self.is_pretty(),
+            self.errors.clone(),
+        )
     }
 
-    /// A response carrying `status` encoded with the response codec.
+    /// A response carrying `status` in the route's error format, encoded with the response
+    /// codec.
     pub fn error_response(&self, status: &Status) -> Response<Full<Bytes>> {
-        status.to_response(&self.response, self.is_pretty())
+        self.reject(status.clone()).into_http_response()
     }
 
     /// Decodes a whole request body with the request codec (JSON if the request had none),
     /// applying the field validation. `Warn` warnings are returned and also recorded for the
-    /// layer, which adds them as `Warning` headers.
+    /// layer, which adds them as `Warning` headers. In the standard profile a failure names
+    /// the JSON field path, or the format the body seems to be in.
     pub fn decode<T: DeserializeOwned>(&self, body: &[u8]) -> Result<Decoded<T>, Status> {
         let codec = match &self.request {
             Some(RequestFormat::Codec(c)) => c,
             Some(RequestFormat::Patch(p)) if p.is_cbor() => &Codec::Cbor,
             _ => &Codec::Json,
         };
-        let decoded = codec.decode::<T>(body, self.field_validation)?;
+        let decoded = match codec.decode::<T>(body, self.field_validation) {
+            Ok(decoded) => decoded,
+            Err(err) if self.errors.profile == Profile::Standard => {
+                return Err(crate::explain::explain::<T>(codec, body, err).into());
+            }
+            Err(err) => return Err(err.into()),
+        };
         self.warn(decoded.warnings.iter().cloned());
         Ok(decoded)
     }
@@ -228,10 +258,11 @@ impl Negotiated {
     /// other field validations.
     ///
     /// ```
-    /// use conneg::Negotiator;
+    /// use conneg::{Negotiator, Profile};
     /// use http::{HeaderMap, Method, Uri};
     ///
     /// let n = Negotiator::new()
+    ///     .profile(Profile::Kubernetes)
     ///     .negotiate(&Method::POST, &Uri::from_static("/x?fieldValidation=Warn"), &HeaderMap::new(), true)
     ///     .unwrap();
     /// n.warn([r#"unknown field "spec.foo""#.to_owned()]);
@@ -332,6 +363,7 @@ mod tests {
     #[test]
     fn decode_records_warnings_for_the_layer() {
         let n = Negotiator::new()
+            .profile(Profile::Kubernetes)
             .negotiate(
                 &Method::POST,
                 &Uri::from_static("/x"),
@@ -373,10 +405,12 @@ mod tests {
             HeaderValue::from_static("application/cbor"),
         );
         let n = Negotiator::new()
+            .profile(Profile::Kubernetes)
             .negotiate(&Method::GET, &uri, &h, false)
             .unwrap();
         assert!(!n.is_pretty());
         let n = Negotiator::new()
+            .profile(Profile::Kubernetes)
             .negotiate(&Method::GET, &uri, &HeaderMap::new(), false)
             .unwrap();
         assert!(n.is_pretty());

@@ -13,6 +13,7 @@ use pin_project_lite::pin_project;
 use super::NegotiateBody;
 use crate::codec::{Codec, EncodeError};
 use crate::negotiate::decision::{Negotiated, append_warnings};
+use crate::problem::Problem;
 use crate::status::Status;
 
 type Encode = dyn Fn(&Negotiated) -> Result<Bytes, EncodeError> + Send + Sync;
@@ -151,14 +152,23 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
                     .insert(CONTENT_TYPE, negotiated.content_type());
                 encoded = Some(bytes);
             }
-            Err(err) => encoded = Some(set_status(&mut parts, &Status::from(err), negotiated)),
+            Err(err) => encoded = Some(render_error(&mut parts, &Status::from(err), negotiated)),
         }
     } else if let Some(status) = parts.extensions.get::<Status>() {
-        // The body is compact JSON already; re-encode only when the client negotiated
-        // something else.
-        if !matches!(negotiated.response_codec(), Codec::Json) || negotiated.is_pretty() {
+        // The body is a compact JSON `Status` already; re-encode only when the client
+        // negotiated something else, or the route writes errors another way.
+        if !negotiated.error_style().is_status()
+            || !matches!(negotiated.response_codec(), Codec::Json)
+            || negotiated.is_pretty()
+        {
             let status = status.clone();
-            encoded = Some(set_status(&mut parts, &status, negotiated));
+            encoded = Some(render_error(&mut parts, &status, negotiated));
+        }
+    } else if let Some(problem) = parts.extensions.get::<Problem>() {
+        // A problem the handler chose is sent as it is, in the negotiated format.
+        if !matches!(negotiated.response_codec(), Codec::Json) {
+            let problem = problem.to_response(negotiated.response_codec());
+            encoded = Some(take_head(&mut parts, problem));
         }
     }
     let warnings = negotiated.take_warnings();
@@ -174,16 +184,38 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
     Response::from_parts(parts, body)
 }
 
-fn set_status(
+/// Replaces the status and headers of `parts` with the route's error response for `status`
+/// (headers the handler set, such as `Allow`, stay) and returns its body.
+fn render_error(
     parts: &mut http::response::Parts,
     status: &Status,
     negotiated: &Negotiated,
 ) -> Bytes {
-    parts.status = status.code();
-    parts
-        .headers
-        .insert(CONTENT_TYPE, negotiated.content_type());
-    status.encode(negotiated.response_codec(), negotiated.is_pretty())
+    let rendered = negotiated.reject(status.clone()).render();
+    take_head(parts, rendered)
+}
+
+/// Moves `response`'s status and headers onto `parts`; returns its body.
+fn take_head(parts: &mut http::response::Parts, response: Response<Bytes>) -> Bytes {
+    let (head, body) = response.into_parts();
+    parts.status = head.status;
+    let mut name = None;
+    for (next, value) in head.headers {
+        // A name comes with its first value, which replaces the handler's in place; the
+        // values after it share the name.
+        match next {
+            Some(next) => {
+                parts.headers.insert(&next, value);
+                name = Some(next);
+            }
+            None => {
+                if let Some(name) = &name {
+                    parts.headers.append(name, value);
+                }
+            }
+        }
+    }
+    body
 }
 
 /// Appends `Vary: Accept` unless a `Vary` value already lists `Accept` or `*`.

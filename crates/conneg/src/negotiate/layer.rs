@@ -1,13 +1,18 @@
 use std::sync::Arc;
 
+use bytes::Bytes;
+use http::Response;
+
 use tower_layer::Layer;
 
 use super::Negotiate;
 use crate::codec::Codec;
 use crate::field_validation::FieldValidation;
 use crate::headers::params::Conversion;
+use crate::negotiate::rejection::Rejection;
 use crate::negotiate::rules::Negotiator;
 use crate::patch::PatchType;
+use crate::profile::Profile;
 use crate::registry::Codecs;
 
 /// Applies content negotiation to a service; see the [module docs](crate::negotiate).
@@ -21,9 +26,41 @@ pub struct NegotiateLayer {
 }
 
 impl NegotiateLayer {
-    /// JSON then CBOR, every patch type, 3 MiB bodies; see [`Negotiator::new`].
+    /// The [standard profile](crate::Profile::Standard): JSON then CBOR, merge patch, 3 MiB
+    /// bodies; see [`Negotiator::new`]. An API server serving Kubernetes clients adds
+    /// `.profile(Profile::Kubernetes)`.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// See [`Negotiator::profile`].
+    pub fn profile(self, profile: Profile) -> Self {
+        self.map(|n| n.profile(profile))
+    }
+
+    /// See [`Negotiator::map_errors`].
+    ///
+    /// ```
+    /// # #[cfg(feature = "axum")] {
+    /// use axum::{Router, routing::post};
+    /// use conneg::{NegotiateLayer, axum::Conneg};
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct ApiError { message: String }
+    ///
+    /// let app: Router = Router::new()
+    ///     .route("/notes", post(|Conneg(v): Conneg<serde_json::Value>| async move { Conneg(v) }))
+    ///     .layer(NegotiateLayer::new().map_errors(|rejection| {
+    ///         rejection.respond(&ApiError { message: rejection.message().to_owned() })
+    ///     }));
+    /// # let _ = app;
+    /// # }
+    /// ```
+    pub fn map_errors(
+        self,
+        f: impl Fn(&Rejection) -> Response<Bytes> + Send + Sync + 'static,
+    ) -> Self {
+        self.map(|n| n.map_errors(f))
     }
 
     /// A layer applying `negotiator`'s rules.

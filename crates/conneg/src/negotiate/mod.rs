@@ -8,18 +8,22 @@
 //! in the request extensions, and calls the inner service. If the request cannot be served it
 //! answers itself, without calling the inner service:
 //!
-//! * **406** when no codec is acceptable; the `Status` lists what is available and is indented
-//!   JSON (nothing the client accepts exists, so JSON, as Kubernetes);
+//! * **406** when no codec is acceptable; the error lists what is available and is JSON
+//!   (nothing the client accepts exists; indented in the Kubernetes profile, as Kubernetes);
 //! * **415** when the body's `Content-Type` is not accepted, with `Accept` (RFC 9110 §15.5.16)
 //!   and, on PATCH, `Accept-Patch` (RFC 5789) listing what is;
 //! * **413** when `Content-Length` exceeds the limit (bodies without a length are limited while
 //!   they are read, by the decode helpers);
-//! * **400** for an unknown `fieldValidation` value.
+//! * **400** for an unknown `fieldValidation` value (Kubernetes profile).
+//!
+//! Errors are RFC 9457 problem details or Kubernetes `Status` objects, as the
+//! [`Profile`](crate::Profile) says, or the service's own body
+//! ([`NegotiateLayer::map_errors`]).
 //!
 //! On the way out it adds `Vary: Accept` (unless already there), turns `fieldValidation=Warn`
 //! warnings into `Warning` headers, and encodes response values that handlers left for it
-//! (`conneg::axum::Conneg(value)`, a [`Status`](crate::Status) returned as an error) in the
-//! negotiated format.
+//! (`conneg::axum::Conneg(value)`, a [`Status`](crate::Status) or [`Problem`](crate::Problem)
+//! returned as an error) in the negotiated format.
 //!
 //! ```
 //! use conneg::{NegotiateLayer, Negotiated};
@@ -53,6 +57,7 @@ mod body;
 pub(crate) mod decision;
 mod future;
 mod layer;
+pub(crate) mod rejection;
 pub(crate) mod rules;
 mod service;
 
@@ -64,5 +69,6 @@ pub use decision::{
 pub(crate) use future::Deferred;
 pub use future::ResponseFuture;
 pub use layer::NegotiateLayer;
-pub use rules::{ACCEPT_PATCH, DEFAULT_BODY_LIMIT, Negotiator, Rejection};
+pub use rejection::Rejection;
+pub use rules::{ACCEPT_PATCH, DEFAULT_BODY_LIMIT, Negotiator};
 pub use service::Negotiate;

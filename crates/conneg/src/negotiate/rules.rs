@@ -33,8 +33,7 @@
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, Uri};
-use http_body_util::Full;
+use http::{HeaderMap, HeaderName, Method, Response, Uri};
 
 use crate::codec::Codec;
 use crate::field_validation::FieldValidation;
@@ -42,7 +41,9 @@ use crate::headers::accept::Accept;
 use crate::headers::content_type::{ContentType, request_content_type};
 use crate::headers::params::{AllowedConversion, Conversion};
 use crate::negotiate::decision::{Negotiated, RequestFormat};
+use crate::negotiate::rejection::{ErrorStyle, Rejection};
 use crate::patch::PatchType;
+use crate::profile::Profile;
 use crate::query;
 use crate::registry::{Codecs, join_media_types, select};
 use crate::status::Status;
@@ -58,11 +59,14 @@ pub const DEFAULT_BODY_LIMIT: usize = 3 * 1024 * 1024;
 pub struct Negotiator {
     codecs: Codecs,
     request_codecs: Option<Vec<Codec>>,
-    patch_types: Vec<PatchType>,
+    /// `None`: the profile's.
+    patch_types: Option<Vec<PatchType>>,
     conversions: Vec<AllowedConversion>,
     body_limit: usize,
     streaming: bool,
-    field_validation: FieldValidation,
+    /// `None`: the profile's.
+    field_validation: Option<FieldValidation>,
+    errors: ErrorStyle,
 }
 
 impl Default for Negotiator {
@@ -70,20 +74,64 @@ impl Default for Negotiator {
         Negotiator {
             codecs: Codecs::new(),
             request_codecs: None,
-            patch_types: PatchType::all().to_vec(),
+            patch_types: None,
             conversions: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
             streaming: false,
-            field_validation: FieldValidation::default(),
+            field_validation: None,
+            errors: ErrorStyle::default(),
         }
     }
 }
 
 impl Negotiator {
-    /// JSON then CBOR both ways, every patch type on PATCH, no conversions, 3 MiB bodies,
-    /// `fieldValidation` defaulting to `Warn`.
+    /// The [standard profile](crate::Profile::Standard): JSON then CBOR both ways, merge patch
+    /// on PATCH, no conversions, 3 MiB bodies, unknown fields ignored.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Follows `profile`'s conventions (see [`Profile`]): its error bodies, CBOR strings and
+    /// query parameters, and its default patch types and field validation where
+    /// [`patch_types`](Self::patch_types) and [`field_validation`](Self::field_validation) did
+    /// not set them. An error mapping ([`map_errors`](Self::map_errors)) is kept.
+    ///
+    /// ```
+    /// use conneg::{FieldValidation, Negotiator, PatchType, Profile};
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let kubernetes = Negotiator::new().profile(Profile::Kubernetes);
+    /// let uri = Uri::from_static("/x?fieldValidation=Strict");
+    /// let n = kubernetes.negotiate(&Method::POST, &uri, &HeaderMap::new(), true).unwrap();
+    /// assert_eq!(n.field_validation(), FieldValidation::Strict);
+    /// assert_eq!(kubernetes.get_patch_types(), PatchType::all());
+    ///
+    /// // The standard profile reads no query parameter.
+    /// let n = Negotiator::new().negotiate(&Method::POST, &uri, &HeaderMap::new(), true).unwrap();
+    /// assert_eq!(n.field_validation(), FieldValidation::Ignore);
+    /// assert_eq!(Negotiator::new().get_patch_types(), [PatchType::MergePatch]);
+    /// ```
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.errors.profile = profile;
+        self
+    }
+
+    /// The profile.
+    pub fn get_profile(&self) -> Profile {
+        self.errors.profile
+    }
+
+    /// Maps every error conneg produces for this route (406, 415, 413, an undecodable body or
+    /// patch, the `conneg::axum` extractors' and fallbacks' errors, a `Status` a handler
+    /// returns) to the service's own response, in place of the profile's format. `f` gets the
+    /// [`Rejection`] (code, message, negotiated codec) and usually answers with
+    /// [`Rejection::respond`]; conneg then adds `Accept`/`Accept-Patch` on 415.
+    pub fn map_errors(
+        mut self,
+        f: impl Fn(&Rejection) -> Response<Bytes> + Send + Sync + 'static,
+    ) -> Self {
+        self.errors = self.errors.with_map(f);
+        self
     }
 
     /// The response codecs, in the server's order of preference (the first one answers a
@@ -107,11 +155,19 @@ impl Negotiator {
         self
     }
 
-    /// The patch types a PATCH request may use (default: all of [`PatchType::all`]). An empty
-    /// list makes PATCH bodies follow the ordinary request codecs instead.
+    /// The patch types a PATCH request may use (default: the profile's, merge patch for the
+    /// standard profile, all of [`PatchType::all`] for Kubernetes). An empty list makes PATCH
+    /// bodies follow the ordinary request codecs instead.
     pub fn patch_types(mut self, types: impl IntoIterator<Item = PatchType>) -> Self {
-        self.patch_types = types.into_iter().collect();
+        self.patch_types = Some(types.into_iter().collect());
         self
+    }
+
+    /// The patch types a PATCH request may use.
+    pub fn get_patch_types(&self) -> &[PatchType] {
+        self.patch_types
+            .as_deref()
+            .unwrap_or(self.errors.profile.patch_types())
     }
 
     /// Lets clients ask for `conversion` (e.g. `as=Table;g=meta.k8s.io;v=v1`) in the given
@@ -143,9 +199,10 @@ impl Negotiator {
     }
 
     /// The field validation used when the request has no `fieldValidation` query parameter
-    /// (default `Warn`, as Kubernetes; `Ignore` is the fastest).
+    /// (the Kubernetes profile reads it) (default: the profile's, `Ignore` for the standard
+    /// profile as `axum::Json`, `Warn` for Kubernetes; `Ignore` is the fastest).
     pub fn field_validation(mut self, validation: FieldValidation) -> Self {
-        self.field_validation = validation;
+        self.field_validation = Some(validation);
         self
     }
 
@@ -167,7 +224,7 @@ impl Negotiator {
     }
 
     fn is_patch_route(&self, method: &Method) -> bool {
-        method == Method::PATCH && !self.patch_types.is_empty()
+        method == Method::PATCH && !self.get_patch_types().is_empty()
     }
 
     /// The media types listed in a 406.
@@ -200,7 +257,9 @@ impl Negotiator {
         headers: &HeaderMap,
         has_body: bool,
     ) -> Result<Negotiated, Rejection> {
-        let query = uri.query();
+        let profile = self.errors.profile;
+        // Only the Kubernetes profile reads query parameters.
+        let query = uri.query().filter(|_| profile.reads_query());
         // The route knows it streams; so does any watch request (`?watch` as Kubernetes
         // reads its options: `?watch=null` is a watch).
         let streaming = self.streaming || query::option_flag(query, "watch");
@@ -210,17 +269,19 @@ impl Negotiator {
             &self.conversions,
             streaming,
         );
-        let pretty =
-            selection.as_ref().is_some_and(|s| s.params.pretty) || query::flag(query, "pretty");
-        // Errors go out in the negotiated format; with nothing acceptable, as indented JSON
-        // (Kubernetes' raw-JSON fallback).
+        let kubernetes = profile == Profile::Kubernetes;
+        let pretty = kubernetes
+            && (selection.as_ref().is_some_and(|s| s.params.pretty)
+                || query::flag(query, "pretty"));
+        // Errors go out in the negotiated format; with nothing acceptable, as JSON (indented
+        // in the Kubernetes profile: Kubernetes' raw-JSON fallback).
         let reject = |status: Status| match &selection {
-            Some(s) => Rejection::new(status, s.codec.clone(), pretty),
-            None => Rejection::new(status, Codec::Json, true),
+            Some(s) => Rejection::new(status, s.codec.clone(), pretty, self.errors.clone()),
+            None => Rejection::new(status, Codec::Json, kubernetes, self.errors.clone()),
         };
 
         let field_validation = match FieldValidation::from_query(query) {
-            Ok(v) => v.unwrap_or(self.field_validation),
+            Ok(v) => v.unwrap_or(self.field_validation.unwrap_or(profile.field_validation())),
             Err(message) => return Err(reject(Status::bad_request(message))),
         };
 
@@ -234,7 +295,7 @@ impl Negotiator {
         let request = match request {
             Some(Err(())) => {
                 let accepted = if is_patch {
-                    join_media_types(self.patch_types.iter().map(|p| p.media_type()))
+                    join_media_types(self.get_patch_types().iter().map(|p| p.media_type()))
                 } else {
                     join_media_types(self.request_codecs().iter().map(Codec::media_type))
                 };
@@ -259,7 +320,12 @@ impl Negotiator {
                     "conneg: 413 declared body too large"
                 );
                 let status = Status::request_entity_too_large(self.body_limit);
-                return Err(Rejection::new(status, selection.codec, pretty));
+                return Err(Rejection::new(
+                    status,
+                    selection.codec,
+                    pretty,
+                    self.errors.clone(),
+                ));
             }
         }
 
@@ -278,6 +344,7 @@ impl Negotiator {
             request,
             self.body_limit,
             field_validation,
+            self.errors.clone(),
         ))
     }
 
@@ -295,7 +362,7 @@ impl Negotiator {
     fn request_format(&self, headers: &HeaderMap, is_patch: bool) -> Result<RequestFormat, ()> {
         match request_content_type(headers) {
             ContentType::Present(range) if is_patch => PatchType::from_media_range(&range)
-                .filter(|p| self.patch_types.contains(p))
+                .filter(|p| self.get_patch_types().contains(p))
                 .map(RequestFormat::Patch)
                 .ok_or(()),
             ContentType::Present(range) => self
@@ -335,98 +402,10 @@ pub(crate) fn request_has_body(headers: &HeaderMap) -> bool {
     content_length(headers).is_some_and(|n| n > 0) || headers.contains_key(TRANSFER_ENCODING)
 }
 
-/// A request refused before the handler could use it: by negotiation (406, 415, 413, 400), or
-/// by an extractor that could not read or decode the body (`conneg::axum::Conneg<T>` and
-/// `Patch`: 400, 413, 415). It holds the `Status` to send, how to encode it, and the extra
-/// headers (`Accept`, `Accept-Patch`) that go with it; as a response it is that `Status` in the
-/// negotiated format. Like axum's `JsonRejection`, a handler taking
-/// `Result<Conneg<T>, Rejection>` can look at it before answering:
-///
-/// ```
-/// use conneg::{Negotiator, StatusReason};
-/// use http::{Method, Uri, HeaderMap, StatusCode};
-///
-/// let mut headers = HeaderMap::new();
-/// headers.insert("content-type", "text/plain".parse().unwrap());
-/// let rejection = Negotiator::new()
-///     .negotiate(&Method::POST, &Uri::from_static("/items"), &headers, true)
-///     .unwrap_err();
-/// assert_eq!(rejection.code(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-/// assert_eq!(rejection.status().reason, Some(StatusReason::UnsupportedMediaType));
-/// assert_eq!(rejection.headers()["accept"], "application/json, application/cbor");
-/// assert!(rejection.message().contains("application/json"));
-/// ```
-#[derive(Clone, Debug)]
-pub struct Rejection(Box<RejectionInner>);
-
-#[derive(Clone, Debug)]
-struct RejectionInner {
-    status: Status,
-    codec: Codec,
-    pretty: bool,
-    headers: HeaderMap,
-}
-
-impl Rejection {
-    pub(crate) fn new(status: Status, codec: Codec, pretty: bool) -> Self {
-        Rejection(Box::new(RejectionInner {
-            status,
-            codec,
-            pretty,
-            headers: HeaderMap::new(),
-        }))
-    }
-
-    /// The `Status` that will be sent.
-    pub fn status(&self) -> &Status {
-        &self.0.status
-    }
-
-    /// The HTTP status code.
-    pub fn code(&self) -> http::StatusCode {
-        self.0.status.code()
-    }
-
-    /// The `Status` message, as the client will read it.
-    pub fn message(&self) -> &str {
-        &self.0.status.message
-    }
-
-    /// Adds what a 415 lists: `Accept` (RFC 9110 §15.5.16) and, for a patch, `Accept-Patch`
-    /// (RFC 5789 §3.1).
-    pub(crate) fn with_accepted(mut self, accepted: &str, patch: bool) -> Self {
-        if let Ok(value) = HeaderValue::from_str(accepted) {
-            if patch {
-                self.0.headers.insert(ACCEPT_PATCH, value.clone());
-            }
-            self.0.headers.insert(ACCEPT, value);
-        }
-        self
-    }
-
-    /// The codec the `Status` is encoded with.
-    pub fn codec(&self) -> &Codec {
-        &self.0.codec
-    }
-
-    /// The extra response headers (`Accept`, `Accept-Patch` on 415).
-    pub fn headers(&self) -> &HeaderMap {
-        &self.0.headers
-    }
-
-    /// The HTTP response (with axum, `IntoResponse` gives the same as an axum `Response`).
-    pub fn into_http_response(self) -> Response<Full<Bytes>> {
-        let inner = *self.0;
-        let mut response = inner.status.to_response(&inner.codec, inner.pretty);
-        response.headers_mut().extend(inner.headers);
-        response
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::StatusCode;
+    use http::{HeaderValue, StatusCode};
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -555,7 +534,7 @@ mod tests {
 
     #[test]
     fn a_watch_streams_whatever_the_route_says() {
-        let n = Negotiator::new();
+        let n = Negotiator::new().profile(Profile::Kubernetes);
         let seq = [("accept", "application/cbor-seq")];
         let watch = |q: &'static str| {
             n.negotiate(&Method::GET, &Uri::from_static(q), &headers(&seq), false)
@@ -585,7 +564,7 @@ mod tests {
 
     #[test]
     fn query_parameters() {
-        let n = Negotiator::new();
+        let n = Negotiator::new().profile(Profile::Kubernetes);
         let uri = Uri::from_static("/x?pretty=true&fieldValidation=Strict");
         let ok = n
             .negotiate(&Method::POST, &uri, &HeaderMap::new(), true)

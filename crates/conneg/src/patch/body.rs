@@ -29,6 +29,7 @@ impl Patch {
             PatchType::ApplyYaml => Status::bad_request(format!(
                 "error decoding YAML patch (only its JSON subset is supported): {e}"
             )),
+            PatchType::MergePatch => Status::bad_request(format!("invalid merge patch: {e}")),
             _ => Status::bad_request(format!("invalid JSON patch: {e}")),
         })
     }
@@ -106,6 +107,17 @@ mod tests {
                 .unwrap_err()
                 .message
                 .starts_with("invalid JSON patch")
+        );
+        // A merge patch is not a JSON patch, and its error says so.
+        let bad = Patch {
+            kind: PatchType::MergePatch,
+            body: Bytes::from_static(b"{"),
+        };
+        assert!(
+            bad.to_json_value()
+                .unwrap_err()
+                .message
+                .starts_with("invalid merge patch: EOF")
         );
     }
 

@@ -6,7 +6,27 @@
 //!   response that encodes any `T: Serialize` with the response codec — the ergonomics of
 //!   `axum::Json`.
 //! * [`Patch`] is an extractor for PATCH bodies, tagged with their [`PatchType`](crate::PatchType).
-//! * [`Status`] and [`Rejection`] are responses.
+//! * [`Status`], [`Problem`] and [`Rejection`] are responses.
+//! * [`Path`] and [`Query`] are axum's extractors with rejections in the route's error format,
+//!   and [`not_found`] and [`method_not_allowed`] are fallbacks in that format, so that a
+//!   service answers every error the same way:
+//!
+//! ```
+//! use axum::{Router, routing::get};
+//! use conneg::{NegotiateLayer, Problem, axum::{Conneg, Path, method_not_allowed, not_found}};
+//! use http::StatusCode;
+//!
+//! async fn note(Path(id): Path<u32>) -> Result<Conneg<String>, Problem> {
+//!     Err(Problem::new(StatusCode::NOT_FOUND, format!("note {id} does not exist")))
+//! }
+//!
+//! let app: Router = Router::new()
+//!     .route("/notes/{id}", get(note))
+//!     .fallback(not_found)                          // 404 for unknown paths
+//!     .method_not_allowed_fallback(method_not_allowed) // 405, axum adds `Allow`
+//!     .layer(NegotiateLayer::new());                // last: it wraps the fallbacks too
+//! # let _ = app;
+//! ```
 //!
 //! # Two ways to respond
 //!
@@ -23,8 +43,9 @@
 //!   is a server error (status 599) whose body, a 500 `Status`, explains that the layer is
 //!   missing. With the layer, any status the handler sets is kept, 500 included.
 //!
-//! A [`Status`] returned from a handler has a compact JSON body, which the layer re-encodes
-//! when the client negotiated CBOR (or pretty JSON).
+//! A [`Status`] or [`Problem`] returned from a handler has a compact JSON body, which the layer
+//! re-encodes when the client negotiated CBOR (or pretty JSON); a `Status` is written in the
+//! route's error format (a problem in the standard profile).
 //!
 //! ```
 //! use axum::{Router, routing::{get, post}, http::StatusCode};
@@ -66,13 +87,21 @@ use serde::de::DeserializeOwned;
 
 use crate::negotiate::Deferred;
 use crate::negotiate::decision::{Negotiated, read_body};
-use crate::negotiate::rules::{Negotiator, Rejection};
+use crate::negotiate::rejection::Rejection;
+use crate::negotiate::rules::Negotiator;
 use crate::patch::Patch;
+use crate::problem::Problem;
 use crate::status::Status;
+
+mod extract;
+mod fallback;
+
+pub use extract::{Path, Query};
+pub use fallback::{method_not_allowed, not_found};
 
 /// The negotiation for this request: the layer's, or (without the layer) one made here with
 /// the default rules.
-fn negotiated(parts: &Parts) -> Result<Negotiated, Rejection> {
+pub(crate) fn negotiated(parts: &Parts) -> Result<Negotiated, Rejection> {
     if let Some(n) = parts.extensions.get::<Negotiated>() {
         return Ok(n.clone());
     }
@@ -99,6 +128,19 @@ impl IntoResponse for Status {
     /// it in the negotiated format.
     fn into_response(self) -> Response {
         let mut response = self.to_response(&crate::Codec::Json, false).into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+impl IntoResponse for Problem {
+    /// `application/problem+json`, plus the problem in the response extensions so that the
+    /// layer re-encodes it in the negotiated format.
+    fn into_response(self) -> Response {
+        let mut response = self
+            .to_response(&crate::Codec::Json)
+            .map(axum::body::Body::from)
+            .into_response();
         response.extensions_mut().insert(self);
         response
     }
