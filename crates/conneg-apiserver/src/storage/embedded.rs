@@ -8,7 +8,7 @@
 //!   written;
 //! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of `log`'s events).
 //!
-//! Writes go through group commit ([`super::group_commit`]): one writer thread takes every
+//! Writes go through group commit (`storage/group_commit.rs`): one writer thread takes every
 //! write queued while its previous commit ran (up to 256 writes and 16 MiB), decides each in
 //! order (its own precondition, revision and error), and commits the batch as one redb
 //! transaction with [`Durability::Immediate`] (one fsync). Each write is answered only after
