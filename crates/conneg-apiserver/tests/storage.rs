@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conneg_apiserver::storage::{
-    EmbeddedOptions, EmbeddedStore, EventKind, History, ListOptions, MemoryStore, Storage,
-    StorageError, Store, WatchBuffer,
+    EmbeddedOptions, EmbeddedStore, EventKind, History, KeyValue, ListOptions, MemoryStore,
+    Storage, StorageError, Store, UpdateResult, WatchBuffer,
 };
 #[cfg(feature = "etcd")]
 use conneg_apiserver::storage::{EtcdOptions, EtcdStore};
@@ -152,6 +152,9 @@ every_backend!(
     gone_after_compaction,
     future_revision_is_refused,
     paging_with_continue_tokens,
+    many_concurrent_writers,
+    concurrent_compare_and_swap_has_one_winner,
+    a_failing_write_does_not_fail_its_neighbours,
 );
 
 // A watcher that falls behind is the server's own queue (memory and embedded); etcd buffers
@@ -772,4 +775,215 @@ async fn paging_with_continue_tokens(kind: Kind) {
     }
     let want: Vec<_> = (0..7).map(|i| key("ns", &format!("o{i}"))).collect();
     assert_eq!(seen, want);
+}
+
+/// Runs every future in `writes` at once (each on its own task) and gives their results in the
+/// order given.
+async fn all_at_once<T: Send + 'static>(
+    writes: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>>,
+) -> Vec<T> {
+    let tasks: Vec<_> = writes.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+/// 32 writers, each creating, updating and deleting its own keys, all at once: every write
+/// succeeds with a revision of its own, the revisions are exactly the writes, and a watcher
+/// sees every event once, in revision order.
+async fn many_concurrent_writers(kind: Kind) {
+    const WRITERS: usize = 32;
+    const EACH: usize = 4;
+    let backend = Backend::new(kind, 10_000, 4096).await;
+    let s = &backend.store;
+    let start = s.current_revision().await.unwrap();
+    let mut w = s.watch(P, start).await.unwrap();
+    let writers = (0..WRITERS)
+        .map(|i| {
+            let s = s.clone();
+            Box::pin(async move {
+                let mut revs = Vec::new();
+                for j in 0..EACH {
+                    let k = key("ns", &format!("w{i}-{j}"));
+                    let kv = s.create(&k, b("v1")).await.unwrap();
+                    revs.push(kv.mod_revision);
+                    let up = s.update(&k, b("v2"), kv.mod_revision).await.unwrap();
+                    assert!(up.changed);
+                    assert_eq!(up.kv.create_revision, kv.mod_revision);
+                    revs.push(up.kv.mod_revision);
+                }
+                // The first key of each writer is deleted again.
+                let k = key("ns", &format!("w{i}-0"));
+                let at = s.get(&k).await.unwrap().unwrap().mod_revision;
+                revs.push(s.delete(&k, Some(at)).await.unwrap().revision);
+                revs
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+        })
+        .collect();
+    let mut revs: Vec<i64> = all_at_once(writers).await.concat();
+    revs.sort_unstable();
+    let n = WRITERS * (2 * EACH + 1);
+    let want: Vec<i64> = (start + 1..=start + n as i64).collect();
+    assert_eq!(revs, want, "one revision per write, none shared or skipped");
+    assert_eq!(s.current_revision().await.unwrap(), start + n as i64);
+    for rev in want {
+        assert_eq!(
+            next_event(&mut w).await.revision(),
+            rev,
+            "in revision order"
+        );
+    }
+    let listed = s.list(P, ListOptions::default()).await.unwrap();
+    assert_eq!(listed.items.len(), WRITERS * (EACH - 1));
+    assert!(listed.items.iter().all(|kv| kv.value == b("v2")));
+}
+
+/// Writers racing on one key, all at once: of the updates at one revision exactly one wins,
+/// the others get a conflict naming the winner's revision; of the creates of one key exactly
+/// one wins, the others find it existing.
+async fn concurrent_compare_and_swap_has_one_winner(kind: Kind) {
+    const RACERS: usize = 16;
+    let backend = Backend::new(kind, 100, 64).await;
+    let s = &backend.store;
+    let k = key("ns", "contended");
+    let kv = s.create(&k, b("v0")).await.unwrap();
+    let updates = (0..RACERS)
+        .map(|i| {
+            let (s, k) = (s.clone(), k.clone());
+            Box::pin(async move {
+                s.update(&k, b(&format!("v{}", i + 1)), kv.mod_revision)
+                    .await
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+        })
+        .collect();
+    let results: Vec<Result<UpdateResult, StorageError>> = all_at_once(updates).await;
+    let won: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "exactly one update wins: {results:?}");
+    let winner = won[0].kv.clone();
+    assert_eq!(winner.mod_revision, kv.mod_revision + 1);
+    for r in &results {
+        match r {
+            Ok(_) => {}
+            Err(e) => assert_eq!(
+                *e,
+                StorageError::Conflict {
+                    key: k.clone(),
+                    expected: kv.mod_revision,
+                    actual: winner.mod_revision,
+                }
+            ),
+        }
+    }
+    assert_eq!(s.get(&k).await.unwrap().unwrap(), winner);
+    assert_eq!(s.current_revision().await.unwrap(), winner.mod_revision);
+
+    let fresh = key("ns", "fresh");
+    let creates = (0..RACERS)
+        .map(|i| {
+            let (s, k) = (s.clone(), fresh.clone());
+            Box::pin(async move { s.create(&k, b(&i.to_string())).await })
+                as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+        })
+        .collect();
+    let results: Vec<Result<KeyValue, StorageError>> = all_at_once(creates).await;
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| matches!(e, StorageError::AlreadyExists { .. })),
+        "{results:?}"
+    );
+    assert_eq!(s.current_revision().await.unwrap(), winner.mod_revision + 1);
+}
+
+/// Failing writes (a create of an existing key, an update and a delete at a stale revision, a
+/// delete of a missing key) sent at once with successful ones: each fails alone, the others
+/// are written, and the failures take no revision.
+async fn a_failing_write_does_not_fail_its_neighbours(kind: Kind) {
+    let backend = Backend::new(kind, 100, 64).await;
+    let s = &backend.store;
+    let existing = s.create(&key("ns", "existing"), b("v")).await.unwrap();
+    let start = existing.mod_revision;
+    type Write =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<i64, StorageError>> + Send>>;
+    let mut writes: Vec<Write> = Vec::new();
+    for i in 0..24 {
+        let ok = s.clone();
+        writes.push(Box::pin(async move {
+            ok.create(&key("ns", &format!("ok{i}")), b("v"))
+                .await
+                .map(|kv| kv.mod_revision)
+        }));
+        let s = s.clone();
+        writes.push(match i % 4 {
+            0 => Box::pin(async move {
+                s.create(&key("ns", "existing"), b("again"))
+                    .await
+                    .map(|kv| kv.mod_revision)
+            }),
+            1 => Box::pin(async move {
+                s.update(&key("ns", "existing"), b("new"), start - 1)
+                    .await
+                    .map(|u| u.kv.mod_revision)
+            }),
+            2 => Box::pin(async move {
+                s.delete(&key("ns", "existing"), Some(start + 1_000))
+                    .await
+                    .map(|d| d.revision)
+            }),
+            _ => Box::pin(async move {
+                s.delete(&key("ns", &format!("missing{i}")), None)
+                    .await
+                    .map(|d| d.revision)
+            }),
+        });
+    }
+    let results = all_at_once(writes).await;
+    let mut revs = Vec::new();
+    for (i, r) in results.into_iter().enumerate() {
+        match (i % 2, (i / 2) % 4, r) {
+            (0, _, Ok(rev)) => revs.push(rev),
+            (1, 0, Err(StorageError::AlreadyExists { .. })) => {}
+            (1, 1 | 2, Err(StorageError::Conflict { actual, .. })) => assert_eq!(actual, start),
+            (1, 3, Err(StorageError::NotFound { .. })) => {}
+            (_, _, r) => panic!("write {i}: unexpected {r:?}"),
+        }
+    }
+    revs.sort_unstable();
+    assert_eq!(revs, (start + 1..=start + 24).collect::<Vec<_>>());
+    assert_eq!(s.current_revision().await.unwrap(), start + 24);
+    assert_eq!(s.get(&key("ns", "existing")).await.unwrap(), Some(existing));
+}
+
+/// The embedded store commits concurrent writes together: fewer transactions (and fsyncs)
+/// than writes, each write still acknowledged with its own revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_concurrent_writes_share_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStore::open_dir(dir.path(), "example.com", EmbeddedOptions::default()).unwrap();
+    let creates = (0..64)
+        .map(|i| {
+            let s = s.clone();
+            Box::pin(async move {
+                s.create(&key("ns", &format!("c{i}")), b("v"))
+                    .await
+                    .unwrap()
+                    .mod_revision
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+        })
+        .collect();
+    let mut revs = all_at_once(creates).await;
+    revs.sort_unstable();
+    assert_eq!(revs, (2..66).collect::<Vec<i64>>());
+    let commits = s.commits();
+    assert!(
+        (1..64).contains(&commits),
+        "64 concurrent creates took {commits} commits"
+    );
+    // A lone write is committed at once, on its own.
+    s.create(&key("ns", "lone"), b("v")).await.unwrap();
+    assert_eq!(s.commits(), commits + 1);
 }

@@ -8,10 +8,13 @@
 //!   written;
 //! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of `log`'s events).
 //!
-//! Every write is one redb transaction committed with [`Durability::Immediate`] (fsync)
-//! before the call returns, so an acknowledged write survives `kill -9` and power loss. Writes
-//! are serialized by a mutex held through commit and broadcast, so watchers see events in
-//! revision order; blocking redb calls run on tokio's blocking pool.
+//! Writes go through group commit (`storage/group_commit.rs`): one writer thread takes every
+//! write queued while its previous commit ran (up to 256 writes and 16 MiB), decides each in
+//! order (its own precondition, revision and error), and commits the batch as one redb
+//! transaction with [`Durability::Immediate`] (one fsync). Each write is answered only after
+//! that commit, so an acknowledged write survives `kill -9` and power loss, and watchers get
+//! the batch's events, in revision order, before any of its writes is answered. Reads run on
+//! tokio's blocking pool and never wait for the writer (redb's MVCC).
 //!
 //! An I/O error (a full disk, say) fails the write that met it with a 500, and redb then
 //! refuses every later call until the database is reopened; so the store closes and reopens
@@ -22,14 +25,15 @@
 use std::fmt;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use super::fanout::{Fanout, WatchBuffer};
+use super::group_commit::{Change, GroupCommit, Write, Written};
 use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
-    Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
+    DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
 };
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
@@ -72,6 +76,8 @@ struct Inner {
     reopen: AtomicBool,
     /// Why writes fail: the last I/O error, from the write that met it until one commits.
     write_failure: Mutex<Option<String>>,
+    /// Transactions that committed writes since the store was opened.
+    commits: AtomicU64,
 }
 
 impl Inner {
@@ -127,12 +133,128 @@ impl Inner {
         tracing::warn!(path = %self.path.display(), "embedded store: database reopened");
         Ok(())
     }
+
+    /// Commits `writes` as one transaction (on the writer thread): each decided in order
+    /// against what the ones before it wrote, one fsync for all, then the events sent to
+    /// watchers in revision order. A write that fails writes nothing and the others go on;
+    /// `Err` (an I/O error, say) when the transaction itself failed.
+    fn commit_batch(&self, writes: &[Write]) -> Result<Vec<Result<Written>>> {
+        self.reopen_if_needed()?;
+        let db = self.db.read().unwrap_or_else(PoisonError::into_inner);
+        let db = db.as_ref().ok_or_else(|| {
+            StorageError::Backend("embedded store: the database could not be reopened".into())
+        })?;
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut txn = db.begin_write().map_err(|e| self.db_err(e))?;
+        txn.set_durability(Durability::Immediate);
+        let mut answers = Vec::with_capacity(writes.len());
+        let mut events = Vec::new();
+        {
+            let mut kv = txn.open_table(KV).map_err(|e| self.db_err(e))?;
+            let mut log = txn.open_table(LOG).map_err(|e| self.db_err(e))?;
+            let mut meta = txn.open_table(META).map_err(|e| self.db_err(e))?;
+            let mut revision = meta
+                .get(META_REVISION)
+                .map_err(|e| self.db_err(e))?
+                .ok_or_else(|| corrupt("no revision"))?
+                .value();
+            let len = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            let mut log_bytes = meta
+                .get(META_LOG_BYTES)
+                .map_err(|e| self.db_err(e))?
+                .map_or(0, |v| v.value());
+            for write in writes {
+                let key = write.key.as_str();
+                let current = match kv.get(key).map_err(|e| self.db_err(e))? {
+                    Some(raw) => decode_kv_value(key, raw.value()).map(Some),
+                    None => Ok(None),
+                };
+                let (event, answer) = match current.and_then(|c| write.decide(c, revision)) {
+                    Ok(decided) => decided,
+                    Err(e) => {
+                        answers.push(Err(e));
+                        continue;
+                    }
+                };
+                if let Some(event) = event {
+                    revision = event.revision();
+                    match event.kind {
+                        EventKind::Deleted => {
+                            kv.remove(key).map_err(|e| self.db_err(e))?;
+                        }
+                        EventKind::Added | EventKind::Modified => {
+                            let raw = encode_kv_value(
+                                event.kv.create_revision,
+                                event.kv.mod_revision,
+                                &event.kv.value,
+                            );
+                            kv.insert(key, raw.as_slice()).map_err(|e| self.db_err(e))?;
+                        }
+                    }
+                    let entry = encode_event(&event);
+                    log.insert(revision, entry.as_slice())
+                        .map_err(|e| self.db_err(e))?;
+                    log_bytes += len(entry.len());
+                    events.push(event);
+                }
+                answers.push(Ok(answer));
+            }
+            if events.is_empty() {
+                // Nothing to write: no commit, no fsync.
+                drop((kv, log, meta));
+                txn.abort().map_err(|e| self.db_err(e))?;
+                return Ok(answers);
+            }
+            let mut compacted = meta
+                .get(META_COMPACTED)
+                .map_err(|e| self.db_err(e))?
+                .ok_or_else(|| corrupt("no compacted revision"))?
+                .value();
+            // Compact by count, and by bytes down to the newest event.
+            let keep_after = self.history.keep_after(revision);
+            let max_bytes = len(self.history.bytes);
+            loop {
+                let oldest = log
+                    .first()
+                    .map_err(|e| self.db_err(e))?
+                    .map(|(k, v)| (k.value(), v.value().len()));
+                match oldest {
+                    Some((k, n)) if k <= keep_after || (log_bytes > max_bytes && k < revision) => {
+                        log.remove(k).map_err(|e| self.db_err(e))?;
+                        log_bytes -= len(n);
+                        compacted = compacted.max(k);
+                    }
+                    _ => break,
+                }
+            }
+            compacted = compacted.max(keep_after);
+            meta.insert(META_LOG_BYTES, log_bytes)
+                .map_err(|e| self.db_err(e))?;
+            meta.insert(META_REVISION, revision)
+                .map_err(|e| self.db_err(e))?;
+            meta.insert(META_COMPACTED, compacted)
+                .map_err(|e| self.db_err(e))?;
+        }
+        txn.commit().map_err(|e| self.db_err(e))?;
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        self.write_committed();
+        // Still under the write lock: watchers get events in revision order.
+        for event in events {
+            self.tx.send(&Arc::new(event));
+        }
+        Ok(answers)
+    }
 }
 
-/// The redb-backed store. Cloning shares the open database.
+/// The redb-backed store. Cloning shares the open database (and its writer thread; the file
+/// is closed when the last clone is dropped).
 #[derive(Clone)]
 pub struct EmbeddedStore {
     inner: Arc<Inner>,
+    writer: Arc<GroupCommit>,
 }
 
 impl fmt::Debug for EmbeddedStore {
@@ -266,14 +388,6 @@ fn decode_event(raw: &[u8]) -> Result<Event> {
 
 // ---- the store ----
 
-/// What a write closure decided.
-enum Write<T> {
-    /// Nothing to write; answer `T`.
-    Skip(T),
-    /// Record `Event` (whose revision is current + 1) and answer `T`.
-    Commit(Event, T),
-}
-
 impl EmbeddedStore {
     /// Open (or create) the database file at `path`, creating parent directories. Blocking;
     /// see [`EmbeddedStore::open_async`]. A file can be open once per process.
@@ -305,16 +419,24 @@ impl EmbeddedStore {
         }
         txn.commit().map_err(backend)?;
         let tx = Fanout::new(options.watch_buffer);
+        let inner = Arc::new(Inner {
+            db: RwLock::new(Some(db)),
+            write_lock: Mutex::new(()),
+            tx,
+            history: options.history,
+            path,
+            reopen: AtomicBool::new(false),
+            write_failure: Mutex::new(None),
+            commits: AtomicU64::new(0),
+        });
+        let committer = Arc::clone(&inner);
+        let writer = GroupCommit::start(
+            "redb-writer",
+            Box::new(move |writes| committer.commit_batch(writes)),
+        )?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                db: RwLock::new(Some(db)),
-                write_lock: Mutex::new(()),
-                tx,
-                history: options.history,
-                path,
-                reopen: AtomicBool::new(false),
-                write_failure: Mutex::new(None),
-            }),
+            inner,
+            writer: Arc::new(writer),
         })
     }
 
@@ -361,103 +483,10 @@ impl EmbeddedStore {
         .map_err(backend)?
     }
 
-    /// Run one write: `decide` sees the current value of `key` and the current revision.
-    async fn write<T: Send + 'static>(
-        &self,
-        key: &str,
-        decide: impl FnOnce(Option<KeyValue>, Revision) -> Result<Write<T>> + Send + 'static,
-    ) -> Result<T> {
-        let key = key.to_owned();
-        self.blocking(move |inner, db| {
-            let _guard = inner
-                .write_lock
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut txn = db.begin_write().map_err(|e| inner.db_err(e))?;
-            txn.set_durability(Durability::Immediate);
-            let (event, answer) = {
-                let mut kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
-                let mut log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
-                let mut meta = txn.open_table(META).map_err(|e| inner.db_err(e))?;
-                let revision = meta
-                    .get(META_REVISION)
-                    .map_err(|e| inner.db_err(e))?
-                    .ok_or_else(|| corrupt("no revision"))?
-                    .value();
-                let mut compacted = meta
-                    .get(META_COMPACTED)
-                    .map_err(|e| inner.db_err(e))?
-                    .ok_or_else(|| corrupt("no compacted revision"))?
-                    .value();
-                let current = match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
-                    Some(raw) => Some(decode_kv_value(&key, raw.value())?),
-                    None => None,
-                };
-                match decide(current, revision)? {
-                    Write::Skip(answer) => return Ok(answer),
-                    Write::Commit(event, answer) => {
-                        let rev = event.revision();
-                        debug_assert_eq!(rev, revision + 1);
-                        match event.kind {
-                            EventKind::Deleted => {
-                                kv.remove(key.as_str()).map_err(|e| inner.db_err(e))?;
-                            }
-                            EventKind::Added | EventKind::Modified => {
-                                let raw = encode_kv_value(
-                                    event.kv.create_revision,
-                                    event.kv.mod_revision,
-                                    &event.kv.value,
-                                );
-                                kv.insert(key.as_str(), raw.as_slice())
-                                    .map_err(|e| inner.db_err(e))?;
-                            }
-                        }
-                        let entry = encode_event(&event);
-                        log.insert(rev, entry.as_slice())
-                            .map_err(|e| inner.db_err(e))?;
-                        let len = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-                        let mut log_bytes = meta
-                            .get(META_LOG_BYTES)
-                            .map_err(|e| inner.db_err(e))?
-                            .map_or(0, |v| v.value())
-                            + len(entry.len());
-                        // Compact by count, and by bytes down to the newest event.
-                        let keep_after = inner.history.keep_after(rev);
-                        let max_bytes = len(inner.history.bytes);
-                        loop {
-                            let oldest = log
-                                .first()
-                                .map_err(|e| inner.db_err(e))?
-                                .map(|(k, v)| (k.value(), v.value().len()));
-                            match oldest {
-                                Some((k, n))
-                                    if k <= keep_after || (log_bytes > max_bytes && k < rev) =>
-                                {
-                                    log.remove(k).map_err(|e| inner.db_err(e))?;
-                                    log_bytes -= len(n);
-                                    compacted = compacted.max(k);
-                                }
-                                _ => break,
-                            }
-                        }
-                        compacted = compacted.max(keep_after);
-                        meta.insert(META_LOG_BYTES, log_bytes)
-                            .map_err(|e| inner.db_err(e))?;
-                        meta.insert(META_REVISION, rev)
-                            .map_err(|e| inner.db_err(e))?;
-                        meta.insert(META_COMPACTED, compacted)
-                            .map_err(|e| inner.db_err(e))?;
-                        (event, answer)
-                    }
-                }
-            };
-            txn.commit().map_err(|e| inner.db_err(e))?;
-            inner.write_committed();
-            // Still under the write lock: watchers get events in revision order.
-            inner.tx.send(&Arc::new(event));
-            Ok(answer)
-        })
-        .await
+    /// How many transactions have committed writes since the store was opened: fewer than
+    /// the writes when concurrent writes shared commits (group commit).
+    pub fn commits(&self) -> u64 {
+        self.inner.commits.load(Ordering::Relaxed)
     }
 
     fn read_meta(txn: &redb::ReadTransaction) -> Result<(Revision, Revision)> {
@@ -617,28 +646,10 @@ impl Storage for EmbeddedStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
-        let owned_key = key.to_owned();
-        self.write(key, move |current, revision| {
-            if current.is_some() {
-                return Err(StorageError::AlreadyExists { key: owned_key });
-            }
-            let rev = revision + 1;
-            let kv = KeyValue {
-                key: owned_key,
-                value,
-                create_revision: rev,
-                mod_revision: rev,
-            };
-            Ok(Write::Commit(
-                Event {
-                    kind: EventKind::Added,
-                    kv: kv.clone(),
-                    prev: None,
-                },
-                kv,
-            ))
-        })
-        .await
+        self.writer
+            .write(Write::new(key, Change::Create(value)))
+            .await?
+            .created()
     }
 
     async fn update(
@@ -647,28 +658,13 @@ impl Storage for EmbeddedStore {
         value: Bytes,
         expected_mod_revision: Revision,
     ) -> Result<UpdateResult> {
-        let owned_key = key.to_owned();
-        self.write(key, move |current, revision| {
-            let current = match check_update(&owned_key, current, &value, expected_mod_revision)? {
-                Cas::Unchanged(unchanged) => return Ok(Write::Skip(unchanged)),
-                Cas::Replace(current) => current,
-            };
-            let kv = KeyValue {
-                key: owned_key,
-                value,
-                create_revision: current.create_revision,
-                mod_revision: revision + 1,
-            };
-            Ok(Write::Commit(
-                Event {
-                    kind: EventKind::Modified,
-                    kv: kv.clone(),
-                    prev: Some(current),
-                },
-                UpdateResult { kv, changed: true },
+        self.writer
+            .write(Write::new(
+                key,
+                Change::Update(value, expected_mod_revision),
             ))
-        })
-        .await
+            .await?
+            .updated()
     }
 
     async fn delete(
@@ -676,28 +672,10 @@ impl Storage for EmbeddedStore {
         key: &str,
         expected_mod_revision: Option<Revision>,
     ) -> Result<DeleteResult> {
-        let owned_key = key.to_owned();
-        self.write(key, move |current, revision| {
-            let current = check_revision(&owned_key, current, expected_mod_revision)?;
-            let rev = revision + 1;
-            Ok(Write::Commit(
-                Event {
-                    kind: EventKind::Deleted,
-                    kv: KeyValue {
-                        key: owned_key,
-                        value: Bytes::new(),
-                        create_revision: current.create_revision,
-                        mod_revision: rev,
-                    },
-                    prev: Some(current.clone()),
-                },
-                DeleteResult {
-                    prev: current,
-                    revision: rev,
-                },
-            ))
-        })
-        .await
+        self.writer
+            .write(Write::new(key, Change::Delete(expected_mod_revision)))
+            .await?
+            .deleted()
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {

@@ -7,10 +7,11 @@ use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::fanout::{Fanout, WatchBuffer, event_bytes};
+use super::group_commit::{Change, Write, Written};
 use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
-    Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
+    DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
+    StorageError, UpdateResult, WatchStream,
 };
 use bytes::Bytes;
 
@@ -81,6 +82,25 @@ impl MemoryStore {
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// One write, decided as every backend does ([`Write::decide`]) and applied under the
+    /// lock. There is no fsync to share, so writes are not batched: the lock is held for a map
+    /// update, a log append and the hand-off to watchers' queues (microseconds), which is
+    /// what concurrent writers contend for.
+    fn write(&self, write: Write) -> Result<Written> {
+        let mut state = self.lock();
+        let (event, answer) = write.decide(state.kvs.get(&write.key).cloned(), state.revision)?;
+        if let Some(event) = event {
+            match event.kind {
+                EventKind::Deleted => state.kvs.remove(&write.key),
+                EventKind::Added | EventKind::Modified => {
+                    state.kvs.insert(write.key, event.kv.clone())
+                }
+            };
+            self.commit(&mut state, event);
+        }
+        Ok(answer)
     }
 
     /// Record `ev` (whose revision is `state.revision + 1`), compact, and notify watchers.
@@ -157,27 +177,8 @@ impl Storage for MemoryStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue> {
-        let mut state = self.lock();
-        if state.kvs.contains_key(key) {
-            return Err(StorageError::AlreadyExists { key: key.into() });
-        }
-        let rev = state.revision + 1;
-        let kv = KeyValue {
-            key: key.into(),
-            value,
-            create_revision: rev,
-            mod_revision: rev,
-        };
-        state.kvs.insert(key.into(), kv.clone());
-        self.commit(
-            &mut state,
-            Event {
-                kind: EventKind::Added,
-                kv: kv.clone(),
-                prev: None,
-            },
-        );
-        Ok(kv)
+        self.write(Write::new(key, Change::Create(value)))?
+            .created()
     }
 
     async fn update(
@@ -186,33 +187,11 @@ impl Storage for MemoryStore {
         value: Bytes,
         expected_mod_revision: Revision,
     ) -> Result<UpdateResult> {
-        let mut state = self.lock();
-        let prev = match check_update(
+        self.write(Write::new(
             key,
-            state.kvs.get(key).cloned(),
-            &value,
-            expected_mod_revision,
-        )? {
-            Cas::Unchanged(unchanged) => return Ok(unchanged),
-            Cas::Replace(prev) => prev,
-        };
-        let rev = state.revision + 1;
-        let kv = KeyValue {
-            key: key.into(),
-            value,
-            create_revision: prev.create_revision,
-            mod_revision: rev,
-        };
-        state.kvs.insert(key.into(), kv.clone());
-        self.commit(
-            &mut state,
-            Event {
-                kind: EventKind::Modified,
-                kv: kv.clone(),
-                prev: Some(prev),
-            },
-        );
-        Ok(UpdateResult { kv, changed: true })
+            Change::Update(value, expected_mod_revision),
+        ))?
+        .updated()
     }
 
     async fn delete(
@@ -220,29 +199,8 @@ impl Storage for MemoryStore {
         key: &str,
         expected_mod_revision: Option<Revision>,
     ) -> Result<DeleteResult> {
-        let mut state = self.lock();
-        check_revision(key, state.kvs.get(key), expected_mod_revision)?;
-        let Some(prev) = state.kvs.remove(key) else {
-            return Err(StorageError::NotFound { key: key.into() });
-        };
-        let rev = state.revision + 1;
-        self.commit(
-            &mut state,
-            Event {
-                kind: EventKind::Deleted,
-                kv: KeyValue {
-                    key: key.into(),
-                    value: Bytes::new(),
-                    create_revision: prev.create_revision,
-                    mod_revision: rev,
-                },
-                prev: Some(prev.clone()),
-            },
-        );
-        Ok(DeleteResult {
-            prev,
-            revision: rev,
-        })
+        self.write(Write::new(key, Change::Delete(expected_mod_revision)))?
+            .deleted()
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {

@@ -24,6 +24,7 @@ pub mod keys;
 pub mod memory;
 
 mod fanout;
+mod group_commit;
 mod history;
 mod status;
 
