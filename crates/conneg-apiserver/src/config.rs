@@ -15,7 +15,7 @@ use crate::storage::keys::Keys;
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
     EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EtcdTls, History, MemoryStore,
-    OpenedStorage, Result, Store, WatchBuffer,
+    OpenedStorage, Result, Store, WatchBuffer, WatchCache, WatchCacheOptions,
 };
 use crate::timeouts::Timeouts;
 
@@ -451,6 +451,17 @@ impl StorageArgs {
         }
     }
 
+    /// `store` with its reads answered from a watch cache keeping `--history` and
+    /// `--watch-buffer` like the store.
+    fn cached(&self, store: Store, keys: &Keys) -> Store {
+        let options = WatchCacheOptions {
+            history: self.history_limits(),
+            watch_buffer: self.watch_limits(),
+            ..WatchCacheOptions::default()
+        };
+        Store::Cached(WatchCache::new(store, keys, options))
+    }
+
     /// Open the configured store, for objects stored under `group` ([`StorageArgs::keys`]).
     pub async fn open(&self, group: &str) -> Result<OpenedStorage> {
         let keys = self.keys(group);
@@ -466,8 +477,9 @@ impl StorageArgs {
             };
             let https = self.etcd_servers.iter().any(|s| s.starts_with("https://"));
             options.tls = (https || tls != EtcdTls::default()).then_some(tls);
+            let store = Store::Etcd(EtcdStore::open(options).await?);
             return Ok(OpenedStorage {
-                store: Store::Etcd(EtcdStore::open(options).await?),
+                store: self.cached(store, &keys),
                 codec: StorageCodec::new(self.storage_media_type),
                 keys,
             });
@@ -490,7 +502,7 @@ impl StorageArgs {
             ),
         };
         Ok(OpenedStorage {
-            store,
+            store: self.cached(store, &keys),
             codec: StorageCodec::new(self.storage_media_type),
             keys,
         })

@@ -6,9 +6,10 @@ use conneg_apiserver::testing::Etcd;
 use std::time::Duration;
 
 use bytes::Bytes;
+use conneg_apiserver::storage::keys::Keys;
 use conneg_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EtcdOptions, EtcdStore, EventKind, History, ListOptions,
-    MemoryStore, Storage, StorageError, Store, WatchBuffer,
+    MemoryStore, Storage, StorageError, Store, WatchBuffer, WatchCache, WatchCacheOptions,
 };
 use tempfile::TempDir;
 
@@ -29,12 +30,16 @@ struct Backend {
     _etcd: Option<Etcd>,
 }
 
-/// The backends the conformance suite runs on.
+/// The backends the conformance suite runs on: each store alone, and each behind a watch
+/// cache (which must answer every read as the store would).
 #[derive(Clone, Copy)]
 enum Kind {
     Memory,
     Embedded,
     Etcd,
+    CachedMemory,
+    CachedEmbedded,
+    CachedEtcd,
 }
 
 /// A watch buffer bounded by `n` events (and the default bytes).
@@ -57,6 +62,24 @@ impl Backend {
     /// A fresh, empty store of `kind` keeping `history` revisions; watchers may fall `buffer`
     /// events behind (etcd keeps its own watch buffers, so `buffer` does not apply there).
     async fn new(kind: Kind, history: u64, buffer: usize) -> Backend {
+        let under = match kind {
+            Kind::CachedMemory => Kind::Memory,
+            Kind::CachedEmbedded => Kind::Embedded,
+            Kind::CachedEtcd => Kind::Etcd,
+            _ => return Self::uncached(kind, history, buffer).await,
+        };
+        let mut backend = Box::pin(Self::uncached(under, history, buffer)).await;
+        let options = WatchCacheOptions {
+            history: revisions(history),
+            watch_buffer: events(buffer),
+            ..WatchCacheOptions::default()
+        };
+        let keys = Keys::for_group("wardle.example.com");
+        backend.store = Store::Cached(WatchCache::new(backend.store, &keys, options));
+        backend
+    }
+
+    async fn uncached(kind: Kind, history: u64, buffer: usize) -> Backend {
         match kind {
             Kind::Memory => Backend {
                 store: Store::Memory(MemoryStore::with_limits(revisions(history), events(buffer))),
@@ -93,13 +116,18 @@ impl Backend {
                     _etcd: Some(etcd),
                 }
             }
+            _ => unreachable!("a cached kind is made by `new`"),
         }
     }
 
     /// Compacts what is older than the history: memory and embedded stores do it as they
     /// write; etcd compacts on a timer, here run once by hand.
     async fn compact(&self) {
-        if let Store::Etcd(s) = &self.store {
+        let store = match &self.store {
+            Store::Cached(c) => c.store(),
+            store => store.clone(),
+        };
+        if let Store::Etcd(s) = store {
             s.compact_once().await.unwrap();
         }
     }
@@ -131,6 +159,30 @@ macro_rules! every_backend {
                 }
             )*
         }
+        mod on_cached_memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Kind::CachedMemory).await;
+                }
+            )*
+        }
+        mod on_cached_embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Kind::CachedEmbedded).await;
+                }
+            )*
+        }
+        mod on_cached_etcd {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Kind::CachedEtcd).await;
+                }
+            )*
+        }
     };
 }
 
@@ -157,6 +209,10 @@ mod lagging {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn on_embedded() {
         super::lagging_watcher_is_ended(super::Kind::Embedded).await;
+    }
+    #[tokio::test]
+    async fn on_cached_memory() {
+        super::lagging_watcher_is_ended(super::Kind::CachedMemory).await;
     }
 }
 

@@ -22,6 +22,7 @@ pub mod embedded;
 pub mod etcd;
 pub mod keys;
 pub mod memory;
+pub mod watch_cache;
 
 mod fanout;
 mod history;
@@ -42,6 +43,7 @@ pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
 pub use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
+pub use watch_cache::{WatchCache, WatchCacheOptions};
 
 /// A storage revision (etcd's `int64` revision; Kubernetes' `resourceVersion`).
 pub type Revision = i64;
@@ -368,6 +370,19 @@ impl fmt::Debug for WatchStream {
     }
 }
 
+/// What a watch that reports progress yields: an event, or a revision every event up to
+/// which has been yielded (etcd's progress notification).
+#[derive(Debug, Clone)]
+pub(crate) enum WatchItem {
+    /// A change.
+    Event(Arc<Event>),
+    /// The watch has sent every event up to this revision.
+    Progress(Revision),
+}
+
+/// A stream of [`WatchItem`]s.
+pub(crate) type WatchItems = Pin<Box<dyn Stream<Item = Result<WatchItem>> + Send>>;
+
 /// The storage interface (etcd v3 semantics). All methods are async and cheap to call from
 /// any tokio task; backends do blocking work off the runtime threads.
 pub trait Storage: Send + Sync {
@@ -434,6 +449,8 @@ pub enum Store {
     Embedded(EmbeddedStore),
     /// In etcd (`--etcd-servers`), shared by every replica.
     Etcd(EtcdStore),
+    /// Another store, its reads answered from a [`WatchCache`].
+    Cached(WatchCache),
 }
 
 impl Store {
@@ -444,6 +461,7 @@ impl Store {
             Store::Memory(_) => "storage-memory",
             Store::Embedded(_) => "storage-redb",
             Store::Etcd(_) => "etcd",
+            Store::Cached(c) => c.store().check_name(),
         }
     }
 }
@@ -454,6 +472,7 @@ macro_rules! dispatch {
             Store::Memory($s) => $e,
             Store::Embedded($s) => $e,
             Store::Etcd($s) => $e,
+            Store::Cached($s) => $e,
         }
     };
 }
