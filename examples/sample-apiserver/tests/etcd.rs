@@ -752,7 +752,12 @@ fn a_consistent_read_through_one_replica_sees_a_write_through_the_other_from_its
     let b = replica(&etcd, &db, &[]);
     let padding = "x".repeat(2000);
     for i in 0..40 {
-        let r = create(&a, &format!("f{i}"), json!({"pad": padding}));
+        let r = a.post_json(
+            &flunders("v1alpha1", "default"),
+            &json!({"metadata": {"name": format!("f{i}"), "annotations": {"pad": padding}},
+                    "spec": {"reference": "r"}})
+            .to_string(),
+        );
         assert_eq!(r.code, 201, "{}", r.text());
     }
     let list = || {

@@ -122,6 +122,13 @@ impl MemoryStore {
         self.commit(&mut state, ev);
     }
 
+    /// Whether the keys under `prefix` are as they were at `revision` (known from the
+    /// compacted revision on; a revision ahead of this store's counts as unchanged).
+    pub(crate) fn unchanged_since(&self, prefix: &str, revision: Revision) -> bool {
+        let state = self.lock();
+        revision >= state.compacted && !changed_after(&state, prefix, revision)
+    }
+
     /// Moves this mirror to `revision` without a change of its keys (the mirrored store
     /// changed other keys, or reported its progress).
     pub(crate) fn advance(&self, revision: Revision) {
@@ -159,6 +166,16 @@ impl MemoryStore {
     }
 }
 
+/// Whether a key under `prefix` changed after `revision`, per the log.
+fn changed_after(state: &State, prefix: &str, revision: Revision) -> bool {
+    state
+        .log
+        .iter()
+        .rev()
+        .take_while(|e| e.revision() > revision)
+        .any(|e| e.key().starts_with(prefix))
+}
+
 impl Storage for MemoryStore {
     async fn current_revision(&self) -> Result<Revision> {
         Ok(self.lock().revision)
@@ -179,13 +196,7 @@ impl Storage for MemoryStore {
         let lower = lower_bound(prefix, options.start_key.as_deref());
         // The state at `revision` is the current one when nothing under `prefix` changed
         // since (writes elsewhere move the revision too).
-        let unchanged = !state
-            .log
-            .iter()
-            .rev()
-            .take_while(|e| e.revision() > revision)
-            .any(|e| e.key().starts_with(prefix));
-        let (items, remaining) = if unchanged {
+        let (items, remaining) = if !changed_after(&state, prefix, revision) {
             let iter = state
                 .kvs
                 .range::<str, _>((lower, Bound::Unbounded))

@@ -15,8 +15,10 @@
 //!   each keep their own caches, and a write through one is seen at once by a consistent read
 //!   through another.
 //! * **Past revisions**: a list at a revision (`resourceVersionMatch=Exact`, continue tokens)
-//!   and a watch from one are answered from the cache's history while it holds that revision,
-//!   otherwise by storage (which answers 410 when it no longer has it either).
+//!   is answered by the cache when nothing of the resource changed since (its history says
+//!   so), as is a watch from a revision with nothing to replay (from a list's revision, or
+//!   from now). Other past states and replays come from storage, which owns compaction (410
+//!   when it no longer has the revision, even when an operator compacted etcd by hand).
 //! * **Writes** go to storage; the cache learns of them from its watch.
 //! * **Never stale**: a read whose revision the cache has not reached within
 //!   [`WatchCacheOptions::wait`] (its watch lags or is broken) is answered by storage. When the
@@ -400,11 +402,14 @@ impl Storage for WatchCache {
                 None => self.current(&res).await?,
                 Some(revision) => self.at(&res, revision).await?,
             };
-            if let Some(contents) = contents {
-                match contents.list(prefix, options.clone()).await {
-                    Err(StorageError::Gone { .. }) => {} // older than the cache's history
-                    answer => return answer,
-                }
+            // The cache answers with its current state (at a past revision only when that
+            // state is the same); older states come from storage, which owns compaction.
+            if let Some(contents) = contents
+                && options
+                    .revision
+                    .is_none_or(|r| contents.unchanged_since(prefix, r))
+            {
+                return contents.list(prefix, options).await;
             }
         }
         under!(&self.inner.store, s => s.list(prefix, options).await)
@@ -432,11 +437,12 @@ impl Storage for WatchCache {
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
-        if let Some(contents) = self.resource(prefix).and_then(|res| res.contents()) {
-            match contents.watch(prefix, after_revision).await {
-                Err(StorageError::Gone { .. }) => {} // older than the cache's history
-                answer => return answer,
-            }
+        // From the cache when there is nothing to replay (a watch from a list's revision, or
+        // from now); a replay of past changes comes from storage, which owns compaction.
+        if let Some(contents) = self.resource(prefix).and_then(|res| res.contents())
+            && contents.unchanged_since(prefix, after_revision)
+        {
+            return contents.watch(prefix, after_revision).await;
         }
         under!(&self.inner.store, s => s.watch(prefix, after_revision).await)
     }
