@@ -16,7 +16,7 @@ use crate::storage::keys::Keys;
 use crate::storage::{
     DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES, DEFAULT_WATCH_BUFFER, DEFAULT_WATCH_BUFFER_BYTES,
     EmbeddedOptions, EmbeddedStore, History, MemoryStore, OpenedStorage, Result, Store,
-    WatchBuffer,
+    WatchBuffer, WatchCache, WatchCacheOptions,
 };
 #[cfg(feature = "etcd")]
 use crate::storage::{EtcdOptions, EtcdStore, EtcdTls};
@@ -516,6 +516,17 @@ impl StorageArgs {
         }
     }
 
+    /// `store` with its reads answered from a watch cache keeping `--history` and
+    /// `--watch-buffer` like the store.
+    fn cached(&self, store: Store, keys: &Keys) -> Store {
+        let options = WatchCacheOptions {
+            history: self.history_limits(),
+            watch_buffer: self.watch_limits(),
+            ..WatchCacheOptions::default()
+        };
+        Store::Cached(WatchCache::new(store, keys, options))
+    }
+
     /// Open the configured store, for objects stored under `group` ([`StorageArgs::keys`]).
     pub async fn open(&self, group: &str) -> Result<OpenedStorage> {
         let keys = self.keys(group);
@@ -525,7 +536,7 @@ impl StorageArgs {
             self.open_local(group).await?
         };
         Ok(OpenedStorage {
-            store,
+            store: self.cached(store, &keys),
             codec: StorageCodec::new(self.storage_media_type),
             keys,
         })

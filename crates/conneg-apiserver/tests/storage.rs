@@ -7,9 +7,10 @@ use conneg_apiserver::testing::Etcd;
 use std::time::Duration;
 
 use bytes::Bytes;
+use conneg_apiserver::storage::keys::Keys;
 use conneg_apiserver::storage::{
     EmbeddedOptions, EmbeddedStore, EventKind, History, KeyValue, ListOptions, MemoryStore,
-    Storage, StorageError, Store, UpdateResult, WatchBuffer,
+    Storage, StorageError, Store, UpdateResult, WatchBuffer, WatchCache, WatchCacheOptions,
 };
 #[cfg(feature = "etcd")]
 use conneg_apiserver::storage::{EtcdOptions, EtcdStore};
@@ -32,13 +33,18 @@ struct Backend {
     _etcd: Option<Etcd>,
 }
 
-/// The backends the conformance suite runs on.
+/// The backends the conformance suite runs on: each store alone, and each behind a watch
+/// cache (which must answer every read as the store would).
 #[derive(Clone, Copy)]
 enum Kind {
     Memory,
     Embedded,
     #[cfg(feature = "etcd")]
     Etcd,
+    CachedMemory,
+    CachedEmbedded,
+    #[cfg(feature = "etcd")]
+    CachedEtcd,
 }
 
 /// A watch buffer bounded by `n` events (and the default bytes).
@@ -61,6 +67,25 @@ impl Backend {
     /// A fresh, empty store of `kind` keeping `history` revisions; watchers may fall `buffer`
     /// events behind (etcd keeps its own watch buffers, so `buffer` does not apply there).
     async fn new(kind: Kind, history: u64, buffer: usize) -> Backend {
+        let under = match kind {
+            Kind::CachedMemory => Kind::Memory,
+            Kind::CachedEmbedded => Kind::Embedded,
+            #[cfg(feature = "etcd")]
+            Kind::CachedEtcd => Kind::Etcd,
+            _ => return Self::uncached(kind, history, buffer).await,
+        };
+        let mut backend = Box::pin(Self::uncached(under, history, buffer)).await;
+        let options = WatchCacheOptions {
+            history: revisions(history),
+            watch_buffer: events(buffer),
+            ..WatchCacheOptions::default()
+        };
+        let keys = Keys::for_group("wardle.example.com");
+        backend.store = Store::Cached(WatchCache::new(backend.store, &keys, options));
+        backend
+    }
+
+    async fn uncached(kind: Kind, history: u64, buffer: usize) -> Backend {
         match kind {
             Kind::Memory => Backend {
                 store: Store::Memory(MemoryStore::with_limits(revisions(history), events(buffer))),
@@ -98,6 +123,7 @@ impl Backend {
                     _etcd: Some(etcd),
                 }
             }
+            _ => unreachable!("a cached kind is made by `new`"),
         }
     }
 
@@ -105,8 +131,14 @@ impl Backend {
     /// write; etcd compacts on a timer, here run once by hand.
     async fn compact(&self) {
         #[cfg(feature = "etcd")]
-        if let Store::Etcd(s) = &self.store {
-            s.compact_once().await.unwrap();
+        {
+            let store = match &self.store {
+                Store::Cached(c) => c.store(),
+                store => store.clone(),
+            };
+            if let Store::Etcd(s) = store {
+                s.compact_once().await.unwrap();
+            }
         }
     }
 }
@@ -135,6 +167,31 @@ macro_rules! every_backend {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     super::$name(super::Kind::Etcd).await;
+                }
+            )*
+        }
+        mod on_cached_memory {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Kind::CachedMemory).await;
+                }
+            )*
+        }
+        mod on_cached_embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Kind::CachedEmbedded).await;
+                }
+            )*
+        }
+        #[cfg(feature = "etcd")]
+        mod on_cached_etcd {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Kind::CachedEtcd).await;
                 }
             )*
         }
@@ -167,6 +224,10 @@ mod lagging {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn on_embedded() {
         super::lagging_watcher_is_ended(super::Kind::Embedded).await;
+    }
+    #[tokio::test]
+    async fn on_cached_memory() {
+        super::lagging_watcher_is_ended(super::Kind::CachedMemory).await;
     }
 }
 

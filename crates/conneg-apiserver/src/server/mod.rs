@@ -57,7 +57,7 @@ use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
 use crate::live::Live;
 use crate::registry::{Registry, Strategy};
 use crate::resource::VersionedObject;
-use crate::storage::OpenedStorage;
+use crate::storage::{OpenedStorage, Store, WatchCache, WatchCacheOptions};
 use openapi::{Documents, OpenApiInfo};
 
 /// Everything a handler needs; cheap to clone (the store is reference-counted).
@@ -237,8 +237,11 @@ impl ServerBuilder {
         if options.standalone {
             admission.insert(0, Arc::new(NamespaceLifecycle));
         }
+        // Every read is answered from the watch cache (unless the store comes cached already,
+        // with its own limits, from `StorageArgs::open`).
+        let store = WatchCache::new(storage.store, &storage.keys, WatchCacheOptions::default());
         let registry = Registry {
-            store: storage.store,
+            store: Store::Cached(store),
             codec: storage.codec,
             keys: storage.keys,
             catalog: Live::new(catalog_of(&endpoints)),

@@ -103,13 +103,76 @@ impl MemoryStore {
         Ok(answer)
     }
 
-    /// Record `ev` (whose revision is `state.revision + 1`), compact, and notify watchers.
+
+    /// A store holding `items` at `revision`, with no history before it: a copy of another
+    /// store's keys that [`MemoryStore::apply`] keeps current (the watch cache's contents).
+    pub(crate) fn mirror(
+        history: History,
+        watch_buffer: WatchBuffer,
+        items: Vec<KeyValue>,
+        revision: Revision,
+    ) -> Self {
+        let store = Self::with_limits(history, watch_buffer);
+        {
+            let mut state = store.lock();
+            state.kvs = items.into_iter().map(|kv| (kv.key.clone(), kv)).collect();
+            state.revision = revision;
+            state.compacted = revision;
+        }
+        store
+    }
+
+    /// The revision this store is at.
+    pub(crate) fn revision(&self) -> Revision {
+        self.lock().revision
+    }
+
+    /// Applies `ev`, an event of the store this one mirrors, at its own revision (revisions
+    /// may skip: writes elsewhere). An event not newer than this store is ignored.
+    pub(crate) fn apply(&self, ev: Arc<Event>) {
+        let mut state = self.lock();
+        if ev.revision() <= state.revision {
+            return;
+        }
+        match ev.kind {
+            EventKind::Deleted => state.kvs.remove(ev.key()),
+            EventKind::Added | EventKind::Modified => {
+                state.kvs.insert(ev.kv.key.clone(), ev.kv.clone())
+            }
+        };
+        self.commit(&mut state, ev);
+    }
+
+    /// Whether the keys under `prefix` are as they were at `revision` (known from the
+    /// compacted revision on; a revision ahead of this store's counts as unchanged).
+    pub(crate) fn unchanged_since(&self, prefix: &str, revision: Revision) -> bool {
+        let state = self.lock();
+        revision >= state.compacted && !changed_after(&state, prefix, revision)
+    }
+
+    /// Moves this mirror to `revision` without a change of its keys (the mirrored store
+    /// changed other keys, or reported its progress).
+    pub(crate) fn advance(&self, revision: Revision) {
+        let mut state = self.lock();
+        if revision > state.revision {
+            state.revision = revision;
+            self.compact(&mut state);
+        }
+    }
+
+    /// Record `ev` (whose revision is above `state.revision`), compact, and notify watchers.
     /// Called with the lock held so watchers see events in revision order.
-    fn commit(&self, state: &mut State, ev: Event) {
+    fn commit(&self, state: &mut State, ev: impl Into<Arc<Event>>) {
+        let ev = ev.into();
         state.revision = ev.revision();
-        let ev = Arc::new(ev);
         state.log_bytes += event_bytes(&ev);
         state.log.push_back(Arc::clone(&ev));
+        self.compact(state);
+        self.inner.tx.send(&ev);
+    }
+
+    /// Drops history older than the bounds allow.
+    fn compact(&self, state: &mut State) {
         let keep_after = self.inner.history.keep_after(state.revision);
         while let Some(oldest) = state.log.front() {
             let over_bytes = state.log_bytes > self.inner.history.bytes && state.log.len() > 1;
@@ -121,8 +184,17 @@ impl MemoryStore {
             state.log.pop_front();
         }
         state.compacted = state.compacted.max(keep_after);
-        self.inner.tx.send(&ev);
     }
+}
+
+/// Whether a key under `prefix` changed after `revision`, per the log.
+fn changed_after(state: &State, prefix: &str, revision: Revision) -> bool {
+    state
+        .log
+        .iter()
+        .rev()
+        .take_while(|e| e.revision() > revision)
+        .any(|e| e.key().starts_with(prefix))
 }
 
 impl Storage for MemoryStore {
@@ -143,7 +215,9 @@ impl Storage for MemoryStore {
         let revision = options.revision.unwrap_or(state.revision);
         check_read_revision(revision, state.revision, state.compacted)?;
         let lower = lower_bound(prefix, options.start_key.as_deref());
-        let (items, remaining) = if revision == state.revision {
+        // The state at `revision` is the current one when nothing under `prefix` changed
+        // since (writes elsewhere move the revision too).
+        let (items, remaining) = if !changed_after(&state, prefix, revision) {
             let iter = state
                 .kvs
                 .range::<str, _>((lower, Bound::Unbounded))

@@ -22,6 +22,7 @@ pub mod embedded;
 pub mod etcd;
 pub mod keys;
 pub mod memory;
+pub mod watch_cache;
 
 mod fanout;
 mod group_commit;
@@ -45,6 +46,7 @@ pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
 pub use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
+pub use watch_cache::{WatchCache, WatchCacheOptions};
 
 /// A storage revision (etcd's `int64` revision; Kubernetes' `resourceVersion`).
 pub type Revision = i64;
@@ -371,6 +373,20 @@ impl fmt::Debug for WatchStream {
     }
 }
 
+/// What a watch that reports progress yields: an event, or a revision every event up to
+/// which has been yielded (etcd's progress notification).
+#[derive(Debug, Clone)]
+pub(crate) enum WatchItem {
+    /// A change.
+    Event(Arc<Event>),
+    /// The watch has sent every event up to this revision (etcd's progress notifications).
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))]
+    Progress(Revision),
+}
+
+/// A stream of [`WatchItem`]s.
+pub(crate) type WatchItems = Pin<Box<dyn Stream<Item = Result<WatchItem>> + Send>>;
+
 /// The storage interface (etcd v3 semantics). All methods are async and cheap to call from
 /// any tokio task; backends do blocking work off the runtime threads.
 pub trait Storage: Send + Sync {
@@ -438,6 +454,8 @@ pub enum Store {
     /// In etcd (`--etcd-servers`), shared by every replica (feature `etcd`).
     #[cfg(feature = "etcd")]
     Etcd(EtcdStore),
+    /// Another store, its reads answered from a [`WatchCache`].
+    Cached(WatchCache),
 }
 
 impl Store {
@@ -449,6 +467,7 @@ impl Store {
             Store::Embedded(_) => "storage-redb",
             #[cfg(feature = "etcd")]
             Store::Etcd(_) => "etcd",
+            Store::Cached(c) => c.store().check_name(),
         }
     }
 }
@@ -460,6 +479,7 @@ macro_rules! dispatch {
             Store::Embedded($s) => $e,
             #[cfg(feature = "etcd")]
             Store::Etcd($s) => $e,
+            Store::Cached($s) => $e,
         }
     };
 }

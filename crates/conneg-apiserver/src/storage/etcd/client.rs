@@ -15,7 +15,7 @@ use tonic_prost::ProstCodec;
 
 use super::wire::{
     CompactionRequest, CompactionResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse,
-    WatchCreateRequest, WatchRequest, WatchRequestUnion, WatchResponse,
+    WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchRequestUnion, WatchResponse,
 };
 use super::{EtcdOptions, EtcdTls};
 use crate::storage::{Result, StorageError};
@@ -68,19 +68,23 @@ impl Client {
     }
 
     /// `Watch/Watch` with one watch: the stream of its answers (the first says it was
-    /// created). Dropping the stream ends the call, which cancels the watch in etcd.
+    /// created), and the request side of the call. Dropping either ends the call, which
+    /// cancels the watch in etcd.
     pub(crate) async fn watch(
         mut self,
         create: WatchCreateRequest,
-    ) -> Result<Streaming<WatchResponse>, Status> {
+    ) -> Result<(Streaming<WatchResponse>, WatchRequests), Status> {
         self.ready().await?;
         let create = WatchRequest {
             request_union: Some(WatchRequestUnion::CreateRequest(create)),
         };
-        // The request half stays open after the create request: for as long as the answers
-        // are read, the call is not half-closed.
-        let requests = futures_util::stream::once(std::future::ready(create))
-            .chain(futures_util::stream::pending());
+        // The request half stays open after the create request, for progress requests: a
+        // half-closed call ends the watch in etcd.
+        let (sender, receiver) = tokio::sync::mpsc::channel(1);
+        let more = futures_util::stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|request| (request, receiver))
+        });
+        let requests = futures_util::stream::once(std::future::ready(create)).chain(more);
         let response = self
             .grpc
             .streaming(
@@ -89,7 +93,7 @@ impl Client {
                 ProstCodec::default(),
             )
             .await?;
-        Ok(response.into_inner())
+        Ok((response.into_inner(), WatchRequests(sender)))
     }
 
     async fn unary<Req, Resp>(mut self, path: &'static str, request: Req) -> Result<Resp, Status>
@@ -216,6 +220,23 @@ fn classify(what: &str, status: &Status) -> (StorageError, bool) {
         }
         Code::DeadlineExceeded => (StorageError::Timeout(text), true),
         _ => (StorageError::Backend(text), false),
+    }
+}
+
+/// The request side of a watch call (see [`Client::watch`]): keep it as long as the watch.
+pub(crate) struct WatchRequests(tokio::sync::mpsc::Sender<WatchRequest>);
+
+impl WatchRequests {
+    /// Asks etcd for a progress notification: a watch answer without events whose header
+    /// says every event up to its revision has been sent (etcd 3.4 and later).
+    pub(crate) async fn request_progress(&self) -> Result<(), StorageError> {
+        let request = WatchRequest {
+            request_union: Some(WatchRequestUnion::ProgressRequest(WatchProgressRequest {})),
+        };
+        self.0
+            .send(request)
+            .await
+            .map_err(|_| StorageError::Unavailable("the etcd watch has ended".into()))
     }
 }
 

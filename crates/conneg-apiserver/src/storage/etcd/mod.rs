@@ -52,6 +52,8 @@ use super::DEFAULT_HISTORY;
 
 #[cfg(feature = "etcd")]
 pub use store::EtcdStore;
+#[cfg(feature = "etcd")]
+pub(crate) use client::WatchRequests;
 
 /// Kubernetes' default `--etcd-prefix`.
 pub const DEFAULT_ETCD_PREFIX: &str = "/registry";

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use tonic::Status;
 
 use super::EtcdOptions;
-use super::client::{Client, Failure, map_error};
+use super::client::{Client, Failure, WatchRequests, map_error};
 use super::wire;
 use super::wire::{
     CompactionRequest, Compare, CompareResult, RangeRequest, RangeResponse, RequestOp, TxnRequest,
@@ -20,7 +20,8 @@ use super::wire::{
 };
 use crate::storage::{
     Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchStream, check_revision, check_update,
+    Storage, StorageError, UpdateResult, WatchItem, WatchItems, WatchStream, check_revision,
+    check_update,
 };
 
 /// One etcd member's client.
@@ -342,7 +343,8 @@ impl EtcdStore {
             start_revision: 1,
             ..WatchCreateRequest::default()
         };
-        let mut stream = self
+        // The requests half stays open while the answers are read (`_requests`).
+        let (mut stream, _requests) = self
             .call("probe compaction", Retry::Read, move |c| {
                 c.watch(watch.clone())
             })
@@ -452,7 +454,7 @@ struct WatchState {
     stream: tonic::Streaming<wire::WatchResponse>,
     /// The endpoint the watch runs on.
     endpoint: usize,
-    pending: std::collections::VecDeque<Arc<Event>>,
+    pending: std::collections::VecDeque<WatchItem>,
     store: EtcdStore,
     last: Revision,
     done: bool,
@@ -616,6 +618,33 @@ impl Storage for EtcdStore {
     }
 
     async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+        let (items, requests) = self.watch_items(prefix, after_revision).await?;
+        Ok(WatchStream::new(futures_util::StreamExt::filter_map(
+            items,
+            move |item| {
+                // The request side of the gRPC stream stays open as long as the watch.
+                let _open = &requests;
+                std::future::ready(match item {
+                    Ok(WatchItem::Event(ev)) => Some(Ok(ev)),
+                    Ok(WatchItem::Progress(_)) => None,
+                    Err(e) => Some(Err(e)),
+                })
+            },
+        )))
+    }
+}
+
+impl EtcdStore {
+    /// A watch of `prefix` after `after_revision` (see [`Storage::watch`]) whose stream also
+    /// carries etcd's progress notifications, and the request side of the call, which asks
+    /// etcd for one ([`WatchRequests::request_progress`]): what a watch cache needs to know it
+    /// is current even when the latest revisions changed other keys. Dropping the requests
+    /// ends the watch.
+    pub(crate) async fn watch_items(
+        &self,
+        prefix: &str,
+        after_revision: Revision,
+    ) -> Result<(WatchItems, WatchRequests)> {
         let start = after_revision.saturating_add(1).max(1);
         // etcd reports a compacted start revision only later, on the stream; a range at the
         // same revision answers now (a future revision is fine for a watch).
@@ -639,7 +668,7 @@ impl Storage for EtcdStore {
             start_revision: start,
             prev_kv: true,
         };
-        let (stream, endpoint) = self
+        let ((stream, requests), endpoint) = self
             .call_on("watch", Retry::Read, move |c| c.watch(watch.clone()))
             .await?;
         let state = WatchState {
@@ -650,63 +679,70 @@ impl Storage for EtcdStore {
             last: after_revision,
             done: false,
         };
-        Ok(WatchStream::new(futures_util::stream::unfold(
-            state,
-            |mut st| async move {
-                loop {
-                    if let Some(ev) = st.pending.pop_front() {
+        let items = futures_util::stream::unfold(state, |mut st| async move {
+            loop {
+                if let Some(item) = st.pending.pop_front() {
+                    if let WatchItem::Event(ev) = &item {
                         st.last = ev.revision();
-                        return Some((Ok(ev), st));
                     }
-                    if st.done {
-                        return None;
-                    }
-                    let err = match st.stream.message().await {
-                        Ok(Some(resp)) => {
-                            if resp.canceled {
-                                let compacted = resp.compact_revision;
-                                if compacted > 0 {
-                                    st.store.note_compacted(compacted);
-                                    StorageError::Gone {
-                                        requested: st.last,
-                                        compacted,
-                                    }
-                                } else {
-                                    StorageError::Unavailable(format!(
-                                        "etcd cancelled the watch: {}",
-                                        resp.cancel_reason
-                                    ))
+                    return Some((Ok(item), st));
+                }
+                if st.done {
+                    return None;
+                }
+                let err = match st.stream.message().await {
+                    Ok(Some(resp)) => {
+                        if resp.canceled {
+                            let compacted = resp.compact_revision;
+                            if compacted > 0 {
+                                st.store.note_compacted(compacted);
+                                StorageError::Gone {
+                                    requested: st.last,
+                                    compacted,
                                 }
                             } else {
-                                for e in resp.events {
-                                    match to_event(e) {
-                                        Ok(ev) => st.pending.push_back(Arc::new(ev)),
-                                        Err(err) => {
-                                            tracing::warn!(error = %err, "etcd watch event skipped");
-                                        }
+                                StorageError::Unavailable(format!(
+                                    "etcd cancelled the watch: {}",
+                                    resp.cancel_reason
+                                ))
+                            }
+                        } else if resp.events.is_empty() && !resp.created {
+                            // A progress notification: every event up to its header's
+                            // revision has been sent.
+                            if let Some(h) = resp.header {
+                                st.pending.push_back(WatchItem::Progress(h.revision));
+                            }
+                            continue;
+                        } else {
+                            for e in resp.events {
+                                match to_event(e) {
+                                    Ok(ev) => st.pending.push_back(WatchItem::Event(Arc::new(ev))),
+                                    Err(err) => {
+                                        tracing::warn!(error = %err, "etcd watch event skipped");
                                     }
                                 }
-                                continue;
                             }
+                            continue;
                         }
-                        Ok(None) => StorageError::Unavailable(
-                            "etcd ended the watch stream; watch again".into(),
-                        ),
-                        Err(e) => {
-                            let f = map_error("watch", &e);
-                            if f.broken {
-                                st.store.inner.endpoints[st.endpoint]
-                                    .broken
-                                    .store(true, Ordering::Release);
-                            }
-                            f.err
+                    }
+                    Ok(None) => {
+                        StorageError::Unavailable("etcd ended the watch stream; watch again".into())
+                    }
+                    Err(e) => {
+                        let f = map_error("watch", &e);
+                        if f.broken {
+                            st.store.inner.endpoints[st.endpoint]
+                                .broken
+                                .store(true, Ordering::Release);
                         }
-                    };
-                    st.done = true;
-                    return Some((Err(err), st));
-                }
-            },
-        )))
+                        f.err
+                    }
+                };
+                st.done = true;
+                return Some((Err(err), st));
+            }
+        });
+        Ok((Box::pin(items), requests))
     }
 }
 

@@ -275,10 +275,11 @@ pub(crate) struct CompactionRequest {
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct CompactionResponse {}
 
-/// `etcdserverpb.WatchRequest` (this client only creates watches: one per stream).
+/// `etcdserverpb.WatchRequest` (this client creates one watch per stream, and asks for its
+/// progress).
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct WatchRequest {
-    #[prost(oneof = "WatchRequestUnion", tags = "1")]
+    #[prost(oneof = "WatchRequestUnion", tags = "1, 3")]
     pub(crate) request_union: Option<WatchRequestUnion>,
 }
 
@@ -287,7 +288,13 @@ pub(crate) struct WatchRequest {
 pub(crate) enum WatchRequestUnion {
     #[prost(message, tag = "1")]
     CreateRequest(WatchCreateRequest),
+    #[prost(message, tag = "3")]
+    ProgressRequest(WatchProgressRequest),
 }
+
+/// `etcdserverpb.WatchProgressRequest`: no fields.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct WatchProgressRequest {}
 
 /// `etcdserverpb.WatchCreateRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -307,6 +314,11 @@ pub(crate) struct WatchCreateRequest {
 /// `etcdserverpb.WatchResponse`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct WatchResponse {
+    #[prost(message, optional, tag = "1")]
+    pub(crate) header: Option<ResponseHeader>,
+    /// The first answer of a watch: it was created.
+    #[prost(bool, tag = "3")]
+    pub(crate) created: bool,
     #[prost(bool, tag = "4")]
     pub(crate) canceled: bool,
     /// Set when the watch was cancelled because its start revision is compacted: the
