@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::flowcontrol::Overload;
 use crate::serve::ConnLimits;
 use crate::server::Serving;
 use crate::storage::codec::{StorageCodec, StorageMediaType};
@@ -325,6 +326,19 @@ pub struct ServeArgs {
     /// below the open-file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// Requests other than writes running at once (0: no limit). With priority and fairness
+    /// on, this plus `--max-mutating-requests-inflight` are the server's seats, shared among
+    /// the priority levels (see `docs/flowcontrol.md`).
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: u32,
+    /// Writes running at once (0: no limit).
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: u32,
+    /// API Priority and Fairness: requests are classified by FlowSchema into priority levels
+    /// and queued fairly per flow, 429 past the queues; `false` applies the two in-flight
+    /// limits alone.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
 }
 
 impl Default for ServeArgs {
@@ -336,6 +350,9 @@ impl Default for ServeArgs {
             idle_timeout: limits.idle_timeout,
             body_read_timeout: timeouts.body_read,
             max_connections: u32::try_from(limits.max_connections).unwrap_or(u32::MAX),
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            enable_priority_and_fairness: true,
         }
     }
 }
@@ -355,7 +372,31 @@ impl ServeArgs {
         Serving {
             limits: self.conn_limits(),
             timeouts: self.timeouts(),
+            overload: self.overload(),
             ..Serving::default()
+        }
+    }
+
+    /// The overload limits: priority and fairness over both in-flight limits' seats (a
+    /// request waits in its queue at most a quarter of `--request-timeout`), or, with it
+    /// off, the two limits alone; no limit when both are 0.
+    pub fn overload(&self) -> Overload {
+        let (reads, mutating) = (
+            self.max_requests_inflight,
+            self.max_mutating_requests_inflight,
+        );
+        if reads == 0 && mutating == 0 {
+            Overload::Off
+        } else if self.enable_priority_and_fairness {
+            Overload::PriorityAndFairness {
+                seats: reads.saturating_add(mutating),
+                queue_wait: self.request_timeout / 4,
+            }
+        } else {
+            Overload::MaxInFlight {
+                reads: reads as usize,
+                mutating: mutating as usize,
+            }
         }
     }
 

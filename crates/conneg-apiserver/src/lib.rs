@@ -55,6 +55,7 @@ pub mod customresource;
 pub mod declarative;
 pub mod definitions;
 pub mod endpoints;
+pub mod flowcontrol;
 pub mod live;
 pub mod meta;
 pub mod metadata_only;

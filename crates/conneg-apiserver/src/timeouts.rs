@@ -53,7 +53,7 @@ pub fn timeout_status() -> Status {
 
 /// Whether Kubernetes treats the request as long-running (exempt from the request timeout):
 /// a watch (`?watch=true`, `1`, `t`, ... as Go's `strconv.ParseBool`).
-fn is_long_running(req: &Request) -> bool {
+pub(crate) fn is_long_running(req: &Request) -> bool {
     req.uri().query().is_some_and(|q| {
         q.split('&').any(|kv| {
             matches!(
