@@ -50,7 +50,7 @@ fn subject_matches(subject: &Subject, user: &UserInfo) -> bool {
         "Group" => subject
             .group
             .as_ref()
-            .is_some_and(|g| g.name == EVERY || user.groups.iter().any(|mine| *mine == g.name)),
+            .is_some_and(|g| g.name == EVERY || user.groups.contains(&g.name)),
         "ServiceAccount" => subject.service_account.as_ref().is_some_and(|sa| {
             let Some(rest) = user.name.strip_prefix("system:serviceaccount:") else {
                 return false;

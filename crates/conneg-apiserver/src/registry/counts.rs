@@ -5,9 +5,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Object counts by group, resource and namespace (`""`: every namespace); cheap to clone.
+/// A collection: group, resource and namespace (`""`: every namespace).
+type Collection = (String, String, String);
+
+/// Object counts by collection; cheap to clone.
 #[derive(Clone, Debug, Default)]
-pub struct ObjectCounts(Arc<Mutex<HashMap<(String, String, String), usize>>>);
+pub struct ObjectCounts(Arc<Mutex<HashMap<Collection, usize>>>);
 
 /// At most this many collections are remembered (namespaces come and go); past it, new ones
 /// are not recorded and estimates fall back on the count of every namespace.
