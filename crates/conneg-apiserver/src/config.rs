@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::flowcontrol::Overload;
 use crate::http2::Http2Limits;
 use crate::serve::ConnLimits;
 use crate::server::Serving;
@@ -332,6 +333,19 @@ pub struct ServeArgs {
     /// below the open-file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// Requests other than writes running at once (0: no limit). With priority and fairness
+    /// on, this plus `--max-mutating-requests-inflight` are the server's seats, shared among
+    /// the priority levels (see `docs/flowcontrol.md`).
+    #[arg(long, default_value_t = 400)]
+    pub max_requests_inflight: u32,
+    /// Writes running at once (0: no limit).
+    #[arg(long, default_value_t = 200)]
+    pub max_mutating_requests_inflight: u32,
+    /// API Priority and Fairness: requests are classified by FlowSchema into priority levels
+    /// and queued fairly per flow, 429 past the queues; `false` applies the two in-flight
+    /// limits alone.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub enable_priority_and_fairness: bool,
     /// HTTP/2 streams open at once on one connection of the secure port; more are refused.
     /// 0: 100, as Kubernetes (kube-apiserver itself passes 1000).
     #[arg(long, default_value_t = 0)]
@@ -371,6 +385,9 @@ impl Default for ServeArgs {
             http2_max_header_list_size: limits.http2.max_header_list_size,
             http2_stream_window: limits.http2.stream_window,
             http2_connection_window: 0,
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
+            enable_priority_and_fairness: true,
         }
     }
 }
@@ -390,7 +407,31 @@ impl ServeArgs {
         Serving {
             limits: self.conn_limits(),
             timeouts: self.timeouts(),
+            overload: self.overload(),
             ..Serving::default()
+        }
+    }
+
+    /// The overload limits: priority and fairness over both in-flight limits' seats (a
+    /// request waits in its queue at most a quarter of `--request-timeout`), or, with it
+    /// off, the two limits alone; no limit when both are 0.
+    pub fn overload(&self) -> Overload {
+        let (reads, mutating) = (
+            self.max_requests_inflight,
+            self.max_mutating_requests_inflight,
+        );
+        if reads == 0 && mutating == 0 {
+            Overload::Off
+        } else if self.enable_priority_and_fairness {
+            Overload::PriorityAndFairness {
+                seats: reads.saturating_add(mutating),
+                queue_wait: self.request_timeout / 4,
+            }
+        } else {
+            Overload::MaxInFlight {
+                reads: reads as usize,
+                mutating: mutating as usize,
+            }
         }
     }
 

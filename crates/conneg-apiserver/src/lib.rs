@@ -65,6 +65,7 @@ pub mod customresource;
 pub mod declarative;
 pub mod definitions;
 pub mod endpoints;
+pub mod flowcontrol;
 pub mod http2;
 pub mod live;
 pub mod meta;

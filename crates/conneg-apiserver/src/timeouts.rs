@@ -53,7 +53,7 @@ pub fn timeout_status() -> Status {
 
 /// Whether Kubernetes treats the request as long-running (exempt from the request timeout):
 /// a watch (`?watch` other than `0` or `false`, as [`conneg::option_flag`] reads it).
-fn is_long_running(req: &Request) -> bool {
+pub(crate) fn is_long_running(req: &Request) -> bool {
     conneg::option_flag(req.uri().query(), "watch")
 }
 

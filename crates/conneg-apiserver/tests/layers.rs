@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["testing"],
     &["config", "prelude"],
     &["server"],
+    &["flowcontrol"],
     &["customresource"],
     &["core_v1"],
     &["endpoints"],

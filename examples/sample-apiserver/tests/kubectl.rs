@@ -335,6 +335,69 @@ fn kubectl_namespaces() {
     assert_eq!(left.trim(), "", "{left}");
 }
 
+/// The priority and fairness configuration as kubectl reads it (the built-in objects, with
+/// kubectl's columns), and a change made with kubectl.
+#[test]
+fn kubectl_flowcontrol() {
+    let Some((dir, server)) = setup("kubectl_flowcontrol", &["--storage", "memory"]) else {
+        return;
+    };
+    let k = Kubectl {
+        server: &server,
+        dir: dir.path(),
+        cbor: false,
+    };
+    let table = k.run(&["get", "flowschemas,prioritylevelconfigurations"]);
+    for row in [
+        [
+            "flowschema.flowcontrol.apiserver.k8s.io/global-default",
+            "global-default",
+            "9900",
+            "ByUser",
+        ],
+        [
+            "flowschema.flowcontrol.apiserver.k8s.io/exempt",
+            "exempt",
+            "1",
+            "<none>",
+        ],
+        [
+            "prioritylevelconfiguration.flowcontrol.apiserver.k8s.io/global-default",
+            "Limited",
+            "20",
+            "128",
+        ],
+        [
+            "prioritylevelconfiguration.flowcontrol.apiserver.k8s.io/catch-all",
+            "Limited",
+            "5",
+            "<none>",
+        ],
+    ] {
+        assert!(
+            table.lines().any(|l| l.split_whitespace().take(4).eq(row)),
+            "{row:?} in\n{table}"
+        );
+    }
+    let out = k.run(&[
+        "patch",
+        "prioritylevelconfiguration",
+        "global-default",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"limited":{"limitResponse":{"queuing":{"queueLengthLimit":100}}}}}"#,
+    ]);
+    assert!(out.contains("patched"), "{out}");
+    let got = k.run(&[
+        "get",
+        "prioritylevelconfiguration",
+        "global-default",
+        "-o",
+        "jsonpath={.spec.limited.limitResponse.queuing.queueLengthLimit}",
+    ]);
+    assert_eq!(got, "100");
+}
+
 /// Finalizers as kubectl drives them, in JSON and with the CBOR gates: `delete --wait=false`
 /// leaves the object marked, a patch that removes the last finalizer deletes it, and
 /// `--cascade=orphan` adds the `orphan` finalizer.

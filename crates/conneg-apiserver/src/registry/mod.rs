@@ -13,6 +13,7 @@
 //! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
 
 pub mod backoff;
+mod counts;
 pub mod delete;
 mod error;
 mod object;
@@ -29,6 +30,7 @@ use crate::selector::Selectors;
 use crate::storage::codec::StorageCodec;
 use crate::storage::keys::Keys;
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError, Store, continue_token};
+pub use counts::ObjectCounts;
 pub use error::Error;
 pub use object::Object;
 pub use strategy::{Column, ServedVersion, Strategy};
@@ -44,6 +46,8 @@ pub struct Registry {
     pub keys: Keys,
     /// What is served now: the group versions and resources.
     pub catalog: Live<Catalog>,
+    /// How many objects each collection held at its last full list.
+    pub counts: ObjectCounts,
 }
 
 /// How many more names are generated when a generated name is taken.
@@ -157,6 +161,7 @@ impl Registry {
             None => (None, req.revision),
         };
         let mut items = Vec::new();
+        let mut scanned = 0;
         loop {
             let want = req.limit.map(|l| l - items.len());
             let opts = ListOptions {
@@ -171,6 +176,7 @@ impl Registry {
                 }
                 Err(e) => return Err(Error::storage(e, res, "")),
             };
+            scanned += page.items.len();
             for kv in &page.items {
                 let k: K = self.decode(res, kv)?;
                 if sel.matches(k.meta()) {
@@ -180,6 +186,11 @@ impl Registry {
             revision = Some(page.revision);
             let full = req.limit.is_some_and(|l| items.len() >= l);
             if !page.more() || full {
+                if req.continue_token.is_none() {
+                    let stored = scanned + usize::try_from(page.remaining).unwrap_or(0);
+                    self.counts
+                        .record(res.group, res.resource, namespace, stored);
+                }
                 let mut meta = ListMeta {
                     resource_version: page.revision.to_string(),
                     ..Default::default()

@@ -164,7 +164,9 @@ fn labels(l: &Labels) -> String {
 
 /// `GET /metrics`.
 pub async fn serve(State(st): State<AppState>) -> Response {
-    let mut r = st.metrics.render().into_response();
+    let mut text = st.metrics.render();
+    text.push_str(&st.flowcontrol.render_metrics());
+    let mut r = text.into_response();
     r.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),

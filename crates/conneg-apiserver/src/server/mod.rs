@@ -8,6 +8,7 @@
 //!   └─ serve::track                marks a request in flight for its connection
 //!   └─ timeouts::layer             request timeout (504), body-read deadline
 //!   └─ filters::layer              401 (authentication), 403 (authorization)
+//!   └─ crate::flowcontrol          priority and fairness: queue, or 429 with Retry-After
 //!   └─ metrics::layer              counts every answer by verb, resource, code, media types
 //!       └─ NegotiateLayer (conneg) 406/415/413 here; otherwise stores `Negotiated`
 //!           └─ axum Router         path → handler
@@ -54,6 +55,9 @@ use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
 use crate::endpoints::admission::Plugin;
 use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
+use crate::flowcontrol::Dispatcher;
+use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
+use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
 use crate::live::Live;
 use crate::registry::{Registry, Strategy};
 use crate::resource::VersionedObject;
@@ -68,6 +72,8 @@ pub struct AppState {
     pub(crate) ctx: Context,
     /// Request counters for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
+    /// Priority and fairness: the configuration in force and the levels' queues.
+    pub flowcontrol: Arc<Dispatcher>,
     /// The OpenAPI documents, built on first use.
     pub openapi: Arc<Documents>,
     /// Custom resource definitions the server was built with, installed by
@@ -218,6 +224,8 @@ impl ServerBuilder {
         if options.standalone {
             endpoints.push(Endpoint::of::<Namespace>());
             endpoints.push(Endpoint::of::<CustomResourceDefinition>());
+            endpoints.push(Endpoint::of::<FlowSchema>());
+            endpoints.push(Endpoint::of::<PriorityLevelConfiguration>());
         }
         endpoints
     }
@@ -245,8 +253,15 @@ impl ServerBuilder {
             codec: storage.codec,
             keys: storage.keys,
             catalog: Live::new(catalog_of(&endpoints)),
+            counts: Default::default(),
         };
+        let flowcontrol = Arc::new(Dispatcher::new(
+            DEFAULT_SEATS,
+            DEFAULT_QUEUE_WAIT,
+            registry.counts.clone(),
+        ));
         AppState {
+            flowcontrol,
             ctx: Context {
                 registry,
                 cbor: options.cbor,
@@ -275,11 +290,20 @@ impl AppState {
     /// namespace left `Terminating`, when namespaces are served ([`ServerOptions::standalone`]);
     /// nothing otherwise. Run it once before serving.
     ///
+    /// When the flowcontrol objects are served (standalone), it creates the built-in ones
+    /// that are missing and puts the stored ones in force, following their changes.
+    ///
     /// When custom resource definitions are served (standalone too), it also starts their
     /// controller ([`crate::customresource::controller`]), which serves the established
     /// ones from then on.
     pub async fn bootstrap(&self) -> Result<(), Status> {
         crate::core_v1::lifecycle::bootstrap(&self.ctx.registry).await?;
+        crate::flowcontrol::configuration::bootstrap(&self.ctx.registry).await?;
+        crate::flowcontrol::configuration::follow(
+            self.ctx.registry.clone(),
+            self.flowcontrol.clone(),
+        )
+        .await?;
         let crds = &crate::customresource::definition::CUSTOM_RESOURCE_DEFINITIONS;
         let compiled = self.ctx.endpoints.get();
         if compiled.iter().any(|e| e.resource == crds) {

@@ -10,6 +10,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::filters::{self, Auth};
 use super::{AppState, router};
+use crate::flowcontrol::{MaxInFlight, Overload, filter as flowcontrol_filter, max_in_flight};
 use crate::serve::{ConnLimits, LimitedListener, serve_connections, track};
 use crate::timeouts::{self, Timeouts};
 
@@ -26,6 +27,8 @@ pub struct Serving {
     pub tls: Option<TlsAcceptor>,
     /// Authentication and authorization of every request, when set.
     pub auth: Option<Arc<Auth>>,
+    /// How requests are limited (default: priority and fairness, as Kubernetes).
+    pub overload: Overload,
 }
 
 impl std::fmt::Debug for Serving {
@@ -35,6 +38,7 @@ impl std::fmt::Debug for Serving {
             .field("timeouts", &self.timeouts)
             .field("tls", &self.tls.is_some())
             .field("auth", &self.auth.is_some())
+            .field("overload", &self.overload)
             .finish()
     }
 }
@@ -42,9 +46,27 @@ impl std::fmt::Debug for Serving {
 impl AppState {
     /// The application with every layer a request goes through, outermost first:
     /// in-flight tracking for the connection's idle timeout, the deadlines, then
-    /// authentication and authorization (when [`Serving::auth`] is set), then [`router`].
+    /// authentication and authorization (when [`Serving::auth`] is set), then the overload
+    /// limits ([`Serving::overload`]), then [`router`].
     pub fn app(self, serving: &Serving) -> Router {
+        let dispatcher = self.flowcontrol.clone();
         let app = router(self);
+        let app = match serving.overload {
+            Overload::Off => app,
+            Overload::MaxInFlight { reads, mutating } => {
+                app.layer(axum::middleware::from_fn_with_state(
+                    Arc::new(MaxInFlight::new(reads, mutating)),
+                    max_in_flight::layer,
+                ))
+            }
+            Overload::PriorityAndFairness { seats, queue_wait } => {
+                dispatcher.set_limits(seats, queue_wait);
+                app.layer(axum::middleware::from_fn_with_state(
+                    dispatcher,
+                    flowcontrol_filter::layer,
+                ))
+            }
+        };
         let app = match &serving.auth {
             Some(a) => app.layer(axum::middleware::from_fn_with_state(
                 a.clone(),

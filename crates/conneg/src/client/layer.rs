@@ -7,6 +7,7 @@ use tower_layer::Layer;
 
 use super::gates::Gates;
 use super::memory::FallbackMemory;
+use super::retry::RetryAfter;
 use super::service::ContentNegotiation;
 
 /// `Accept` when both gates are on (and the default preference).
@@ -41,6 +42,7 @@ pub(crate) struct Config {
     /// An explicit `Accept`; `None` derives it from the gates.
     pub(crate) accept: Option<HeaderValue>,
     pub(crate) memory: FallbackMemory,
+    pub(crate) retry: RetryAfter,
 }
 
 impl Config {
@@ -70,6 +72,7 @@ impl ContentNegotiationLayer {
                 gates: Gates::default(),
                 accept: None,
                 memory: FallbackMemory::new(),
+                retry: RetryAfter::default(),
             }),
         }
     }
@@ -91,6 +94,14 @@ impl ContentNegotiationLayer {
     /// Sets the fallback memory (share one between clients to share what they learn).
     pub fn memory(mut self, memory: FallbackMemory) -> Self {
         Arc::make_mut(&mut self.config).memory = memory;
+        self
+    }
+
+    /// Sets how 429 answers with `Retry-After` are retried (default
+    /// [`RetryAfter::default`]: 10 times, waits of at most 10 s; [`RetryAfter::NEVER`] turns
+    /// it off).
+    pub fn retry_after(mut self, retry: RetryAfter) -> Self {
+        Arc::make_mut(&mut self.config).retry = retry;
         self
     }
 

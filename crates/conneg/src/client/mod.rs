@@ -14,6 +14,8 @@
 //!   Kubernetes' 415 does — re-encodes the value and retries **once**, then remembers the
 //!   choice for that (server, method, resource) in a shared [`FallbackMemory`], so later
 //!   requests go straight to it while other (method, resource) pairs keep trying CBOR;
+//! * on a **429** with `Retry-After` (the server's overload protection), waits and sends the
+//!   request again, within the bounds of [`RetryAfter`] (10 retries, waits of 10 s at most);
 //! * records what happened in an [`Exchange`] in the response extensions.
 //!
 //! client-go, by comparison, does not retry the failing request, ignores the 415's `Accept`,
@@ -80,6 +82,7 @@ mod future;
 mod gates;
 mod layer;
 mod memory;
+mod retry;
 mod service;
 mod typed;
 mod watch;
@@ -102,6 +105,7 @@ pub use future::ResponseFuture;
 pub use gates::{ENV_ALLOW_CBOR, ENV_PREFER_CBOR, Gates};
 pub use layer::{ACCEPT_ALLOW_CBOR, ACCEPT_JSON, ACCEPT_PREFER_CBOR, ContentNegotiationLayer};
 pub use memory::{FallbackMemory, Remembered, ResourceKey};
+pub use retry::RetryAfter;
 pub use service::ContentNegotiation;
 pub use typed::{Client, ClientBuilder, HttpService, Reply};
 pub use watch::{StreamFormat, WatchDecoder, WatchError, WatchErrorKind, WatchStream};

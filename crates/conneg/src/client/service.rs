@@ -104,10 +104,12 @@ where
         // No body: nothing to negotiate on the way in.
         parts.headers.remove(CONTENT_TYPE);
         let accept = parts.headers.get(ACCEPT).cloned();
-        let res = inner
-            .call(Request::from_parts(parts, Full::default()))
-            .await
-            .map_err(Error::transport)?;
+        let res = send(
+            &mut inner,
+            &config,
+            Request::from_parts(parts, Full::default()),
+        )
+        .await?;
         return Ok(record(res, key, accept, None, false, None));
     };
 
@@ -122,7 +124,7 @@ where
     };
     let accept = parts.headers.get(ACCEPT).cloned();
 
-    let res = inner.call(build(first)?).await.map_err(Error::transport)?;
+    let res = send(&mut inner, &config, build(first)?).await?;
     if res.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return Ok(record(res, key, accept, Some(first), remembered, None));
     }
@@ -138,7 +140,7 @@ where
     std::future::poll_fn(|cx| inner.poll_ready(cx))
         .await
         .map_err(Error::transport)?;
-    let res = inner.call(build(next)?).await.map_err(Error::transport)?;
+    let res = send(&mut inner, &config, build(next)?).await?;
     if res.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
         config.memory.remember(key.clone(), next);
     }
@@ -155,6 +157,42 @@ where
         remembered,
         Some(fallback),
     ))
+}
+
+/// Sends `req`, and again after the wait a 429 names, within [`Config::retry`]'s bounds.
+async fn send<S, B>(
+    inner: &mut S,
+    config: &Config,
+    req: Request<Full<Bytes>>,
+) -> Result<Response<B>, Error>
+where
+    S: Service<Request<Full<Bytes>>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    let again = |req: &Request<Full<Bytes>>| {
+        let mut r = Request::new(req.body().clone());
+        *r.method_mut() = req.method().clone();
+        *r.uri_mut() = req.uri().clone();
+        *r.version_mut() = req.version();
+        *r.headers_mut() = req.headers().clone();
+        r
+    };
+    let copy = again(&req);
+    let mut res = inner.call(req).await.map_err(Error::transport)?;
+    let mut retries = 0;
+    while let Some(wait) = config.retry.wait(&res, retries) {
+        retries += 1;
+        tracing::debug!(uri = %copy.uri(), ?wait, retries, "conneg client: 429, retrying after Retry-After");
+        let _ = Limited::new(res.into_body(), DRAIN_LIMIT).collect().await;
+        tokio::time::sleep(wait).await;
+        std::future::poll_fn(|cx| inner.poll_ready(cx))
+            .await
+            .map_err(Error::transport)?;
+        res = inner.call(again(&copy)).await.map_err(Error::transport)?;
+    }
+    Ok(res)
 }
 
 fn record<B>(
