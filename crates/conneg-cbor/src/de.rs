@@ -330,10 +330,10 @@ impl<'de> Deserializer<'de> {
     /// outside the current run alone.
     #[inline(always)]
     fn text(&mut self, s: usize, e: usize, check: Check) -> Option<&'de str> {
-        if let Some(off) = s.checked_sub(self.run_start) {
-            if let Some(t) = self.run.get(off..off + (e - s)) {
-                return Some(t);
-            }
+        if let Some(off) = s.checked_sub(self.run_start)
+            && let Some(t) = self.run.get(off..off + (e - s))
+        {
+            return Some(t);
         }
         match check {
             Check::Run => self.text_new_run(s, e),
@@ -517,10 +517,10 @@ impl<'de> Deserializer<'de> {
         if mode == StrMode::Bytes {
             return visitor.visit_bytes(b);
         }
-        if major == MAJOR_BYTES {
-            if let Some(enc) = self.enc {
-                return visitor.visit_string(enc.encode(b));
-            }
+        if major == MAJOR_BYTES
+            && let Some(enc) = self.enc
+        {
+            return visitor.visit_string(enc.encode(b));
         }
         match utf8(b) {
             Some(s) => visitor.visit_str(s),

@@ -94,33 +94,32 @@ fn walk(input: &[u8], mut pos: usize, opts: &DiagOptions, out: &mut String) -> R
             done,
             map,
         }) = stack.last()
+            && input.get(pos) == Some(&BREAK)
         {
-            if input.get(pos) == Some(&BREAK) {
-                if *map && done % 2 == 1 {
-                    return Err(Error::at(
-                        ErrorKind::Syntax,
-                        pos,
-                        "break (0xff) where a map value is expected",
-                    ));
-                }
-                pos += 1;
-                let close = if *map { '}' } else { ']' };
-                if *done == 0 {
-                    // "[_ ]" / "{_ }"
-                    out.push(' ');
-                }
-                out.push(close);
-                stack.pop();
-                if complete(&mut stack, out) {
-                    return Ok(pos);
-                }
-                continue;
+            if *map && done % 2 == 1 {
+                return Err(Error::at(
+                    ErrorKind::Syntax,
+                    pos,
+                    "break (0xff) where a map value is expected",
+                ));
             }
+            pos += 1;
+            let close = if *map { '}' } else { ']' };
+            if *done == 0 {
+                // "[_ ]" / "{_ }"
+                out.push(' ');
+            }
+            out.push(close);
+            stack.pop();
+            if complete(&mut stack, out) {
+                return Ok(pos);
+            }
+            continue;
         }
-        if let Some(Frame::Items { done, map, .. }) = stack.last() {
-            if *done > 0 {
-                out.push_str(if *map && done % 2 == 1 { ": " } else { ", " });
-            }
+        if let Some(Frame::Items { done, map, .. }) = stack.last()
+            && *done > 0
+        {
+            out.push_str(if *map && done % 2 == 1 { ": " } else { ", " });
         }
         let start = pos;
         let h = read_head(input, &mut pos)?;

@@ -201,10 +201,8 @@ fn scan_inner(
         let depth = depth0 + stack.len();
         let start = pos;
         let h = read_head(input, &mut pos)?;
-        if profile {
-            if let Some(Frame::Tag(t)) = stack.last() {
-                check_tag_content(*t, &h, start)?;
-            }
+        if profile && let Some(Frame::Tag(t)) = stack.last() {
+            check_tag_content(*t, &h, start)?;
         }
         match h.major {
             MAJOR_UNSIGNED | MAJOR_NEGATIVE => {

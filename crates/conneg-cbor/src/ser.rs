@@ -429,10 +429,10 @@ impl<'a> Serializer<'a> {
     fn start_entry(&mut self, c: &mut Container) {
         let pos = self.out.len();
         if self.opts.sort {
-            if c.count > 0 {
-                if let Some(last) = self.entries.last_mut() {
-                    last.end = pos;
-                }
+            if c.count > 0
+                && let Some(last) = self.entries.last_mut()
+            {
+                last.end = pos;
             }
             self.entries.push(Entry {
                 prefix: 0,

@@ -162,7 +162,7 @@ fn corpus() -> Vec<Vec<u8>> {
     for _ in 0..20_000 {
         let len = (rng.next() % 129) as usize;
         let mut b: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-        if len > 0 && rng.next() % 2 == 0 {
+        if len > 0 && rng.next().is_multiple_of(2) {
             b[0] = [0x9f, 0xbf, 0x98, 0xb8, 0x5f, 0x7f][(rng.next() % 6) as usize];
         }
         c.push(b);

@@ -110,20 +110,20 @@ fn payload() -> Item {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, format] = args.as_slice() {
-        if flag == "--payload" {
-            use std::io::Write;
-            let bytes = match format.as_str() {
-                "cbor" => conneg_cbor::to_vec(&payload()).map_err(std::io::Error::other)?,
-                "cbor-text" => conneg_cbor::EncodeOptions::deterministic()
-                    .string_encoding(conneg_cbor::StringEncoding::Text)
-                    .self_described(false)
-                    .to_vec(&payload())
-                    .map_err(std::io::Error::other)?,
-                _ => serde_json::to_vec(&payload())?,
-            };
-            return std::io::stdout().write_all(&bytes);
-        }
+    if let [flag, format] = args.as_slice()
+        && flag == "--payload"
+    {
+        use std::io::Write;
+        let bytes = match format.as_str() {
+            "cbor" => conneg_cbor::to_vec(&payload()).map_err(std::io::Error::other)?,
+            "cbor-text" => conneg_cbor::EncodeOptions::deterministic()
+                .string_encoding(conneg_cbor::StringEncoding::Text)
+                .self_described(false)
+                .to_vec(&payload())
+                .map_err(std::io::Error::other)?,
+            _ => serde_json::to_vec(&payload())?,
+        };
+        return std::io::stdout().write_all(&bytes);
     }
     let base: u16 = args.first().and_then(|p| p.parse().ok()).unwrap_or(3100);
 

@@ -103,7 +103,6 @@ impl MemoryStore {
         Ok(answer)
     }
 
-
     /// A store holding `items` at `revision`, with no history before it: a copy of another
     /// store's keys that [`MemoryStore::apply`] keeps current (the watch cache's contents).
     pub(crate) fn mirror(

@@ -40,14 +40,13 @@ use futures_util::StreamExt;
 use tokio::sync::{Notify, watch};
 use tokio::task::AbortHandle;
 
-use super::keys::Keys;
-use super::memory::MemoryStore;
 #[cfg(feature = "etcd")]
 use super::EtcdStore;
+use super::keys::Keys;
+use super::memory::MemoryStore;
 use super::{
-    DeleteResult, EmbeddedStore, History, KeyValue, ListOptions, ListResult, Result,
-    Revision, Storage, StorageError, Store, UpdateResult, WatchBuffer, WatchItem, WatchItems,
-    WatchStream,
+    DeleteResult, EmbeddedStore, History, KeyValue, ListOptions, ListResult, Result, Revision,
+    Storage, StorageError, Store, UpdateResult, WatchBuffer, WatchItem, WatchItems, WatchStream,
 };
 
 /// How long a read waits for the cache to reach its revision before storage answers it

@@ -24,10 +24,10 @@ use serde_json::{Map, Value};
 impl<'de> Deserializer<'de> {
     /// Decodes the whole input (one item, no trailing bytes) into a `Value`.
     pub(crate) fn value_root(&mut self) -> Result<Value> {
-        if !self.input.is_empty() {
-            if let Ok(v) = self.value().and_then(|v| self.end().map(|()| v)) {
-                return Ok(v);
-            }
+        if !self.input.is_empty()
+            && let Ok(v) = self.value().and_then(|v| self.end().map(|()| v))
+        {
+            return Ok(v);
         }
         self.restart();
         self.decode_root::<Value>()

@@ -137,10 +137,10 @@ pub(crate) fn first_choice(
     gates: Gates,
     remembered: Option<&str>,
 ) -> Option<(&'static str, bool)> {
-    if let Some(r) = remembered {
-        if let Some(m) = allowed(family, gates).find(|m| m.eq_ignore_ascii_case(r)) {
-            return Some((m, true));
-        }
+    if let Some(r) = remembered
+        && let Some(m) = allowed(family, gates).find(|m| m.eq_ignore_ascii_case(r))
+    {
+        return Some((m, true));
     }
     let choice = if gates.sends_cbor() {
         allowed(family, gates).next()
@@ -162,10 +162,10 @@ pub(crate) fn offered(method: &Method, headers: &HeaderMap) -> Option<String> {
         let joined = values.join(", ");
         (!Accept::from_value(&joined).is_empty()).then_some(joined)
     };
-    if method == Method::PATCH {
-        if let Some(v) = pick(ACCEPT_PATCH) {
-            return Some(v);
-        }
+    if method == Method::PATCH
+        && let Some(v) = pick(ACCEPT_PATCH)
+    {
+        return Some(v);
     }
     pick(ACCEPT)
 }

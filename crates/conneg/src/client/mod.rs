@@ -280,10 +280,10 @@ where
 /// The `Status` of an error response: its body if that is a `Status`, else one made from the
 /// HTTP status and the body text.
 pub(crate) fn error_status(code: StatusCode, content_type: Option<&str>, body: &Bytes) -> Status {
-    if let Ok(status) = decode_response_body::<Status>(content_type, body) {
-        if status.kind == "Status" {
-            return status;
-        }
+    if let Ok(status) = decode_response_body::<Status>(content_type, body)
+        && status.kind == "Status"
+    {
+        return status;
     }
     let reason = match code {
         StatusCode::BAD_REQUEST => StatusReason::BadRequest,

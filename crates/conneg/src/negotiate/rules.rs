@@ -312,21 +312,21 @@ impl Negotiator {
             tracing::debug!(accept = ?headers.get(ACCEPT), %available, "conneg: 406 nothing acceptable");
             return Err(reject(Status::not_acceptable(&available)));
         };
-        if let Some(len) = content_length(headers) {
-            if len > self.body_limit as u64 {
-                tracing::debug!(
-                    len,
-                    limit = self.body_limit,
-                    "conneg: 413 declared body too large"
-                );
-                let status = Status::request_entity_too_large(self.body_limit);
-                return Err(Rejection::new(
-                    status,
-                    selection.codec,
-                    pretty,
-                    self.errors.clone(),
-                ));
-            }
+        if let Some(len) = content_length(headers)
+            && len > self.body_limit as u64
+        {
+            tracing::debug!(
+                len,
+                limit = self.body_limit,
+                "conneg: 413 declared body too large"
+            );
+            let status = Status::request_entity_too_large(self.body_limit);
+            return Err(Rejection::new(
+                status,
+                selection.codec,
+                pretty,
+                self.errors.clone(),
+            ));
         }
 
         tracing::trace!(

@@ -367,10 +367,10 @@ impl http_body::Body for WatchBody {
         let Some(events) = this.events.as_mut() else {
             return Poll::Ready(None);
         };
-        if let Some(timeout) = &mut this.timeout {
-            if timeout.poll(cx).is_ready() {
-                return this.finish();
-            }
+        if let Some(timeout) = &mut this.timeout
+            && timeout.poll(cx).is_ready()
+        {
+            return this.finish();
         }
         match events.as_mut().poll_next(cx) {
             Poll::Ready(Some(bytes)) => {
@@ -381,14 +381,14 @@ impl http_body::Body for WatchBody {
             }
             Poll::Ready(None) => this.finish(),
             Poll::Pending => {
-                if let Some((timer, every, make)) = &mut this.heartbeat {
-                    if timer.poll(cx).is_ready() {
-                        timer.reset(*every);
-                        // Register the new deadline's waker.
-                        let _ = timer.poll(cx);
-                        if let Some(bytes) = make() {
-                            return Poll::Ready(Some(Ok(Frame::data(bytes))));
-                        }
+                if let Some((timer, every, make)) = &mut this.heartbeat
+                    && timer.poll(cx).is_ready()
+                {
+                    timer.reset(*every);
+                    // Register the new deadline's waker.
+                    let _ = timer.poll(cx);
+                    if let Some(bytes) = make() {
+                        return Poll::Ready(Some(Ok(Frame::data(bytes))));
                     }
                 }
                 Poll::Pending

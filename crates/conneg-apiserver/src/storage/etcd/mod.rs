@@ -51,9 +51,9 @@ use std::time::Duration;
 use super::DEFAULT_HISTORY;
 
 #[cfg(feature = "etcd")]
-pub use store::EtcdStore;
-#[cfg(feature = "etcd")]
 pub(crate) use client::WatchRequests;
+#[cfg(feature = "etcd")]
+pub use store::EtcdStore;
 
 /// Kubernetes' default `--etcd-prefix`.
 pub const DEFAULT_ETCD_PREFIX: &str = "/registry";
