@@ -542,13 +542,12 @@ mod tests {
         let ok = watch("/items?watch=true").unwrap();
         assert!(ok.is_stream());
         assert_eq!(ok.stream_content_type().unwrap(), "application/cbor-seq");
-        assert!(
-            watch("/items?resourceVersion=1&watch=1")
-                .unwrap()
-                .is_stream()
-        );
+        // `?watch` as apimachinery reads a boolean: present and not `0`/`false` is true.
+        for q in ["/items?resourceVersion=1&watch=1", "/items?watch", "/items?watch=null"] {
+            assert!(watch(q).unwrap().is_stream(), "{q}");
+        }
         // Not a watch: a list of a non-streaming route does not offer the sequence type.
-        for q in ["/items", "/items?watch=false", "/items?watch"] {
+        for q in ["/items", "/items?watch=false", "/items?watch=0"] {
             let err = watch(q).unwrap_err();
             assert_eq!(err.status().code(), StatusCode::NOT_ACCEPTABLE, "{q}");
         }
