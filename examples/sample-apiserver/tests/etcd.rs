@@ -744,9 +744,34 @@ fn etcd_sent_bytes(etcd: &Etcd) -> f64 {
         .unwrap_or_else(|| panic!("no sent bytes in etcd's metrics"))
 }
 
+/// Whether this etcd's progress notifications follow the events they cover (3.4.31, 3.5.13
+/// and later), from its `/version`: only then may a watch cache answer consistent reads.
+fn etcd_progress_is_reliable(etcd: &Etcd) -> bool {
+    let addr = etcd.url().trim_start_matches("http://").to_owned();
+    let r = request(&addr, "GET", "/version", &[], b"");
+    assert_eq!(r.code, 200, "etcd /version");
+    let version = r.json()["etcdserver"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let parts: Vec<u64> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    match parts[..] {
+        [3, 4, patch] => patch >= 31,
+        [3, 5, patch] => patch >= 13,
+        [3, minor, _] => minor > 5,
+        [major, _, _] => major > 3,
+        _ => panic!("etcd version {version:?}"),
+    }
+}
+
+/// A consistent list through replica B sees what was written through replica A at once. With
+/// an etcd whose progress notifications can be trusted, B's watch cache answers it (etcd sends
+/// a revision and a notification, not the objects); with an older etcd (Debian's 3.4.23, what
+/// the tests install), whose notifications may run ahead of its events, etcd answers it.
 #[test]
-fn a_consistent_read_through_one_replica_sees_a_write_through_the_other_from_its_cache() {
+fn a_consistent_read_through_one_replica_sees_a_write_through_the_other() {
     let etcd = Etcd::start();
+    let cached = etcd_progress_is_reliable(&etcd);
     let (da, db) = (tempdir(), tempdir());
     let a = replica(&etcd, &da, &[]);
     let b = replica(&etcd, &db, &[]);
@@ -793,11 +818,19 @@ fn a_consistent_read_through_one_replica_sees_a_write_through_the_other_from_its
             rv(&seen) >= rv(&r.json()),
             "a consistent list is not older than the write"
         );
-        // 40 objects of 2 KB would be 80 KB from etcd; B's cache answers with a revision read
+        // 40 objects of 2 KB are 80 KB from etcd; B's cache answers with a revision read
         // (and a progress notification), well under 8 KB.
-        assert!(
-            sent < 8_000.0,
-            "round {round}: etcd sent {sent} bytes for a cached list"
-        );
+        if cached {
+            assert!(
+                sent < 8_000.0,
+                "round {round}: etcd sent {sent} bytes for a cached list"
+            );
+        } else {
+            assert!(
+                sent > 60_000.0,
+                "round {round}: etcd sent only {sent} bytes: the list came from a cache that \
+                 trusted an old etcd's progress notification"
+            );
+        }
     }
 }

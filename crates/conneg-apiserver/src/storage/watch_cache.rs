@@ -261,6 +261,11 @@ impl WatchCache {
     async fn reached(&self, res: &Resource, revision: Revision) -> Option<MemoryStore> {
         let mut reached = res.reached.subscribe();
         if *reached.borrow_and_update() < revision {
+            // Over an etcd whose progress notifications may run ahead of its events, only the
+            // cache's own events count, and waiting for them could be long: storage answers.
+            if !self.reliable_progress().await {
+                return None;
+            }
             res.progress_wanted.notify_one();
             let wait = reached.wait_for(|r| *r >= revision);
             if !matches!(
@@ -271,6 +276,16 @@ impl WatchCache {
             }
         }
         res.contents()
+    }
+
+    /// Whether the store's watch reaches every revision the cache may wait for: memory and
+    /// embedded stores send every event; etcd's progress notifications must be trustworthy.
+    async fn reliable_progress(&self) -> bool {
+        match &self.inner.store {
+            #[cfg(feature = "etcd")]
+            Under::Etcd(s) => s.reliable_progress().await,
+            _ => true,
+        }
     }
 
     /// The cache's contents once current (a consistent read).

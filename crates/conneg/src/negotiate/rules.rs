@@ -543,7 +543,11 @@ mod tests {
         assert!(ok.is_stream());
         assert_eq!(ok.stream_content_type().unwrap(), "application/cbor-seq");
         // `?watch` as apimachinery reads a boolean: present and not `0`/`false` is true.
-        for q in ["/items?resourceVersion=1&watch=1", "/items?watch", "/items?watch=null"] {
+        for q in [
+            "/items?resourceVersion=1&watch=1",
+            "/items?watch",
+            "/items?watch=null",
+        ] {
             assert!(watch(q).unwrap().is_stream(), "{q}");
         }
         // Not a watch: a list of a non-streaming route does not offer the sequence type.

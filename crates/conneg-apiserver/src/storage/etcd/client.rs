@@ -14,8 +14,9 @@ use tonic::{Code, Status, Streaming};
 use tonic_prost::ProstCodec;
 
 use super::wire::{
-    CompactionRequest, CompactionResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse,
-    WatchCreateRequest, WatchProgressRequest, WatchRequest, WatchRequestUnion, WatchResponse,
+    CompactionRequest, CompactionResponse, RangeRequest, RangeResponse, StatusRequest,
+    StatusResponse, TxnRequest, TxnResponse, WatchCreateRequest, WatchProgressRequest,
+    WatchRequest, WatchRequestUnion, WatchResponse,
 };
 use super::{EtcdOptions, EtcdTls};
 use crate::storage::{Result, StorageError};
@@ -65,6 +66,12 @@ impl Client {
         request: CompactionRequest,
     ) -> Result<CompactionResponse, Status> {
         self.unary("/etcdserverpb.KV/Compact", request).await
+    }
+
+    /// `Maintenance/Status`: the member's version.
+    pub(crate) async fn status(self) -> Result<StatusResponse, Status> {
+        self.unary("/etcdserverpb.Maintenance/Status", StatusRequest {})
+            .await
     }
 
     /// `Watch/Watch` with one watch: the stream of its answers (the first says it was

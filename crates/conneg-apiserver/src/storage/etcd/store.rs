@@ -39,6 +39,9 @@ struct Inner {
     current: AtomicUsize,
     /// The highest compacted revision seen (from the compact key, compactions, errors).
     compacted: AtomicI64,
+    /// Whether etcd's progress notifications follow every event up to their revision (see
+    /// [`EtcdStore::reliable_progress`]), asked once.
+    reliable_progress: tokio::sync::OnceCell<bool>,
 }
 
 /// Whether a failed call may be sent again (to the next endpoint).
@@ -178,6 +181,7 @@ impl EtcdStore {
                 endpoints,
                 current: AtomicUsize::new(0),
                 compacted: AtomicI64::new(0),
+                reliable_progress: tokio::sync::OnceCell::new(),
             }),
         };
         let interval = store.inner.options.compaction_interval;
@@ -635,6 +639,28 @@ impl Storage for EtcdStore {
 }
 
 impl EtcdStore {
+    /// Whether etcd's progress notifications can be trusted to come after every event up to
+    /// their revision: etcd 3.4.31, 3.5.13 and later. Earlier members can send one before
+    /// the events it vouches for (etcd issues 15220 and 17529), so a watch cache that trusted
+    /// it could answer a consistent read with a stale state; Kubernetes needs the same
+    /// versions before it serves consistent reads from its cache. Asked of one member once
+    /// (a cluster being upgraded may mix versions); `false` when it cannot be asked.
+    pub(crate) async fn reliable_progress(&self) -> bool {
+        *self
+            .inner
+            .reliable_progress
+            .get_or_init(|| async {
+                match self.call("status", Retry::Read, |c| c.status()).await {
+                    Ok(status) => progress_is_reliable(&status.version),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "etcd status: its version is unknown");
+                        false
+                    }
+                }
+            })
+            .await
+    }
+
     /// A watch of `prefix` after `after_revision` (see [`Storage::watch`]) whose stream also
     /// carries etcd's progress notifications, and the request side of the call, which asks
     /// etcd for one ([`WatchRequests::request_progress`]): what a watch cache needs to know it
@@ -746,9 +772,44 @@ impl EtcdStore {
     }
 }
 
+/// Whether an etcd of `version` (`3.5.13`) sends progress notifications only after the
+/// events they cover (3.4.31, 3.5.13, and every later version).
+fn progress_is_reliable(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u64>().ok());
+    let (Some(Some(major)), Some(Some(minor)), Some(Some(patch))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, minor) => minor > 5,
+        (major, _) => major > 3,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::prefix_end;
+    use super::{prefix_end, progress_is_reliable};
+
+    #[test]
+    fn progress_is_trusted_from_the_fixed_versions_on() {
+        for (version, reliable) in [
+            ("3.4.23", false),
+            ("3.4.31", true),
+            ("3.5.12", false),
+            ("3.5.13", true),
+            ("3.6.0", true),
+            ("4.0.0", true),
+            ("3.3.27", false),
+            ("", false),
+            ("3.5", false),
+            ("3.5.x", false),
+        ] {
+            assert_eq!(progress_is_reliable(version), reliable, "{version}");
+        }
+    }
 
     #[test]
     fn prefix_end_is_the_next_key() {

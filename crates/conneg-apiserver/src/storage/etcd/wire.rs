@@ -331,5 +331,16 @@ pub(crate) struct WatchResponse {
     pub(crate) events: Vec<Event>,
 }
 
+/// `etcdserverpb.StatusRequest` (`Maintenance/Status`): no fields.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StatusRequest {}
+
+/// `etcdserverpb.StatusResponse` (only the member's version).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StatusResponse {
+    #[prost(string, tag = "2")]
+    pub(crate) version: String,
+}
+
 #[cfg(test)]
 mod tests;
