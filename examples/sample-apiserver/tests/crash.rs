@@ -21,25 +21,37 @@ fn key(i: u64) -> String {
     format!("/registry/wardle.example.com/flunders/ns/f{i}")
 }
 
+/// In a child process only (its directory in [`CHILD_DIR_ENV`]): a runtime of `workers`
+/// threads, and the directory of its store.
+fn child_runtime(workers: usize) -> Option<(tokio::runtime::Runtime, String)> {
+    let dir = std::env::var(CHILD_DIR_ENV).ok()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap();
+    Some((rt, dir))
+}
+
+/// The child's store in `dir`.
+fn open_store(dir: &str) -> EmbeddedStore {
+    EmbeddedStore::open_dir(
+        dir,
+        sample_apiserver::api::GROUP,
+        EmbeddedOptions::default(),
+    )
+    .unwrap()
+}
+
 /// The child: writes forever, printing `ACK <kind> <n> <revision>` after each acknowledged
 /// write. Does nothing in a normal test run.
 #[test]
 fn child_writer() {
-    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else {
+    let Some((rt, dir)) = child_runtime(1) else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
     rt.block_on(async move {
-        let s = EmbeddedStore::open_dir(
-            &dir,
-            sample_apiserver::api::GROUP,
-            EmbeddedOptions::default(),
-        )
-        .unwrap();
+        let s = open_store(&dir);
         let mut counter = s.create(COUNTER, Bytes::from_static(b"0")).await.unwrap();
         println!("ACK counter 0 {}", counter.mod_revision);
         for i in 1u64.. {
@@ -135,21 +147,11 @@ async fn acknowledged_writes_survive_sigkill() {
 /// store's commits so far). Does nothing in a normal test run.
 #[test]
 fn child_concurrent_writers() {
-    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else {
+    let Some((rt, dir)) = child_runtime(2) else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     rt.block_on(async move {
-        let s = EmbeddedStore::open_dir(
-            &dir,
-            sample_apiserver::api::GROUP,
-            EmbeddedOptions::default(),
-        )
-        .unwrap();
+        let s = open_store(&dir);
         let writers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let s = s.clone();
