@@ -228,4 +228,10 @@ async fn what_the_schema_does_not_explain_stays_a_400() {
     // Not a JSON object at all.
     let (code, status) = call(&app, Method::POST, COLLECTION, JSON, json!([1])).await;
     assert_eq!(code, StatusCode::BAD_REQUEST, "{status}");
+    // A value of the wrong type is refused by Go's decoder before validation, even beside a
+    // missing required field: 400, as kube-apiserver answers for its own kinds.
+    let mut typed = shelf("a", json!({}));
+    typed["spec"] = json!("a string where an object goes");
+    let (code, status) = call(&app, Method::POST, COLLECTION, JSON, typed).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{status}");
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{Context, Served, Target};
 use crate::declarative::Validator;
 use crate::resource::{GroupVersion, ResourceInfo};
-use crate::validation::invalid;
+use crate::validation::{FieldErrorType, invalid};
 
 /// What a body is decoded for: the URL's version and resource, and the version's declared
 /// schema, which explains a body the type refuses ([`decode_as`]). Owned, so that a patch
@@ -121,12 +121,12 @@ pub(super) fn decode_body<T: Served>(
 }
 
 /// `bytes` decoded as `T`. A body the type refuses for its shape (a required field missing,
-/// a value outside an enum, a wrong type) is checked against the version's `declared`
-/// schema, the engine that checks every write and every custom resource: what the schema
-/// refuses is a 422 naming each field (`spec.sku: Required value`, `Unsupported value`), as
-/// kube-apiserver answers for its own kinds and for custom resources alike. What the schema
-/// does not explain, and a body refused only for `fieldValidation=Strict` (unknown or
-/// duplicate fields, which Kubernetes refuses before validating), keeps the codec's 400.
+/// a value outside an enum) is checked against the version's `declared` schema, the engine
+/// that checks every write and every custom resource: what the schema refuses is a 422
+/// naming each field (`spec.sku: Required value`, `Unsupported value`), as kube-apiserver
+/// answers for its own kinds. A value of the wrong type, what the schema does not explain,
+/// and a body refused only for `fieldValidation=Strict` (unknown or duplicate fields, which
+/// Kubernetes refuses before validating) keep the codec's 400, as Go's decoder refuses them.
 fn decode_as<T: Served>(
     codec: &Codec,
     bytes: &[u8],
@@ -154,7 +154,13 @@ fn decode_as<T: Served>(
     let r = expected.resource;
     check_type_meta((text("apiVersion"), text("kind")), (expected.version, r))?;
     let errs = validator.validate(&raw, None);
-    if errs.is_empty() {
+    // A value of the wrong type is refused by Go's decoder too, before any validation: 400
+    // there as here. Only what decodes in Go (a missing field, any string for an enum) is
+    // left to validation, whose 422 names each field.
+    let type_error = errs
+        .iter()
+        .any(|e| e.error_type == FieldErrorType::TypeInvalid);
+    if errs.is_empty() || type_error {
         return Err(refused);
     }
     let name = raw
