@@ -68,7 +68,7 @@ fn discovery_lists_core_v1_namespaces() {
         json!({"group": "", "version": "v1", "kind": "Namespace"})
     );
     // /apis stays the named groups alone: the server's own, then custom resource
-    // definitions' (served standalone).
+    // definitions' and priority and fairness's (served standalone).
     let agg = s.get("/apis", AGG).json();
     let names: Vec<&Value> = agg["items"]
         .as_array()
@@ -78,7 +78,11 @@ fn discovery_lists_core_v1_namespaces() {
         .collect();
     assert_eq!(
         names,
-        [&json!("wardle.example.com"), &json!("apiextensions.k8s.io")]
+        [
+            &json!("wardle.example.com"),
+            &json!("apiextensions.k8s.io"),
+            &json!("flowcontrol.apiserver.k8s.io")
+        ]
     );
 
     let index = s.get("/openapi/v3", "application/json").json();
