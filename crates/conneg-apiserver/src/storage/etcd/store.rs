@@ -643,22 +643,23 @@ impl EtcdStore {
     /// their revision: etcd 3.4.31, 3.5.13 and later. Earlier members can send one before
     /// the events it vouches for (etcd issues 15220 and 17529), so a watch cache that trusted
     /// it could answer a consistent read with a stale state; Kubernetes needs the same
-    /// versions before it serves consistent reads from its cache. Asked of one member once
-    /// (a cluster being upgraded may mix versions); `false` when it cannot be asked.
+    /// versions before it serves consistent reads from its cache. Asked of one member until
+    /// one answers (a cluster being upgraded may mix versions); `false` while none does.
     pub(crate) async fn reliable_progress(&self) -> bool {
-        *self
-            .inner
-            .reliable_progress
-            .get_or_init(|| async {
-                match self.call("status", Retry::Read, |c| c.status()).await {
-                    Ok(status) => progress_is_reliable(&status.version),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "etcd status: its version is unknown");
-                        false
-                    }
-                }
-            })
-            .await
+        if let Some(&reliable) = self.inner.reliable_progress.get() {
+            return reliable;
+        }
+        match self.call("status", Retry::Read, |c| c.status()).await {
+            Ok(status) => {
+                let reliable = progress_is_reliable(&status.version);
+                let _ = self.inner.reliable_progress.set(reliable);
+                reliable
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "etcd status: its version is unknown for now");
+                false
+            }
+        }
     }
 
     /// A watch of `prefix` after `after_revision` (see [`Storage::watch`]) whose stream also
