@@ -40,7 +40,7 @@ struct Inner {
     /// The highest compacted revision seen (from the compact key, compactions, errors).
     compacted: AtomicI64,
     /// Whether etcd's progress notifications follow every event up to their revision (see
-    /// [`EtcdStore::reliable_progress`]), asked once.
+    /// [`EtcdStore::reliable_progress`]), once a member has told its version.
     reliable_progress: tokio::sync::OnceCell<bool>,
 }
 
