@@ -34,7 +34,7 @@ fn child_runtime(workers: usize) -> Option<(tokio::runtime::Runtime, String)> {
 }
 
 /// The child's store in `dir`.
-fn open_store(dir: &str) -> EmbeddedStore {
+fn open_store(dir: impl AsRef<std::path::Path>) -> EmbeddedStore {
     EmbeddedStore::open_dir(
         dir,
         sample_apiserver::api::GROUP,
@@ -109,12 +109,7 @@ async fn acknowledged_writes_survive_sigkill() {
         creates.len()
     );
 
-    let s = EmbeddedStore::open_dir(
-        dir.path(),
-        sample_apiserver::api::GROUP,
-        EmbeddedOptions::default(),
-    )
-    .unwrap();
+    let s = open_store(dir.path());
     for (n, rev) in &creates {
         let kv = s
             .get(&key(*n))
@@ -220,12 +215,7 @@ async fn acknowledged_concurrent_writes_survive_sigkill() {
         acked.len()
     );
 
-    let s = EmbeddedStore::open_dir(
-        dir.path(),
-        sample_apiserver::api::GROUP,
-        EmbeddedOptions::default(),
-    )
-    .unwrap();
+    let s = open_store(dir.path());
     for (w, n, rev) in &acked {
         let kv = s
             .get(&load_key(*w, *n))
