@@ -200,6 +200,20 @@ impl Codec {
         }
     }
 
+    /// [`encode_as`](Self::encode_as) of a value nested in a larger response: CBOR without the
+    /// self-described tag.
+    pub(crate) fn encode_nested_as<T: Serialize + ?Sized>(
+        &self,
+        profile: Profile,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        match self {
+            Codec::Cbor => cbor::encode_nested(profile, out, value).map_err(EncodeError),
+            _ => self.encode(value, out),
+        }
+    }
+
     /// Like [`encode`](Self::encode), indented with two spaces for JSON (the other codecs have
     /// no pretty form and encode normally).
     pub fn encode_pretty<T: Serialize + ?Sized>(

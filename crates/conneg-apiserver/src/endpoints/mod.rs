@@ -15,7 +15,8 @@
 //! * delete and deletecollection (`delete.rs`): the options, then
 //!   [`Registry::delete`](crate::registry::Registry::delete), which admits the stored object;
 //! * get and list (`read.rs`): stored bytes → internal → the version in the URL → the
-//!   negotiated codec, or a Table or metadata only (`transform.rs`, `table.rs`);
+//!   negotiated codec, or a Table or metadata only (`transform.rs`, `table.rs`); a list's
+//!   items streamed one at a time (`list_body.rs`);
 //! * watch (`watch.rs`): events as a stream, with the options of `list_options.rs`.
 
 pub mod admission;
@@ -25,6 +26,7 @@ mod create;
 mod delete;
 mod endpoint;
 mod field_manager;
+mod list_body;
 mod list_options;
 mod read;
 mod request;

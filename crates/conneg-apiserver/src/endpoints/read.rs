@@ -4,11 +4,13 @@
 use conneg::{Negotiated, Status};
 use http::StatusCode;
 
-use super::{Context, HResult, Params, Served, Target, list_options, respond, transform};
+use super::{
+    Context, HResult, Params, Served, Target, list_body, list_options, respond, transform,
+};
 use crate::registry::{ListRequest, Object, Page, storage_status};
 use crate::resource::ResourceInfo;
 use crate::selector::Selectors;
-use crate::storage::{Storage, StorageError};
+use crate::storage::{KeyValue, Storage, StorageError};
 
 pub(super) async fn get<T: Served>(
     st: &Context,
@@ -85,14 +87,39 @@ pub(super) async fn list<T: Served>(
 ) -> HResult {
     list_options::ListOptions::parse(q)?;
     let sel = q.selectors()?;
-    let page = page::<T::K>(st, t, q, &sel).await?;
+    let page = stored_page::<T::K>(st, t, q, &sel).await?;
     if let Some(conv) = n.conversion() {
-        let shaped = transform::list::<T>(conv, q, t, (page.items, page.meta), f)?;
+        let items = decode_all::<T::K>(st, t, &page.items)?;
+        let shaped = transform::list::<T>(conv, q, t, (items, page.meta), f)?;
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    let items = page.items.into_iter().map(|k| T::from_kind(k, f)).collect();
-    let list = T::list(page.meta, items, f);
-    Ok(respond(n, StatusCode::OK, &list))
+    let count = page.items.len();
+    let empty = T::list(page.meta.clone(), Vec::new(), f);
+    let Some(envelope) = list_body::Envelope::new(n, &empty, count)? else {
+        let items = decode_all::<T::K>(st, t, &page.items)?;
+        let items = items.into_iter().map(|k| T::from_kind(k, f)).collect();
+        return Ok(respond(n, StatusCode::OK, &T::list(page.meta, items, f)));
+    };
+    // Each stored object is decoded, converted and encoded as the body reaches it.
+    let (registry, res, facts, n2) = (st.registry.clone(), t.resource, f.clone(), n.clone());
+    let mut stored = page.items.into_iter();
+    let items: list_body::Items = Box::new(move |out| {
+        let kv = stored.next()?;
+        Some((|| {
+            let k: T::K = registry.decode(res, &kv)?;
+            n2.encode_item(&T::from_kind(k, &facts), out)?;
+            Ok(())
+        })())
+    });
+    envelope.respond(n, count, items)
+}
+
+/// Stored objects decoded.
+fn decode_all<K: Object>(st: &Context, t: &Target, stored: &[KeyValue]) -> Result<Vec<K>, Status> {
+    Ok(stored
+        .iter()
+        .map(|kv| st.registry.decode(t.resource, kv))
+        .collect::<Result<_, _>>()?)
 }
 
 /// One page of the target collection, per the request's selectors, `limit`, `continue` and
@@ -103,6 +130,20 @@ pub(super) async fn page<K: Object>(
     q: &Params,
     sel: &Selectors,
 ) -> Result<Page<K>, Status> {
+    let page = stored_page::<K>(st, t, q, sel).await?;
+    Ok(Page {
+        items: decode_all(st, t, &page.items)?,
+        meta: page.meta,
+    })
+}
+
+/// [`page`] as stored ([`Registry::list_stored`](crate::registry::Registry::list_stored)).
+async fn stored_page<K: Object>(
+    st: &Context,
+    t: &Target,
+    q: &Params,
+    sel: &Selectors,
+) -> Result<Page<KeyValue>, Status> {
     let limit = match q.get("limit") {
         None => None,
         Some(l) => {
@@ -129,6 +170,6 @@ pub(super) async fn page<K: Object>(
     };
     Ok(st
         .registry
-        .list(t.resource, t.namespace.as_deref(), req, sel)
+        .list_stored::<K>(t.resource, t.namespace.as_deref(), req, sel)
         .await?)
 }

@@ -151,6 +151,28 @@ impl Registry {
         req: ListRequest<'_>,
         sel: &Selectors,
     ) -> Result<Page<K>, Error> {
+        let page = self.list_stored::<K>(res, namespace, req, sel).await?;
+        let items = page
+            .items
+            .iter()
+            .map(|kv| self.decode(res, kv))
+            .collect::<Result<_, _>>()?;
+        Ok(Page {
+            items,
+            meta: page.meta,
+        })
+    }
+
+    /// [`list`](Self::list) as stored: the page's objects are left as storage holds them (their
+    /// bytes shared with the watch cache, not copied), for a caller that decodes them one at a
+    /// time. The objects are decoded here only when `sel` needs them, and dropped once matched.
+    pub async fn list_stored<K: Object>(
+        &self,
+        res: &'static ResourceInfo,
+        namespace: Option<&str>,
+        req: ListRequest<'_>,
+        sel: &Selectors,
+    ) -> Result<Page<KeyValue>, Error> {
         let prefix = self.keys.collection(res, namespace);
         let (mut start, mut revision) = match req.continue_token {
             Some(tok) => {
@@ -177,10 +199,9 @@ impl Registry {
                 Err(e) => return Err(Error::storage(e, res, "")),
             };
             scanned += page.items.len();
-            for kv in &page.items {
-                let k: K = self.decode(res, kv)?;
-                if sel.matches(k.meta()) {
-                    items.push(k);
+            for kv in page.items.iter() {
+                if sel.is_empty() || sel.matches(self.decode::<K>(res, kv)?.meta()) {
+                    items.push(kv.clone());
                 }
             }
             revision = Some(page.revision);

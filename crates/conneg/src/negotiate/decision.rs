@@ -195,6 +195,33 @@ impl Negotiated {
         Ok(Bytes::from(out))
     }
 
+    /// Appends `value` to `out` as one item nested in a response the caller frames itself (the
+    /// items of a list streamed one by one): the bytes it has inside [`encode`](Self::encode)'s
+    /// output of the whole response, so compact JSON, and CBOR as the profile writes it without
+    /// the self-described tag. A custom codec encodes the item as a whole document.
+    ///
+    /// ```
+    /// use conneg::Negotiator;
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("accept", "application/cbor".parse().unwrap());
+    /// let n = Negotiator::new()
+    ///     .negotiate(&Method::GET, &Uri::from_static("/x"), &headers, false)
+    ///     .unwrap();
+    /// let mut out = Vec::new();
+    /// n.encode_item(&[1u8], &mut out).unwrap();
+    /// assert_eq!(out, [0x81, 0x01]);
+    /// ```
+    pub fn encode_item<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        self.response
+            .encode_nested_as(self.errors.profile, value, out)
+    }
+
     /// A response with `status`, `Content-Type` and `value` encoded with the response codec.
     /// An encoding failure (a server bug) becomes a 500 `Status`.
     pub fn response<T: Serialize + ?Sized>(

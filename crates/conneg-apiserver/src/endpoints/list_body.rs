@@ -1,0 +1,400 @@
+//! A list response streamed item by item: the envelope (`kind`, `apiVersion`, `metadata`)
+//! first, then each item encoded as the connection takes it, in frames of about
+//! [`FRAME_SIZE`] bytes, the task yielding to the runtime between frames so that one long
+//! list does not hold a worker thread while other requests wait (Kubernetes'
+//! `streamingCollectionsEncoding`).
+//!
+//! * **The same bytes**: the envelope is the encoding of the list with no items, cut where its
+//!   items go (JSON: before the closing `]}`; CBOR: the empty array's head, replaced by the
+//!   head of an array of the page's length), and each item is encoded as it would be inside
+//!   the whole list ([`Negotiated::encode_item`]); the concatenated frames are the bytes the
+//!   whole list encodes to. Pretty JSON and custom codecs have no streaming form here: those
+//!   lists are encoded whole.
+//! * **Memory**: one frame and one item, besides what the caller's item source holds (for a
+//!   list, the page's stored objects, whose bytes the watch cache shares). A slow client
+//!   holds no encoded copy of the collection.
+//! * **Errors**: the first frame is encoded before the response is made, so a list that fits
+//!   in it, or whose first items fail, is answered whole (an error is then a 500 with its
+//!   `Status`). An item that fails later cannot change the status already sent: the body ends
+//!   with an error, which hyper turns into a truncated response (HTTP/1.1: the connection
+//!   closes without the last chunk; HTTP/2: the stream is reset), as Kubernetes truncates it;
+//!   a client never sees a complete-looking list. The failure is logged.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use conneg::{Codec, Negotiated, Status};
+use http::StatusCode;
+use http::header::CONTENT_TYPE;
+use http_body::{Frame, SizeHint};
+
+/// About how many bytes one frame of the body carries (one item larger than this is one
+/// frame).
+pub(super) const FRAME_SIZE: usize = 64 * 1024;
+
+/// Why a streamed item could not be written.
+pub(super) type ItemError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The source of a list's items: each call appends the next item's encoding to the buffer
+/// (with [`Negotiated::encode_item`]); `None` when there are no more.
+pub(super) type Items = Box<dyn FnMut(&mut Vec<u8>) -> Option<Result<(), ItemError>> + Send>;
+
+/// The parts of an encoded list around its items.
+#[derive(Debug)]
+pub(super) struct Envelope {
+    head: Vec<u8>,
+    tail: &'static [u8],
+    json: bool,
+}
+
+impl Envelope {
+    /// The envelope of `empty`, a list with no items whose `items` field is its last (as
+    /// [`List`](crate::resource::List)'s is), for `count` items in `n`'s codec; `None` when
+    /// the response cannot stream (pretty JSON, a custom codec).
+    pub(super) fn new<L: serde::Serialize>(
+        n: &Negotiated,
+        empty: &L,
+        count: usize,
+    ) -> Result<Option<Self>, Status> {
+        let json = match n.response_codec() {
+            _ if n.is_pretty() => return Ok(None),
+            Codec::Json => true,
+            Codec::Cbor => false,
+            _ => return Ok(None),
+        };
+        let mut head = Vec::from(n.encode(empty)?);
+        let (items, tail): (&[u8], &'static [u8]) = if json {
+            (b"[]}", b"]}")
+        } else {
+            (&[0x80], b"")
+        };
+        if !head.ends_with(items) {
+            return Err(Status::internal_error(
+                "a list's items are not the last field of its encoding",
+            ));
+        }
+        head.truncate(head.len() - items.len());
+        if json {
+            head.push(b'[');
+        } else {
+            array_head(count, &mut head);
+        }
+        Ok(Some(Self { head, tail, json }))
+    }
+
+    /// A 200 response with the negotiated `Content-Type` whose body is the list of `count`
+    /// items (the count the envelope was made for) from `items`. The first frame is encoded
+    /// now: its errors are this call's.
+    pub(super) fn respond(
+        self,
+        n: &Negotiated,
+        count: usize,
+        items: Items,
+    ) -> Result<Response, Status> {
+        let mut body = ListBody {
+            buf: self.head,
+            items: Some(items),
+            tail: self.tail,
+            json: self.json,
+            count,
+            written: 0,
+            yield_first: false,
+        };
+        body.fill()
+            .map_err(|e| Status::internal_error(e.to_string()))?;
+        let mut response = Response::new(Body::new(body));
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, n.content_type());
+        *response.status_mut() = StatusCode::OK;
+        Ok(response)
+    }
+}
+
+/// A CBOR array head for `n` items, in the shortest form (RFC 8949 §3).
+fn array_head(n: usize, out: &mut Vec<u8>) {
+    const ARRAY: u8 = 4 << 5;
+    let n = n as u64;
+    match n {
+        0..=23 => out.push(ARRAY | n as u8),
+        24..=0xff => out.extend_from_slice(&[ARRAY | 24, n as u8]),
+        0x100..=0xffff => {
+            out.push(ARRAY | 25);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(ARRAY | 26);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(ARRAY | 27);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+}
+
+/// The body of a streamed list (see the module).
+struct ListBody {
+    /// Encoded bytes not yet sent.
+    buf: Vec<u8>,
+    /// `None` once every item is written (the tail then follows them in `buf`).
+    items: Option<Items>,
+    tail: &'static [u8],
+    json: bool,
+    /// How many items the envelope announced, and how many were written.
+    count: usize,
+    written: usize,
+    /// Whether the next poll yields to the runtime before encoding more.
+    yield_first: bool,
+}
+
+impl ListBody {
+    /// Encodes items until a frame's worth is buffered or the list ends.
+    fn fill(&mut self) -> Result<(), ItemError> {
+        while self.buf.len() < FRAME_SIZE {
+            let Some(items) = self.items.as_mut() else {
+                break;
+            };
+            let mark = self.buf.len();
+            if self.json && self.written > 0 {
+                self.buf.push(b',');
+            }
+            match items(&mut self.buf) {
+                Some(Ok(())) => self.written += 1,
+                Some(Err(e)) => return Err(e),
+                None => {
+                    self.buf.truncate(mark);
+                    self.items = None;
+                    self.buf.extend_from_slice(self.tail);
+                }
+            }
+            if self.written > self.count || (self.items.is_none() && self.written != self.count) {
+                return Err(format!(
+                    "the list announced {} items but has {}",
+                    self.count, self.written
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: &ItemError) {
+        tracing::error!(error = %e, "a streamed list failed; its response is truncated");
+        self.items = None;
+        self.buf = Vec::new();
+    }
+}
+
+impl http_body::Body for ListBody {
+    type Data = Bytes;
+    type Error = ItemError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, ItemError>>> {
+        let this = &mut *self;
+        if std::mem::take(&mut this.yield_first) {
+            // Let the other tasks of this worker run before the next frame is encoded.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        if let Err(e) = this.fill() {
+            this.fail(&e);
+            return Poll::Ready(Some(Err(e)));
+        }
+        if this.buf.is_empty() {
+            return Poll::Ready(None);
+        }
+        this.yield_first = this.items.is_some();
+        let next = Vec::with_capacity(if this.items.is_some() {
+            FRAME_SIZE + FRAME_SIZE / 4
+        } else {
+            0
+        });
+        let frame = Bytes::from(std::mem::replace(&mut this.buf, next));
+        Poll::Ready(Some(Ok(Frame::data(frame))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.items.is_none() && self.buf.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.items {
+            None => SizeHint::with_exact(self.buf.len() as u64),
+            Some(_) => SizeHint::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conneg::{Negotiator, Profile};
+    use http::{HeaderMap, Method, Uri};
+    use http_body::Body as _;
+    use serde_json::{Value, json};
+
+    use crate::meta::ListMeta;
+    use crate::resource::List;
+
+    fn negotiated(profile: Profile, accept: &'static str, uri: &'static str) -> Negotiated {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, accept.parse().unwrap());
+        Negotiator::new()
+            .profile(profile)
+            .negotiate(&Method::GET, &Uri::from_static(uri), &headers, false)
+            .unwrap()
+    }
+
+    /// Items of about 1 KiB each, so that a few hundred make several frames.
+    fn items(count: usize) -> Vec<Value> {
+        (0..count)
+            .map(|i| json!({"metadata": {"name": format!("item-{i}")}, "spec": "x".repeat(1000)}))
+            .collect()
+    }
+
+    fn list(items: Vec<Value>) -> List<Value> {
+        List {
+            kind: "ThingList".into(),
+            api_version: "example.com/v1".into(),
+            metadata: ListMeta {
+                resource_version: "42".into(),
+                continue_: "next".into(),
+                ..Default::default()
+            },
+            items,
+        }
+    }
+
+    /// The items of `values` as a source, failing at `fail_at`.
+    fn source(n: &Negotiated, values: Vec<Value>, fail_at: Option<usize>) -> Items {
+        let n = n.clone();
+        let mut values = values.into_iter().enumerate();
+        Box::new(move |out| {
+            let (i, v) = values.next()?;
+            if Some(i) == fail_at {
+                return Some(Err("stored object is corrupt".into()));
+            }
+            Some(n.encode_item(&v, out).map_err(Into::into))
+        })
+    }
+
+    fn streamed(
+        n: &Negotiated,
+        values: Vec<Value>,
+        fail_at: Option<usize>,
+    ) -> Result<Response, Status> {
+        let count = values.len();
+        let envelope = Envelope::new(n, &list(Vec::new()), count)?.unwrap();
+        envelope.respond(n, count, source(n, values, fail_at))
+    }
+
+    /// Polls the body to its end with a waker that does nothing: the frames, how often it
+    /// yielded, and its error.
+    fn drain(resp: Response) -> (Vec<Bytes>, usize, Option<ItemError>) {
+        let mut body = resp.into_body();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let (mut frames, mut yields) = (Vec::new(), 0);
+        loop {
+            match Pin::new(&mut body).poll_frame(&mut cx) {
+                Poll::Ready(Some(Ok(f))) => frames.push(f.into_data().unwrap()),
+                Poll::Ready(Some(Err(e))) => return (frames, yields, Some(e.into())),
+                Poll::Ready(None) => return (frames, yields, None),
+                Poll::Pending => yields += 1,
+            }
+        }
+    }
+
+    #[test]
+    fn the_streamed_list_is_the_whole_lists_bytes() {
+        let cases = [
+            (Profile::Kubernetes, "application/json"),
+            (Profile::Kubernetes, "application/cbor"),
+            (Profile::Standard, "application/json"),
+            (Profile::Standard, "application/cbor"),
+        ];
+        for (profile, accept) in cases {
+            let n = negotiated(profile, accept, "/things");
+            // Empty, one item, CBOR array heads of each width, several frames.
+            for count in [0, 1, 23, 24, 255, 256, 300] {
+                let (frames, _, error) = drain(streamed(&n, items(count), None).unwrap());
+                assert!(error.is_none());
+                let whole = n.encode(&list(items(count))).unwrap();
+                assert_eq!(frames.concat(), whole, "{profile:?} {accept} {count} items");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_list_is_sent_a_frame_at_a_time_yielding_between_frames() {
+        let n = negotiated(Profile::Kubernetes, "application/json", "/things");
+        let resp = streamed(&n, items(300), None).unwrap();
+        assert_eq!(resp.body().size_hint().exact(), None, "sent chunked");
+        let (frames, yields, _) = drain(resp);
+        assert!(frames.len() >= 4, "{} frames", frames.len());
+        assert_eq!(yields, frames.len() - 1);
+        // The buffer holds a frame and at most one item beyond it.
+        assert!(frames.iter().all(|f| f.len() < FRAME_SIZE + 1100));
+    }
+
+    #[test]
+    fn a_short_list_is_complete_before_the_response_is_sent() {
+        let n = negotiated(Profile::Kubernetes, "application/cbor", "/things");
+        let resp = streamed(&n, items(3), None).unwrap();
+        let exact = resp.body().size_hint().exact();
+        assert_eq!(exact, Some(n.encode(&list(items(3))).unwrap().len() as u64));
+    }
+
+    #[test]
+    fn an_item_that_fails_in_the_first_frame_is_a_500() {
+        let n = negotiated(Profile::Kubernetes, "application/json", "/things");
+        let err = streamed(&n, items(300), Some(10)).unwrap_err();
+        assert_eq!(err.code, 500);
+        assert!(err.message.contains("corrupt"), "{}", err.message);
+    }
+
+    #[test]
+    fn an_item_that_fails_later_truncates_the_body() {
+        let n = negotiated(Profile::Kubernetes, "application/json", "/things");
+        let resp = streamed(&n, items(300), Some(200)).unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let (frames, _, error) = drain(resp);
+        assert!(error.unwrap().to_string().contains("corrupt"));
+        let sent = frames.concat();
+        assert!(sent.len() < n.encode(&list(items(300))).unwrap().len());
+        assert!(
+            serde_json::from_slice::<Value>(&sent).is_err(),
+            "never a complete list"
+        );
+    }
+
+    #[test]
+    fn pretty_json_is_not_streamed() {
+        let n = negotiated(
+            Profile::Kubernetes,
+            "application/json",
+            "/things?pretty=true",
+        );
+        assert!(Envelope::new(&n, &list(Vec::new()), 0).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_source_with_fewer_items_than_announced_fails() {
+        let n = negotiated(Profile::Kubernetes, "application/cbor", "/things");
+        let envelope = Envelope::new(&n, &list(Vec::new()), 5).unwrap().unwrap();
+        let err = envelope
+            .respond(&n, 5, source(&n, items(4), None))
+            .unwrap_err();
+        assert!(
+            err.message.contains("announced 5 items but has 4"),
+            "{}",
+            err.message
+        );
+    }
+}
