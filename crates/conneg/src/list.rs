@@ -192,6 +192,96 @@ impl<M: Serialize> StreamingList<M> {
     }
 }
 
+/// A list encoded whole but for its items, for a caller that streams the items itself (each
+/// written with [`Negotiated::encode_item`]): made from the encoding of the list with no items,
+/// whose `items` field is its last (Kubernetes' list types, `apiserver`'s `List`), cut where
+/// the items go. [`head`](Self::head), the items separated by [`separator`](Self::separator),
+/// then [`tail`](Self::tail) are the bytes [`Negotiated::encode`] makes of the whole list, key
+/// order included (unlike [`StreamingList`], which writes Kubernetes' streaming order).
+///
+/// ```
+/// use conneg::{ListEnvelope, Negotiator};
+/// use http::{HeaderMap, Method, Uri};
+/// use serde_json::json;
+///
+/// let n = Negotiator::new()
+///     .negotiate(&Method::GET, &Uri::from_static("/items"), &HeaderMap::new(), false)
+///     .unwrap();
+/// // serde_json's maps sort their keys: `items` comes last.
+/// let empty = json!({"apiVersion": "v1", "items": []});
+/// let envelope = ListEnvelope::new(&n, &empty, 2).unwrap().unwrap();
+/// let mut body = envelope.head().to_vec();
+/// n.encode_item(&1, &mut body).unwrap();
+/// body.extend_from_slice(envelope.separator());
+/// n.encode_item(&2, &mut body).unwrap();
+/// body.extend_from_slice(envelope.tail());
+/// assert_eq!(body, n.encode(&json!({"apiVersion": "v1", "items": [1, 2]})).unwrap());
+/// ```
+#[derive(Debug, Clone)]
+pub struct ListEnvelope {
+    head: Vec<u8>,
+    separator: &'static [u8],
+    tail: &'static [u8],
+}
+
+impl ListEnvelope {
+    /// The envelope of `empty` for `count` items in `negotiated`'s codec; `None` when that
+    /// output has no streaming form (pretty JSON, a custom codec). An `empty` whose encoding
+    /// does not end with its empty `items` is an error.
+    pub fn new<L: Serialize + ?Sized>(
+        negotiated: &Negotiated,
+        empty: &L,
+        count: usize,
+    ) -> Result<Option<Self>, EncodeError> {
+        let json = match negotiated.response_codec() {
+            _ if negotiated.is_pretty() => return Ok(None),
+            Codec::Json => true,
+            Codec::Cbor => false,
+            Codec::Custom(_) => return Ok(None),
+        };
+        let mut head = Vec::from(negotiated.encode(empty)?);
+        let no_items: &[u8] = if json { b"[]}" } else { &[0x80] };
+        if !head.ends_with(no_items) {
+            return Err(EncodeError(
+                "a list's items are not the last field of its encoding".into(),
+            ));
+        }
+        head.truncate(head.len() - no_items.len());
+        let (separator, tail): (&[u8], &[u8]) = if json {
+            head.push(b'[');
+            (b",", b"]}")
+        } else {
+            cbor_head(4, count as u64, &mut head);
+            (b"", b"")
+        };
+        Ok(Some(Self {
+            head,
+            separator,
+            tail,
+        }))
+    }
+
+    /// The bytes before the first item.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The bytes between two items.
+    pub fn separator(&self) -> &'static [u8] {
+        self.separator
+    }
+
+    /// The bytes after the last item.
+    pub fn tail(&self) -> &'static [u8] {
+        self.tail
+    }
+
+    /// The head, taken out.
+    pub fn into_head(self) -> Vec<u8> {
+        self.head
+    }
+}
+
 /// A CBOR head: major type and argument in the shortest form (RFC 8949 §3).
 fn cbor_head(major: u8, n: u64, out: &mut Vec<u8>) {
     let m = major << 5;

@@ -5,10 +5,9 @@
 //! `streamingCollectionsEncoding`).
 //!
 //! * **The same bytes**: the envelope is the encoding of the list with no items, cut where its
-//!   items go (JSON: before the closing `]}`; CBOR: the empty array's head, replaced by the
-//!   head of an array of the page's length), and each item is encoded as it would be inside
-//!   the whole list ([`Negotiated::encode_item`]); the concatenated frames are the bytes the
-//!   whole list encodes to. Pretty JSON and custom codecs have no streaming form here: those
+//!   items go ([`ListEnvelope`]), and each item is encoded as it would be inside the whole list
+//!   ([`Negotiated::encode_item`]); the concatenated frames are the bytes the whole list
+//!   encodes to. Pretty JSON and custom codecs have no streaming form here: those
 //!   lists are encoded whole.
 //! * **Memory**: one frame and one item, besides what the caller's item source holds (for a
 //!   list, the page's stored objects, whose bytes the watch cache shares). A slow client
@@ -26,7 +25,7 @@ use std::task::{Context, Poll};
 use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
-use conneg::{Codec, Negotiated, Status};
+use conneg::{ListEnvelope, Negotiated, Status};
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use http_body::{Frame, SizeHint};
@@ -42,13 +41,9 @@ pub(super) type ItemError = Box<dyn std::error::Error + Send + Sync>;
 /// (with [`Negotiated::encode_item`]); `None` when there are no more.
 pub(super) type Items = Box<dyn FnMut(&mut Vec<u8>) -> Option<Result<(), ItemError>> + Send>;
 
-/// The parts of an encoded list around its items.
+/// A list to stream: the envelope around its items ([`ListEnvelope`]).
 #[derive(Debug)]
-pub(super) struct Envelope {
-    head: Vec<u8>,
-    tail: &'static [u8],
-    json: bool,
-}
+pub(super) struct Envelope(ListEnvelope);
 
 impl Envelope {
     /// The envelope of `empty`, a list with no items whose `items` field is its last (as
@@ -59,30 +54,7 @@ impl Envelope {
         empty: &L,
         count: usize,
     ) -> Result<Option<Self>, Status> {
-        let json = match n.response_codec() {
-            _ if n.is_pretty() => return Ok(None),
-            Codec::Json => true,
-            Codec::Cbor => false,
-            _ => return Ok(None),
-        };
-        let mut head = Vec::from(n.encode(empty)?);
-        let (items, tail): (&[u8], &'static [u8]) = if json {
-            (b"[]}", b"]}")
-        } else {
-            (&[0x80], b"")
-        };
-        if !head.ends_with(items) {
-            return Err(Status::internal_error(
-                "a list's items are not the last field of its encoding",
-            ));
-        }
-        head.truncate(head.len() - items.len());
-        if json {
-            head.push(b'[');
-        } else {
-            array_head(count, &mut head);
-        }
-        Ok(Some(Self { head, tail, json }))
+        Ok(ListEnvelope::new(n, empty, count)?.map(Self))
     }
 
     /// A 200 response with the negotiated `Content-Type` whose body is the list of `count`
@@ -94,11 +66,12 @@ impl Envelope {
         count: usize,
         items: Items,
     ) -> Result<Response, Status> {
+        let (separator, tail) = (self.0.separator(), self.0.tail());
         let mut body = ListBody {
-            buf: self.head,
+            buf: self.0.into_head(),
             items: Some(items),
-            tail: self.tail,
-            json: self.json,
+            separator,
+            tail,
             count,
             written: 0,
             yield_first: false,
@@ -114,36 +87,14 @@ impl Envelope {
     }
 }
 
-/// A CBOR array head for `n` items, in the shortest form (RFC 8949 §3).
-fn array_head(n: usize, out: &mut Vec<u8>) {
-    const ARRAY: u8 = 4 << 5;
-    let n = n as u64;
-    match n {
-        0..=23 => out.push(ARRAY | n as u8),
-        24..=0xff => out.extend_from_slice(&[ARRAY | 24, n as u8]),
-        0x100..=0xffff => {
-            out.push(ARRAY | 25);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            out.push(ARRAY | 26);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(ARRAY | 27);
-            out.extend_from_slice(&n.to_be_bytes());
-        }
-    }
-}
-
 /// The body of a streamed list (see the module).
 struct ListBody {
     /// Encoded bytes not yet sent.
     buf: Vec<u8>,
     /// `None` once every item is written (the tail then follows them in `buf`).
     items: Option<Items>,
+    separator: &'static [u8],
     tail: &'static [u8],
-    json: bool,
     /// How many items the envelope announced, and how many were written.
     count: usize,
     written: usize,
@@ -159,8 +110,8 @@ impl ListBody {
                 break;
             };
             let mark = self.buf.len();
-            if self.json && self.written > 0 {
-                self.buf.push(b',');
+            if self.written > 0 {
+                self.buf.extend_from_slice(self.separator);
             }
             match items(&mut self.buf) {
                 Some(Ok(())) => self.written += 1,
