@@ -41,9 +41,9 @@ pub(super) type ItemError = Box<dyn std::error::Error + Send + Sync>;
 /// (with [`Negotiated::encode_item`]); `None` when there are no more.
 pub(super) type Items = Box<dyn FnMut(&mut Vec<u8>) -> Option<Result<(), ItemError>> + Send>;
 
-/// A list to stream: the envelope around its items ([`ListEnvelope`]).
+/// A list to stream: the envelope around its items ([`ListEnvelope`]), and how many there are.
 #[derive(Debug)]
-pub(super) struct Envelope(ListEnvelope);
+pub(super) struct Envelope(ListEnvelope, usize);
 
 impl Envelope {
     /// The envelope of `empty`, a list with no items whose `items` field is its last (as
@@ -54,19 +54,14 @@ impl Envelope {
         empty: &L,
         count: usize,
     ) -> Result<Option<Self>, Status> {
-        Ok(ListEnvelope::new(n, empty, count)?.map(Self))
+        Ok(ListEnvelope::new(n, empty, count)?.map(|e| Self(e, count)))
     }
 
-    /// A 200 response with the negotiated `Content-Type` whose body is the list of `count`
-    /// items (the count the envelope was made for) from `items`. The first frame is encoded
-    /// now: its errors are this call's.
-    pub(super) fn respond(
-        self,
-        n: &Negotiated,
-        count: usize,
-        items: Items,
-    ) -> Result<Response, Status> {
-        let (separator, tail) = (self.0.separator(), self.0.tail());
+    /// A 200 response with the negotiated `Content-Type` whose body is the list of the items
+    /// of `items` (as many as the envelope was made for). The first frame is encoded now: its
+    /// errors are this call's.
+    pub(super) fn respond(self, n: &Negotiated, items: Items) -> Result<Response, Status> {
+        let (separator, tail, count) = (self.0.separator(), self.0.tail(), self.1);
         let mut body = ListBody {
             buf: self.0.into_head(),
             items: Some(items),
@@ -243,7 +238,7 @@ mod tests {
     ) -> Result<Response, Status> {
         let count = values.len();
         let envelope = Envelope::new(n, &list(Vec::new()), count)?.unwrap();
-        envelope.respond(n, count, source(n, values, fail_at))
+        envelope.respond(n, source(n, values, fail_at))
     }
 
     /// Polls the body to its end with a waker that does nothing: the frames, how often it
@@ -340,7 +335,7 @@ mod tests {
         let n = negotiated(Profile::Kubernetes, "application/cbor", "/things");
         let envelope = Envelope::new(&n, &list(Vec::new()), 5).unwrap().unwrap();
         let err = envelope
-            .respond(&n, 5, source(&n, items(4), None))
+            .respond(&n, source(&n, items(4), None))
             .unwrap_err();
         assert!(
             err.message.contains("announced 5 items but has 4"),

@@ -111,7 +111,7 @@ pub(super) async fn list<T: Served>(
             Ok(())
         })())
     });
-    envelope.respond(n, count, items)
+    envelope.respond(n, items)
 }
 
 /// Stored objects decoded.
