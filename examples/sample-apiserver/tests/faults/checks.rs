@@ -34,7 +34,9 @@ pub(crate) fn durability(ops: &[Op], store: &StoreHistory) -> Vec<String> {
             },
             Ret::Refused(code) => {
                 if let Some(at) = written.get(w) {
-                    errors.push(format!("refused ({code}) write {w} is in the store at {at:?}"));
+                    errors.push(format!(
+                        "refused ({code}) write {w} is in the store at {at:?}"
+                    ));
                 }
             }
             _ => {}
@@ -110,7 +112,9 @@ pub(crate) fn any_version_reads(ops: &[Op], store: &StoreHistory) -> Vec<String>
     let mut errors = Vec::new();
     let real = |op: &Op, name: &str, obj: &Obj, errors: &mut Vec<String>| {
         let existed = store.put_at(name, obj.rv).is_some_and(|e| e.w == obj.w);
-        let in_time = invoked.get(obj.w.as_str()).is_some_and(|&t| t < op.complete);
+        let in_time = invoked
+            .get(obj.w.as_str())
+            .is_some_and(|&t| t < op.complete);
         if !existed || !in_time {
             errors.push(format!(
                 "resourceVersion=0 read by client {} via replica {} returned {name} {obj:?}, \
@@ -183,14 +187,7 @@ mod tests {
 
     #[test]
     fn a_lost_acknowledged_write_is_caught() {
-        let create = |w: &str, rv| {
-            op(
-                Call::Create { w: w.into() },
-                Ret::Written(obj(rv, w)),
-                0,
-                5,
-            )
-        };
+        let create = |w: &str, rv| op(Call::Create { w: w.into() }, Ret::Written(obj(rv, w)), 0, 5);
         assert!(durability(&[create("w1", 10)], &store()).is_empty());
         let e = durability(&[create("w1", 10), create("w2", 11)], &store());
         assert_eq!(e.len(), 1, "{e:?}");
@@ -246,9 +243,17 @@ mod tests {
                 t + 1,
             )
         };
-        let ok = [write.clone(), list(9, vec![], 6), list(10, vec![obj(10, "w1")], 8)];
+        let ok = [
+            write.clone(),
+            list(9, vec![], 6),
+            list(10, vec![obj(10, "w1")], 8),
+        ];
         assert!(any_version_reads(&ok, &store()).is_empty());
-        let back = [write.clone(), list(10, vec![obj(10, "w1")], 6), list(9, vec![], 8)];
+        let back = [
+            write.clone(),
+            list(10, vec![obj(10, "w1")], 6),
+            list(9, vec![], 8),
+        ];
         assert_eq!(any_version_reads(&back, &store()).len(), 1);
         let invented = [write, list(11, vec![obj(11, "w9")], 6)];
         assert_eq!(any_version_reads(&invented, &store()).len(), 1);

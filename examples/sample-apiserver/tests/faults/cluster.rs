@@ -150,7 +150,13 @@ pub(crate) fn await_readyz(addrs: &Addrs, r: usize, ready: bool) -> Result<Durat
     let start = Instant::now();
     let mut last = String::new();
     while start.elapsed() < PATIENCE {
-        match http::call(&addrs.get(r), "GET", "/readyz", b"", Duration::from_secs(10)) {
+        match http::call(
+            &addrs.get(r),
+            "GET",
+            "/readyz",
+            b"",
+            Duration::from_secs(10),
+        ) {
             Ok(resp) if ready && resp.code == 200 => return Ok(start.elapsed()),
             Ok(resp) if !ready && resp.code != 200 && resp.text().contains("etcd") => {
                 return Ok(start.elapsed());

@@ -20,11 +20,8 @@ pub(crate) enum Failure {
 }
 
 fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, Failure> {
-    let sock: SocketAddr = addr
-        .parse()
-        .map_err(|_| Failure::NotSent)?;
-    let s = TcpStream::connect_timeout(&sock, timeout)
-        .map_err(|_| Failure::NotSent)?;
+    let sock: SocketAddr = addr.parse().map_err(|_| Failure::NotSent)?;
+    let s = TcpStream::connect_timeout(&sock, timeout).map_err(|_| Failure::NotSent)?;
     s.set_read_timeout(Some(timeout)).ok();
     s.set_write_timeout(Some(timeout)).ok();
     Ok(s)
@@ -66,7 +63,9 @@ pub(crate) fn call(
         .header("transfer-encoding")
         .is_some_and(|v| v.contains("chunked"));
     if chunked && !raw[end..].ends_with(b"0\r\n\r\n") {
-        return Err(Failure::Unknown(format!("{method} {path}: a truncated answer")));
+        return Err(Failure::Unknown(format!(
+            "{method} {path}: a truncated answer"
+        )));
     }
     Ok(resp)
 }

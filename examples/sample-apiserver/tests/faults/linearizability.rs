@@ -141,7 +141,10 @@ pub(crate) fn per_object(
             (_, Ret::Refused(429)) => None,
             (Call::List { consistent: true }, Ret::Listed { items, .. }) => {
                 for k in keys {
-                    push(k, lin(Step::Read(items.get(k).cloned()), op.complete, false));
+                    push(
+                        k,
+                        lin(Step::Read(items.get(k).cloned()), op.complete, false),
+                    );
                 }
                 None
             }
@@ -176,19 +179,17 @@ pub(crate) fn per_object(
             (Call::Update { .. } | Call::Delete, Ret::Refused(404)) => {
                 Some(lin(Step::Missing, op.complete, false))
             }
-            (Call::Update { expect, w }, Ret::Unknown(_)) => {
-                unknown_write(w, &key).map(|rv| {
-                    let obj = Obj { rv, w: w.clone() };
-                    lin(
-                        Step::Update {
-                            expect: *expect,
-                            obj,
-                        },
-                        Nanos::MAX,
-                        false,
-                    )
-                })
-            }
+            (Call::Update { expect, w }, Ret::Unknown(_)) => unknown_write(w, &key).map(|rv| {
+                let obj = Obj { rv, w: w.clone() };
+                lin(
+                    Step::Update {
+                        expect: *expect,
+                        obj,
+                    },
+                    Nanos::MAX,
+                    false,
+                )
+            }),
             (Call::Delete, Ret::Deleted) => Some(lin(Step::Delete, op.complete, false)),
             (Call::Delete, Ret::Unknown(_)) => Some(lin(Step::DeleteUnknown, Nanos::MAX, true)),
             (call, ret) => {
@@ -236,22 +237,32 @@ pub(crate) fn check(history: &[LinOp], model: Model) -> Result<Verdict, String> 
     }];
     let mut deepest = 0usize;
     let mut deepest_missing = String::new();
+    // Every operation before this index is placed (the ops are sorted by invocation).
+    let mut first_open = 0usize;
     loop {
         if done_required == required {
             return Ok(Verdict {
                 explored: memo.len(),
             });
         }
+        while first_open < n && is_done(&done, first_open) {
+            first_open += 1;
+        }
         // Every candidate must be invoked before the earliest completion among the
         // operations not yet placed (that one cannot come after anything invoked later).
-        let horizon = (0..n)
-            .filter(|&i| !is_done(&done, i))
-            .map(|i| ops[i].complete)
-            .min()
-            .unwrap_or(Nanos::MAX);
+        // Operations invoked after the running minimum cannot complete before it.
+        let mut horizon = Nanos::MAX;
+        for (i, op) in ops.iter().enumerate().skip(first_open) {
+            if op.invoke > horizon {
+                break;
+            }
+            if !is_done(&done, i) {
+                horizon = horizon.min(op.complete);
+            }
+        }
         let top = frames.len() - 1;
         let mut chosen = None;
-        let mut i = frames[top].next;
+        let mut i = frames[top].next.max(first_open);
         while i < n && ops[i].invoke <= horizon {
             if !is_done(&done, i)
                 && let Some(next) = ops[i].step.apply(&state, model)
@@ -310,6 +321,7 @@ pub(crate) fn check(history: &[LinOp], model: Model) -> Result<Verdict, String> 
                     return Err(format!("not linearizable: {deepest_missing}"));
                 };
                 flip(&mut done, i);
+                first_open = first_open.min(i);
                 if !ops[i].optional {
                     done_required -= 1;
                 }
@@ -496,7 +508,11 @@ mod tests {
                 t,
                 t + 150,
             ));
-            h.push(op(Step::Read(Some(obj(i + 1, &format!("w{i}")))), t + 160, t + 170));
+            h.push(op(
+                Step::Read(Some(obj(i + 1, &format!("w{i}")))),
+                t + 160,
+                t + 170,
+            ));
         }
         let v = check(&h, Model::STRICT).expect("linearizable");
         assert!(v.explored < 10 * h.len(), "{v:?}");

@@ -56,6 +56,9 @@ struct Config {
     /// `None`: the short form, one round of every fault.
     seconds: Option<u64>,
     keys: usize,
+    /// `FAULTS_PLANT=stale-cache`: the planted bug of [`Ctx::stale_cache`]; the run must
+    /// then fail.
+    plant_stale_cache: bool,
 }
 
 impl Config {
@@ -70,6 +73,11 @@ impl Config {
             seed: num("FAULTS_SEED").unwrap_or(32),
             seconds: num("FAULTS_SECONDS"),
             keys: num("FAULTS_KEYS").map_or(6, |k| k.clamp(1, 1000) as usize),
+            plant_stale_cache: match std::env::var("FAULTS_PLANT").as_deref() {
+                Err(_) => false,
+                Ok("stale-cache") => true,
+                Ok(other) => panic!("FAULTS_PLANT={other:?}: the only planted bug is stale-cache"),
+            },
         }
     }
 }
@@ -91,7 +99,10 @@ fn replicas_on_a_three_member_etcd_cluster_keep_their_promises_under_faults() {
     );
     println!("{replay}; schedule:");
     for p in &plan {
-        println!("  {} for {:.1?}, then {:.1?} quiet", p.fault, p.hold, p.rest);
+        println!(
+            "  {} for {:.1?}, then {:.1?} quiet",
+            p.fault, p.hold, p.rest
+        );
     }
 
     let mut cluster = Cluster::start(REPLICAS);
@@ -103,6 +114,7 @@ fn replicas_on_a_three_member_etcd_cluster_keep_their_promises_under_faults() {
         stop: Arc::new(AtomicBool::new(false)),
         quiet: Arc::new(AtomicBool::new(false)),
         keys: (0..cfg.keys).map(|k| format!("k{k}")).collect(),
+        stale_cache: cfg.plant_stale_cache.then(Default::default),
     };
     let clients: Vec<_> = (0..REPLICAS * CLIENTS_PER_REPLICA)
         .map(|id| {
@@ -152,7 +164,11 @@ fn replicas_on_a_three_member_etcd_cluster_keep_their_promises_under_faults() {
     // Every watch catches up with the store by itself, then stops.
     let last = store.last_rev();
     let deadline = Instant::now() + PATIENCE;
-    while watchers.iter().any(|(_, s)| s.load(Ordering::Relaxed) < last) && Instant::now() < deadline {
+    while watchers
+        .iter()
+        .any(|(_, s)| s.load(Ordering::Relaxed) < last)
+        && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(100));
     }
     for (r, (_, seen)) in watchers.iter().enumerate() {

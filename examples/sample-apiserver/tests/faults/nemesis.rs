@@ -52,7 +52,12 @@ pub(crate) struct Planned {
 }
 
 /// `rounds` rounds, each every kind of fault once in a seeded order on seeded targets.
-pub(crate) fn schedule(rng: &mut Rng, rounds: usize, members: usize, replicas: usize) -> Vec<Planned> {
+pub(crate) fn schedule(
+    rng: &mut Rng,
+    rounds: usize,
+    members: usize,
+    replicas: usize,
+) -> Vec<Planned> {
     let mut plan = Vec::new();
     for _ in 0..rounds {
         let pick = |rng: &mut Rng, n: usize| rng.below(n as u64) as usize;

@@ -172,9 +172,8 @@ impl StoreRecorder {
             std::thread::sleep(Duration::from_millis(100));
         }
         stop(&mut self.child);
-        let mut changes = std::mem::take(
-            &mut *self.changes.lock().unwrap_or_else(PoisonError::into_inner),
-        );
+        let mut changes =
+            std::mem::take(&mut *self.changes.lock().unwrap_or_else(PoisonError::into_inner));
         // A restarted recording may repeat what the previous one printed.
         changes.sort_by(|a, b| (a.rev, &a.key).cmp(&(b.rev, &b.key)));
         changes.dedup_by(|a, b| (a.rev, &a.key) == (b.rev, &b.key));

@@ -90,7 +90,9 @@ pub(crate) fn check(log: &WatchLog, store: &StoreHistory) -> Result<WatchStats, 
                     return fail(format!("a bookmark behind the position {at}"));
                 }
                 if let Some(missed) = store.after(at).filter(|e| e.rev <= *rv) {
-                    return fail(format!("a bookmark ahead of what was delivered: {missed:?}"));
+                    return fail(format!(
+                        "a bookmark ahead of what was delivered: {missed:?}"
+                    ));
                 }
                 stats.bookmarks += 1;
                 pos = Some(*rv);

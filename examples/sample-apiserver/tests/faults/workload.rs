@@ -31,7 +31,14 @@ pub(crate) struct Ctx {
     /// The clients have stopped: watchers watch again with a long timeout, for bookmarks.
     pub(crate) quiet: Arc<AtomicBool>,
     pub(crate) keys: Vec<String>,
+    /// A planted bug, to show the checkers catch it: a cache in front of every replica
+    /// answers a consistent GET with the answer it gave for that object up to half a second
+    /// before.
+    pub(crate) stale_cache: Option<StaleCache>,
 }
+
+/// The planted stale cache: answers by replica and object name, with when they were given.
+pub(crate) type StaleCache = Arc<std::sync::Mutex<HashMap<(usize, String), (u64, Ret)>>>;
 
 fn collection() -> String {
     flunders("v1alpha1", NAMESPACE)
@@ -51,7 +58,11 @@ fn obj_of(v: &Value) -> Option<(String, Obj)> {
 
 fn list_of(v: &Value) -> Option<(u64, BTreeMap<String, Obj>)> {
     let rv = v["metadata"]["resourceVersion"].as_str()?.parse().ok()?;
-    let items = v["items"].as_array()?.iter().map(obj_of).collect::<Option<_>>()?;
+    let items = v["items"]
+        .as_array()?
+        .iter()
+        .map(obj_of)
+        .collect::<Option<_>>()?;
     Some((rv, items))
 }
 
@@ -88,13 +99,36 @@ fn perform(
     (method, path, body): (&str, String, Vec<u8>),
 ) -> Option<Ret> {
     let invoke = ctx.rec.now();
-    let res = http::call(&ctx.addrs.get(replica), method, &path, &body, TIMEOUT);
-    let complete = ctx.rec.now();
-    let ret = match res {
-        Err(Failure::NotSent) => return None,
-        Err(Failure::Unknown(e)) => Ret::Unknown(e),
-        Ok(resp) => interpret(&call, &resp),
+    let cached = match (&ctx.stale_cache, &call, key) {
+        (Some(cache), Call::Get { consistent: true }, Some(k)) => {
+            let cache = cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            cache
+                .get(&(replica, k.to_owned()))
+                .filter(|(at, _)| invoke - at < 500_000_000)
+                .map(|(_, ret)| ret.clone())
+        }
+        _ => None,
     };
+    let fresh = cached.is_none();
+    let ret = match cached {
+        Some(ret) => ret,
+        None => match http::call(&ctx.addrs.get(replica), method, &path, &body, TIMEOUT) {
+            Err(Failure::NotSent) => return None,
+            Err(Failure::Unknown(e)) => Ret::Unknown(e),
+            Ok(resp) => interpret(&call, &resp),
+        },
+    };
+    let complete = ctx.rec.now();
+    if let (Some(cache), Call::Get { consistent: true }, Some(k), Ret::Read(_), true) =
+        (&ctx.stale_cache, &call, key, &ret, fresh)
+    {
+        let mut cache = cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.insert((replica, k.to_owned()), (invoke, ret.clone()));
+    }
     ctx.rec.push(Op {
         client,
         replica,
@@ -125,7 +159,14 @@ fn body(name: &str, rv: Option<u64>, w: &str) -> Vec<u8> {
 /// A consistent GET of `name` through `replica` (recorded), as a client does it.
 pub(crate) fn get(ctx: &Ctx, client: usize, replica: usize, name: &str) -> Option<Ret> {
     let call = Call::Get { consistent: true };
-    perform(ctx, client, replica, Some(name), call, ("GET", object(name), Vec::new()))
+    perform(
+        ctx,
+        client,
+        replica,
+        Some(name),
+        call,
+        ("GET", object(name), Vec::new()),
+    )
 }
 
 /// One client: random operations through `replica` until told to stop.
@@ -177,7 +218,11 @@ pub(crate) fn client(ctx: &Ctx, id: usize, replica: usize, mut rng: Rng) {
                 replica,
                 Some(&key),
                 Call::Get { consistent: false },
-                ("GET", format!("{}?resourceVersion=0", object(&key)), Vec::new()),
+                (
+                    "GET",
+                    format!("{}?resourceVersion=0", object(&key)),
+                    Vec::new(),
+                ),
             ),
             _ => {
                 let consistent = dice < 92;
@@ -186,7 +231,14 @@ pub(crate) fn client(ctx: &Ctx, id: usize, replica: usize, mut rng: Rng) {
                 } else {
                     format!("{}?resourceVersion=0", collection())
                 };
-                perform(ctx, id, replica, None, Call::List { consistent }, ("GET", path, Vec::new()))
+                perform(
+                    ctx,
+                    id,
+                    replica,
+                    None,
+                    Call::List { consistent },
+                    ("GET", path, Vec::new()),
+                )
             }
         };
         match ret {
@@ -238,10 +290,12 @@ pub(crate) fn watcher(
             None => watch_list(ctx, id, replica, &watch, &mut log),
             Some(from) => {
                 let path = format!("{watch}&resourceVersion={from}");
-                WatchStream::open(&ctx.addrs.get(replica), &path).ok().map(|s| {
-                    log.records.push(WatchRecord::Start { from });
-                    (s, from)
-                })
+                WatchStream::open(&ctx.addrs.get(replica), &path)
+                    .ok()
+                    .map(|s| {
+                        log.records.push(WatchRecord::Start { from });
+                        (s, from)
+                    })
             }
         };
         let Some((mut stream, from)) = opened else {
@@ -252,7 +306,8 @@ pub(crate) fn watcher(
         seen.store(from, Ordering::Relaxed);
         loop {
             if ctx.quiet.load(Ordering::Relaxed) && !quiet {
-                log.records.push(WatchRecord::Ended("quiet: watching again".into()));
+                log.records
+                    .push(WatchRecord::Ended("quiet: watching again".into()));
                 break;
             }
             let Some(item) = stream.next() else {
@@ -286,7 +341,14 @@ pub(crate) fn watcher(
 /// resourceVersion.
 fn list(ctx: &Ctx, id: usize, replica: usize, log: &mut WatchLog) -> Option<u64> {
     let call = Call::List { consistent: true };
-    match perform(ctx, id, replica, None, call, ("GET", collection(), Vec::new())) {
+    match perform(
+        ctx,
+        id,
+        replica,
+        None,
+        call,
+        ("GET", collection(), Vec::new()),
+    ) {
         Some(Ret::Listed { rv, items }) => {
             log.records.push(WatchRecord::Relist { rv, items });
             Some(rv)
