@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use conneg_apiserver::testing::{Etcd, PATIENCE};
 
 use super::http;
+use super::netns::Network;
 use crate::common::{Server, tempdir};
 
 /// Replicas' current addresses (a restarted replica listens on a new port).
@@ -39,12 +40,19 @@ pub(crate) struct Cluster {
     replicas: Vec<Option<Server>>,
     dirs: Vec<tempfile::TempDir>,
     pub(crate) addrs: Addrs,
+    /// The members' namespaces, when partitions are possible (dropped last, after the
+    /// processes in them).
+    pub(crate) network: Option<Network>,
 }
 
 impl Cluster {
-    /// Three etcd members and `replicas` servers, all up and ready.
-    pub(crate) fn start(replicas: usize) -> Cluster {
-        let etcd = Etcd::cluster(3);
+    /// Three etcd members (each in its own network namespace when `network` is given) and
+    /// `replicas` servers, all up and ready.
+    pub(crate) fn start(replicas: usize, network: Option<Network>) -> Cluster {
+        let etcd = match &network {
+            Some(n) => Etcd::cluster_at(&n.hosts()),
+            None => Etcd::cluster(3),
+        };
         let dirs: Vec<_> = (0..replicas).map(|_| tempdir()).collect();
         let addrs = Addrs(Arc::new(
             (0..replicas).map(|_| Mutex::new(String::new())).collect(),
@@ -54,6 +62,7 @@ impl Cluster {
             replicas: (0..replicas).map(|_| None).collect(),
             dirs,
             addrs,
+            network,
         };
         for r in 0..replicas {
             c.start_replica(r).unwrap_or_else(|e| panic!("{e}"));

@@ -20,6 +20,8 @@ pub(crate) enum Fault {
     KillReplica(usize),
     /// SIGSTOP a replica, then SIGCONT it.
     PauseReplica(usize),
+    /// Cut an etcd member off the network (its link down), then join it again.
+    Partition(usize),
     /// SIGSTOP two of the three members (no quorum: etcd is unreachable for every replica).
     QuorumLoss(usize, usize),
     /// SIGKILL a replica, `etcdctl compact` to the current revision (or as far as the store's
@@ -35,6 +37,7 @@ impl fmt::Display for Fault {
             Fault::PauseMember(m) => write!(f, "SIGSTOP etcd member {m}, SIGCONT"),
             Fault::KillReplica(r) => write!(f, "kill -9 replica {r}, restart it"),
             Fault::PauseReplica(r) => write!(f, "SIGSTOP replica {r}, SIGCONT"),
+            Fault::Partition(m) => write!(f, "cut etcd member {m} off the network, join it again"),
             Fault::QuorumLoss(a, b) => write!(f, "SIGSTOP etcd members {a} and {b} (no quorum)"),
             Fault::CompactWhileDown(r) => {
                 write!(f, "kill -9 replica {r}, compact etcd, restart the replica")
@@ -51,12 +54,13 @@ pub(crate) struct Planned {
     pub(crate) rest: Duration,
 }
 
-/// `rounds` rounds, each every kind of fault once in a seeded order on seeded targets.
+/// `rounds` rounds, each every kind of fault once (partitions only when `partitions`) in a
+/// seeded order on seeded targets.
 pub(crate) fn schedule(
     rng: &mut Rng,
     rounds: usize,
-    members: usize,
-    replicas: usize,
+    (members, replicas): (usize, usize),
+    partitions: bool,
 ) -> Vec<Planned> {
     let mut plan = Vec::new();
     for _ in 0..rounds {
@@ -71,6 +75,11 @@ pub(crate) fn schedule(
             Fault::QuorumLoss(a, b),
             Fault::CompactWhileDown(pick(rng, replicas)),
         ];
+        // Drawn either way: a seed picks the same targets with or without partitions.
+        let cut = Fault::Partition(pick(rng, members));
+        if partitions {
+            round.push(cut);
+        }
         for i in (1..round.len()).rev() {
             round.swap(i, pick(rng, i + 1));
         }
@@ -126,6 +135,17 @@ pub(crate) fn run(
                 cluster.kill_replica(r);
                 std::thread::sleep(p.hold);
                 if let Err(e) = cluster.restart_replica(r) {
+                    report.errors.push(format!("{}: {e}", p.fault));
+                }
+            }
+            Fault::Partition(m) => {
+                let net = cluster
+                    .network
+                    .as_ref()
+                    .expect("partitions need the namespaces");
+                let cut = net.set(m, false);
+                std::thread::sleep(p.hold);
+                if let Err(e) = cut.and(net.set(m, true)) {
                     report.errors.push(format!("{}: {e}", p.fault));
                 }
             }
