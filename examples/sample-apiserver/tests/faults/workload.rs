@@ -190,10 +190,10 @@ pub(crate) fn client(ctx: &Ctx, id: usize, replica: usize, mut rng: Rng) {
             15..45 => {
                 // CAS on what this client last saw (sometimes stale, to draw conflicts),
                 // after reading it when it never did.
-                if !known.contains_key(&key) || rng.below(4) == 0 {
-                    if let Some(Ret::Read(Some(o))) = get(ctx, id, replica, &key) {
-                        known.insert(key.clone(), o.rv);
-                    }
+                if (!known.contains_key(&key) || rng.below(4) == 0)
+                    && let Some(Ret::Read(Some(o))) = get(ctx, id, replica, &key)
+                {
+                    known.insert(key.clone(), o.rv);
                 }
                 let expect = known.get(&key).copied().unwrap_or(1);
                 let call = Call::Update {
