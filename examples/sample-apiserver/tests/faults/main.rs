@@ -149,7 +149,7 @@ fn replicas_on_a_three_member_etcd_cluster_keep_their_promises_under_faults() {
     // Faults, one at a time; the clients run throughout.
     let began = Instant::now();
     let until = began + Duration::from_secs(cfg.seconds.unwrap_or(u64::MAX / 4));
-    let report = nemesis::run(&mut cluster, &plan, until, &|| store_recorder.recorded());
+    let report = nemesis::run(&mut cluster, &plan, until, &store_recorder);
     ctx.stop.store(true, Ordering::Relaxed);
     for c in clients {
         c.join().expect("a client thread");

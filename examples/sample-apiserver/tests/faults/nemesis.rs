@@ -6,8 +6,11 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use conneg_apiserver::testing::PATIENCE;
+
 use super::cluster::{Cluster, await_readyz};
 use super::rng::Rng;
+use super::store_history::StoreRecorder;
 
 /// One fault.
 #[derive(Clone, Copy, Debug)]
@@ -104,13 +107,13 @@ pub(crate) struct NemesisReport {
     pub(crate) injected: usize,
 }
 
-/// Applies the plan in order, stopping early at `until`; `recorded` is the revision up to
-/// which the store's history is recorded (never compacted away before).
+/// Applies the plan in order, stopping early at `until`. Before compacting it waits until
+/// the store's history is recorded up to there (`recorder`): nothing is compacted unrecorded.
 pub(crate) fn run(
     cluster: &mut Cluster,
     plan: &[Planned],
     until: Instant,
-    recorded: &dyn Fn() -> u64,
+    recorder: &StoreRecorder,
 ) -> NemesisReport {
     let mut report = NemesisReport::default();
     let replicas = cluster.addrs.len();
@@ -179,14 +182,13 @@ pub(crate) fn run(
                 cluster.kill_replica(r);
                 // Let the clients write past what the replica's watchers saw.
                 std::thread::sleep(p.hold / 2);
-                match cluster.revision() {
-                    Ok(rev) => {
-                        let rev = rev.min(recorded());
-                        if let Err(e) = cluster.etcdctl(&["compact", &rev.to_string()]) {
-                            report.errors.push(format!("{}: {e}", p.fault));
-                        }
-                        note = format!(" compacted to {rev};");
-                    }
+                let compacted = cluster.revision().and_then(|rev| {
+                    recorder.wait_for(rev, PATIENCE)?;
+                    cluster.etcdctl(&["compact", &rev.to_string()])?;
+                    Ok(rev)
+                });
+                match compacted {
+                    Ok(rev) => note = format!(" compacted to {rev};"),
                     Err(e) => report.errors.push(format!("{}: {e}", p.fault)),
                 }
                 std::thread::sleep(p.hold / 2);

@@ -88,7 +88,8 @@ impl StoreHistory {
 /// A running `etcdctl watch --prefix /` from a revision on, started again from where it got
 /// to when it stops making progress (its member died or froze under it).
 pub(crate) struct StoreRecorder {
-    child: Child,
+    /// The running etcdctl (replaced when it stalls).
+    child: Mutex<Child>,
     endpoints: String,
     changes: Arc<Mutex<Vec<Change>>>,
     /// What etcdctl printed that was not a watch response.
@@ -103,7 +104,7 @@ impl StoreRecorder {
         let garbage: Arc<Mutex<Vec<String>>> = Arc::default();
         let child = spawn(endpoints, from, &changes, &garbage);
         StoreRecorder {
-            child,
+            child: Mutex::new(child),
             endpoints: endpoints.to_owned(),
             changes,
             garbage,
@@ -112,7 +113,7 @@ impl StoreRecorder {
     }
 
     /// The revision up to which every revision since the start was recorded.
-    pub(crate) fn recorded(&self) -> u64 {
+    fn recorded(&self) -> u64 {
         let mut revs: Vec<u64> = self
             .changes
             .lock()
@@ -133,19 +134,13 @@ impl StoreRecorder {
         at
     }
 
-    /// Waits (up to `patience`) until revision `sentinel_rev` (written after the last client
-    /// operation) was recorded, then returns the history of the keys under `prefix` (names
-    /// are what follows it). A recording stalled for two seconds is restarted from where it
-    /// got to; etcd keeps that history, since the nemesis compacts only what was recorded.
-    pub(crate) fn finish(
-        mut self,
-        sentinel_rev: u64,
-        prefix: &str,
-        patience: Duration,
-    ) -> Result<StoreHistory, String> {
+    /// Waits (up to `patience`) until every revision up to `rev` is recorded. A recording
+    /// stalled for two seconds (its member died or froze under it) is restarted from where it
+    /// got to; etcd still has that history, since only what was recorded is compacted.
+    pub(crate) fn wait_for(&self, rev: u64, patience: Duration) -> Result<(), String> {
         let deadline = Instant::now() + patience;
         let mut last = (self.recorded(), Instant::now());
-        while self.recorded() < sentinel_rev {
+        while self.recorded() < rev {
             if let Some(g) = self
                 .garbage
                 .lock()
@@ -156,7 +151,7 @@ impl StoreRecorder {
             }
             if Instant::now() > deadline {
                 return Err(format!(
-                    "the etcdctl recorder did not reach revision {sentinel_rev} \
+                    "the etcdctl recorder did not reach revision {rev} \
                      (every revision up to {} recorded)",
                     self.recorded()
                 ));
@@ -165,13 +160,27 @@ impl StoreRecorder {
             if now != last.0 {
                 last = (now, Instant::now());
             } else if last.1.elapsed() > Duration::from_secs(2) {
-                stop(&mut self.child);
-                self.child = spawn(&self.endpoints, now + 1, &self.changes, &self.garbage);
+                let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+                stop(&mut child);
+                *child = spawn(&self.endpoints, now + 1, &self.changes, &self.garbage);
                 last = (now, Instant::now());
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        stop(&mut self.child);
+        Ok(())
+    }
+
+    /// Waits until revision `sentinel_rev` (written after the last client operation) is
+    /// recorded, then returns the history of the keys under `prefix` (names are what follows
+    /// it).
+    pub(crate) fn finish(
+        self,
+        sentinel_rev: u64,
+        prefix: &str,
+        patience: Duration,
+    ) -> Result<StoreHistory, String> {
+        self.wait_for(sentinel_rev, patience)?;
+        stop(&mut self.child.lock().unwrap_or_else(PoisonError::into_inner));
         let mut changes =
             std::mem::take(&mut *self.changes.lock().unwrap_or_else(PoisonError::into_inner));
         // A restarted recording may repeat what the previous one printed.
@@ -195,7 +204,7 @@ impl StoreRecorder {
 
 impl Drop for StoreRecorder {
     fn drop(&mut self) {
-        stop(&mut self.child);
+        stop(self.child.get_mut().unwrap_or_else(PoisonError::into_inner));
     }
 }
 
