@@ -48,7 +48,7 @@ const MODEL: linearizability::Model = linearizability::Model {
 };
 const CLIENTS_PER_REPLICA: usize = 2;
 /// The quiet at the end: the server sends a bookmark after 10 s without events.
-const QUIET: Duration = Duration::from_millis(12_500);
+const QUIET: Duration = Duration::from_secs(14);
 
 /// The run's parameters, from the environment (`FAULTS_HISTORY_DIR`: where to write the
 /// recorded history, for a failure's post-mortem).
