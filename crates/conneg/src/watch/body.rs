@@ -279,24 +279,19 @@ impl WatchResponse {
     }
 }
 
-/// How a stream's typed events are encoded; an event that cannot be is a server bug, said
-/// with an `ERROR` event after which the stream ends.
+/// How a stream's typed events are encoded.
 struct Encoder {
     codec: Codec,
     profile: Profile,
 }
 
 impl Encoder {
-    /// The event's bytes, and whether it failed (the stream must end after them).
+    /// The event's bytes, and whether it failed to encode: the bytes are then an `ERROR`
+    /// event, after which the stream ends.
     fn encode<T: Serialize>(&self, event: &WatchEvent<T>) -> (Bytes, bool) {
-        match event.to_bytes_as(&self.codec, self.profile) {
+        match event.to_bytes_or_error(&self.codec, self.profile) {
             Ok(bytes) => (bytes, false),
-            Err(err) => {
-                tracing::error!(%err, codec = %self.codec, "watch event failed to encode");
-                let error = WatchEvent::<()>::Error(Status::internal_error(err));
-                let bytes = error.to_bytes_as(&self.codec, self.profile);
-                (bytes.unwrap_or_default(), true)
-            }
+            Err(error) => (error, true),
         }
     }
 }

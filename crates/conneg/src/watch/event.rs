@@ -361,6 +361,21 @@ impl<T: Serialize> WatchEvent<T> {
         self.encode_as(codec, profile, &mut out)?;
         Ok(Bytes::from(out))
     }
+
+    /// The event's bytes; or, if it cannot be encoded (a server bug), an `ERROR` event with a
+    /// 500 `Status` that says why, after which the watch must end.
+    pub(crate) fn to_bytes_or_error(
+        &self,
+        codec: &Codec,
+        profile: Profile,
+    ) -> Result<Bytes, Bytes> {
+        self.to_bytes_as(codec, profile).map_err(|err| {
+            tracing::error!(%err, %codec, "watch event failed to encode");
+            WatchEvent::<()>::Error(Status::internal_error(err))
+                .to_bytes_as(codec, profile)
+                .unwrap_or_default()
+        })
+    }
 }
 
 #[cfg(test)]

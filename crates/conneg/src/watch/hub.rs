@@ -379,13 +379,8 @@ impl<T: Serialize> WatchHub<T> {
         for &(_, index) in &targets {
             if encoded[index].is_none() {
                 shared.encoded.fetch_add(1, Ordering::Relaxed);
-                let (codec, profile) = (&forms[index].0, forms[index].1);
-                encoded[index] = Some(event.to_bytes_as(codec, profile).map_err(|err| {
-                    tracing::error!(%err, %codec, "watch event failed to encode");
-                    WatchEvent::<()>::Error(Status::internal_error(err))
-                        .to_bytes_as(codec, profile)
-                        .unwrap_or_default()
-                }));
+                let (codec, profile) = &forms[index];
+                encoded[index] = Some(event.to_bytes_or_error(codec, *profile));
             }
         }
 
