@@ -86,8 +86,10 @@ impl<M: Serialize> StreamingList<M> {
         }
     }
 
-    /// How CBOR is written (see the [module docs](self)): [`Profile::Kubernetes`] unless told
-    /// otherwise; [`response`](Self::response) sets the request's profile itself.
+    /// How CBOR is written: [`Profile::Kubernetes`] (the self-described tag, byte strings, as
+    /// Kubernetes streams a list) unless told otherwise; [`Profile::Standard`] writes a plain
+    /// map with text strings and no tag. [`response`](Self::response) sets the request's
+    /// profile itself.
     ///
     /// ```
     /// use conneg::{Codec, Profile, StreamingList};
