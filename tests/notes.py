@@ -21,6 +21,32 @@ def request(method, path, body=None, headers=None):
     return resp.status, resp.headers, data
 
 
+def stream(path, accept):
+    """Opens a streamed response and leaves it open: (connection, response)."""
+    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    conn.request("GET", path, headers={"Accept": accept})
+    return conn, conn.getresponse()
+
+
+class Tape:
+    """A file-like reader that keeps what was read, to check the raw bytes cbor2 decoded."""
+
+    def __init__(self, f):
+        self.f = f
+        self.seen = bytearray()
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def read(self, n=-1):
+        data = self.f.read(n)
+        self.seen += data
+        return data
+
+
 def check(cond, what, *context):
     global CHECKS
     if not cond:
@@ -89,12 +115,21 @@ status, headers, data = request("POST", "/notes", cbor2.dumps({"title": "eggs"})
 check(status == 201, "create in CBOR", status, data)
 check(decode(headers, data) == {"id": 2, "title": "eggs", "done": False}, "created in CBOR", data)
 
+# The list is streamed item by item (StreamingList): in CBOR a plain map, text strings, no tag.
 status, headers, data = request("GET", "/notes", headers={"Accept": "application/cbor"})
 check(status == 200, "list in CBOR", status)
-check([n["title"] for n in decode(headers, data)] == ["milk", "eggs"], "listed", data)
+listed = decode(headers, data)
+check(set(listed) == {"metadata", "items"}, "list members", listed)
+check([n["title"] for n in listed["items"]] == ["milk", "eggs"], "listed", data)
+check(listed["metadata"] == {"total": 2}, "list metadata", listed)
 
 status, headers, data = request("GET", "/notes?limit=1", headers={"Accept": "application/json"})
-check(status == 200 and len(json.loads(data)) == 1, "limit", data)
+listed = json.loads(data)
+check(status == 200 and len(listed["items"]) == 1, "limit", data)
+check(listed["metadata"] == {"total": 2}, "total whatever the limit", data)
+
+status, headers, data = request("GET", "/notes", headers={"Accept": "application/yaml"})
+check(status == 200 and b"- done: false" in data and b"total: 2" in data, "YAML list", data)
 
 status, headers, data = request("GET", "/notes/1", headers={"Accept": "application/yaml"})
 check(status == 200 and headers.get("Content-Type") == "application/yaml", "YAML", headers)
@@ -112,6 +147,46 @@ check(status == 200 and json.loads(data) == {"id": 1, "title": "milk", "done": T
 status, headers, data = request("DELETE", "/notes/3")
 check(status == 204, "delete", status, data)
 
+# --- a stream of changes -------------------------------------------------------------------
+# CBOR: a CBOR Sequence of {"type", "object"} maps, text strings and no tags, which cbor2
+# reads item by item; JSON: one event per line. Each starts with the current notes as ADDED.
+cbor_conn, cbor_resp = stream("/notes/events", "application/cbor")
+check(cbor_resp.status == 200, "watch in CBOR", cbor_resp.status)
+check(cbor_resp.headers.get("Content-Type") == "application/cbor-seq", "CBOR Sequence",
+      cbor_resp.headers)
+tape = Tape(cbor_resp)
+events = cbor2.CBORDecoder(tape)
+json_conn, json_resp = stream("/notes/events", "application/json")
+check(json_resp.headers.get("Content-Type") == "application/json", "JSON lines", json_resp.headers)
+
+
+def next_events():
+    cbor_event = events.decode()
+    no_byte_strings(cbor_event)
+    json_event = json.loads(json_resp.readline())
+    check(cbor_event == json_event, "the same event in CBOR and JSON", cbor_event, json_event)
+    return cbor_event
+
+
+milk = {"id": 1, "title": "milk", "done": True}
+check(next_events() == {"type": "ADDED", "object": milk}, "initial note 1")
+check(next_events()["object"]["title"] == "eggs", "initial note 2")
+status, _, data = request("POST", "/notes", json.dumps({"title": "jam"}), JSON)
+jam = json.loads(data)
+check(next_events() == {"type": "ADDED", "object": jam}, "a create is ADDED", jam)
+request("PATCH", f"/notes/{jam['id']}", json.dumps({"done": True}),
+        {"Content-Type": "application/merge-patch+json"})
+check(next_events() == {"type": "MODIFIED", "object": dict(jam, done=True)}, "a patch is MODIFIED")
+request("DELETE", f"/notes/{jam['id']}")
+check(next_events() == {"type": "DELETED", "object": dict(jam, done=True)}, "a delete is DELETED")
+check(b"\xd9\xd9\xf7" not in tape.seen, "no self-described tag in the stream", bytes(tape.seen))
+check(tape.seen[0] == 0xa2, "each event a plain two-member map", bytes(tape.seen[:8]))
+cbor_conn.close()
+json_conn.close()
+status, headers, data = request("GET", "/notes/events?timeout=1",
+                                headers={"Accept": "application/json"})
+check(status == 200 and len(data.splitlines()) == 2, "the watch ends at its timeout", data)
+
 # Kubernetes' query parameters mean nothing here: no strict decoding, no watch, no pretty.
 status, headers, data = request("POST", "/notes?fieldValidation=Strict&pretty=true",
                                 json.dumps({"title": "tea", "colour": "green"}), JSON)
@@ -119,7 +194,8 @@ check(status == 201, "unknown fields ignored whatever the query", status, data)
 check("Warning" not in headers, "no Warning header", headers)
 check(b"\n" not in data, "not indented", data)
 status, headers, data = request("GET", "/notes?watch=true", headers={"Accept": "application/json"})
-check(status == 200 and isinstance(json.loads(data), list), "watch=true is a plain list", data)
+check(status == 200 and headers.get("Content-Type") == "application/json", "watch=true", headers)
+check("items" in json.loads(data), "watch=true is a plain list", data)
 
 # --- every error a problem ---------------------------------------------------------------
 problem(request("GET", "/notes/99"), 404, detail="note 99 does not exist")
@@ -127,6 +203,10 @@ problem(request("GET", "/notes/99", headers={"Accept": "application/cbor"}), 404
 status, headers, data = request("GET", "/notes/99", headers={"Accept": "application/yaml"})
 check(status == 404 and headers.get("Content-Type") == "application/yaml", "YAML 404", headers)
 check(b"status: 404" in data, "YAML problem", data)
+status, headers, data = request("GET", "/notes/events", headers={"Accept": "application/yaml"})
+check(status == 406 and headers.get("Content-Type") == "application/yaml", "YAML cannot stream",
+      status, headers)
+check(b"status: 406" in data and b"title: Not Acceptable" in data, "406 YAML problem", data)
 
 # axum's Path and Query rejections, the router's 404 and 405.
 problem(request("GET", "/notes/abc"), 400, detail="Cannot parse")

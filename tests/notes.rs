@@ -3,7 +3,9 @@
 //! `cbor2`, an independent generic CBOR decoder, for CBOR bodies. The script (`notes.py`)
 //! checks every success and every error: each error must be an RFC 9457 problem with the right
 //! status, `Content-Type` and headers (`Allow` on 405, `Accept`/`Accept-Patch` on 415), in
-//! JSON and in CBOR, and every CBOR string must be a text string.
+//! JSON and in CBOR, and every CBOR string must be a text string — in single objects, in the
+//! streamed list, and in the stream of changes (a CBOR Sequence cbor2 reads event by event,
+//! compared with the JSON lines of a second watch).
 //!
 //! Needs `python3` with `cbor2` (`scripts/install-test-deps`); fails, not skips, without it.
 

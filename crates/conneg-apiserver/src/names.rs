@@ -199,26 +199,22 @@ pub fn generate_name(base: &str) -> String {
 
 /// A random (version 4 layout) UUID for `metadata.uid`.
 pub fn new_uid() -> String {
-    let hi = random_u64();
-    let lo = random_u64();
-    let bytes: Vec<u8> = hi
-        .to_be_bytes()
-        .into_iter()
-        .chain(lo.to_be_bytes())
-        .collect();
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut b = [0u8; 16];
-    b.copy_from_slice(&bytes);
+    b[..8].copy_from_slice(&random_u64().to_be_bytes());
+    b[8..].copy_from_slice(&random_u64().to_be_bytes());
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    // 8-4-4-4-12 hex digits, written in place (this runs on every create).
+    let mut out = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(char::from(HEX[usize::from(x >> 4)]));
+        out.push(char::from(HEX[usize::from(x & 0x0f)]));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -278,6 +274,14 @@ mod tests {
         let u = new_uid();
         assert_eq!(u.len(), 36);
         assert_eq!(&u[14..15], "4");
+        assert!("89ab".contains(&u[19..20]), "{u}");
+        for (i, c) in u.char_indices() {
+            if [8, 13, 18, 23].contains(&i) {
+                assert_eq!(c, '-', "{u}");
+            } else {
+                assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{u}");
+            }
+        }
         assert_ne!(new_uid(), u);
     }
 }

@@ -64,6 +64,10 @@ pub struct Etcd {
     name: String,
     client_port: u16,
     peer_port: u16,
+    /// The address it listens on (127.0.0.1, or its network namespace's).
+    host: String,
+    /// The network namespace it runs in (`ip netns exec`), if any.
+    netns: Option<String>,
     /// `--initial-cluster`: every member's `name=peer-url`.
     initial_cluster: String,
     /// Serving clients over TLS, with client certificates required.
@@ -98,6 +102,10 @@ fn write_tls_files(dir: &std::path::Path) {
 
 impl Etcd {
     fn member(name: &str) -> Etcd {
+        Etcd::member_at(name, "127.0.0.1", None)
+    }
+
+    fn member_at(name: &str, host: &str, netns: Option<&str>) -> Etcd {
         let peer_port = free_port();
         // Unique, so that a member can tell its own answers from another's (wait_healthy).
         let name = format!("{name}-{peer_port}");
@@ -106,7 +114,9 @@ impl Etcd {
             dir: tempfile::tempdir().expect("a temp dir for etcd"),
             client_port: free_port(),
             peer_port,
-            initial_cluster: format!("{name}=http://127.0.0.1:{peer_port}"),
+            initial_cluster: format!("{name}=http://{host}:{peer_port}"),
+            host: host.to_owned(),
+            netns: netns.map(str::to_owned),
             name,
             tls: false,
         }
@@ -144,8 +154,20 @@ impl Etcd {
 
     /// An `n`-member cluster, all members started and healthy.
     pub fn cluster(n: usize) -> Vec<Etcd> {
+        let hosts = vec![("127.0.0.1".to_owned(), None); n];
+        Etcd::cluster_at(&hosts)
+    }
+
+    /// A cluster with one member per `(address, network namespace)`: each member listens on
+    /// its address, inside its namespace (run with `ip netns exec`) when one is given, so
+    /// that a test can cut it off the network. All started and healthy.
+    pub fn cluster_at(hosts: &[(String, Option<String>)]) -> Vec<Etcd> {
         etcd_installed();
-        let mut members: Vec<Etcd> = (0..n).map(|i| Etcd::member(&format!("m{i}"))).collect();
+        let mut members: Vec<Etcd> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, (host, netns))| Etcd::member_at(&format!("m{i}"), host, netns.as_deref()))
+            .collect();
         let initial = members
             .iter()
             .map(|m| m.initial_cluster.clone())
@@ -162,10 +184,11 @@ impl Etcd {
         members
     }
 
-    /// Its client URL, `http://127.0.0.1:PORT` (`https://` with TLS).
+    /// Its client URL, `http://127.0.0.1:PORT` (its own address in a namespace; `https://`
+    /// with TLS).
     pub fn url(&self) -> String {
         let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}", self.client_port)
+        format!("{scheme}://{}:{}", self.host, self.client_port)
     }
 
     fn log_path(&self) -> PathBuf {
@@ -181,13 +204,21 @@ impl Etcd {
 
     fn spawn_nowait(&mut self) {
         assert!(self.child.is_none(), "etcd already running");
-        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let peer = format!("http://{}:{}", self.host, self.peer_port);
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.log_path())
             .expect("etcd log file");
-        let mut cmd = Command::new("etcd");
+        let mut cmd = match &self.netns {
+            // `ip netns exec` execs etcd: its pid is etcd's, for kill and signal.
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "etcd"]);
+                c
+            }
+            None => Command::new("etcd"),
+        };
         cmd.arg("--name")
             .arg(&self.name)
             .arg("--data-dir")

@@ -7,6 +7,12 @@
 // The benchmark's typed Kubernetes objects, for the `*-k8s` workloads below.
 #[path = "../benches/k8s/mod.rs"]
 mod k8s;
+// `PERF_ALLOC=count|bump` for `perf profile` (see the module).
+#[path = "perf/alloc.rs"]
+mod alloc;
+
+#[global_allocator]
+static ALLOC: alloc::PerfAlloc = alloc::PerfAlloc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -357,6 +363,33 @@ macro_rules! serde_decode {
     }};
 }
 
+/// `dec-OBJECT-REPR[-WHO]` for `perf profile` on the object whose typed mirror is `$t` and
+/// whose `Value` is `$value`; `$rest` is `REPR[-WHO]`. A macro for the same reason as
+/// [`serde_decode`].
+macro_rules! k8s_decode {
+    ($t:ty, $value:expr, $rest:expr) => {{
+        let value: Value = $value;
+        let typed: $t = serde_json::from_value(value.clone()).unwrap();
+        let cbor = conneg_cbor::to_vec(&typed).unwrap();
+        let json = serde_json::to_vec(&typed).unwrap();
+        let text = text_cbor(&value);
+        let f: Box<dyn FnMut()> = match $rest {
+            "value-direct" => Box::new(move || {
+                black_box(conneg_cbor::value_from_slice(&cbor).unwrap());
+            }),
+            "typed-derive" => Box::new(move || {
+                black_box(conneg_cbor::decode::<$t>(&cbor).unwrap());
+            }),
+            w => match w.split_once('-').unwrap_or((w, "")) {
+                ("value", who) => serde_decode!(Value, who, cbor, json, text),
+                ("typed", who) => serde_decode!($t, who, cbor, json, text),
+                _ => panic!("unknown workload {w}"),
+            },
+        };
+        f
+    }};
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("encode") => return encode_k8s(),
@@ -495,32 +528,11 @@ fn main() {
                     black_box(cbor4ii::serde::from_slice::<Vec<Pod>>(&text).unwrap());
                 })
             }
-            // The benchmark's typed custom resource (benches/k8s), decoded by conneg-cbor,
-            // serde_json and minicbor-serde: `dec-cr`, `dec-json-cr`, `dec-minicbor-cr`.
-            "dec-cr" | "dec-json-cr" | "dec-minicbor-cr" => {
-                let cr: k8s::PostgresCluster = serde_json::from_value(k8s::cr_value()).unwrap();
-                let cbor = conneg_cbor::to_vec(&cr).unwrap();
-                let json = serde_json::to_vec(&cr).unwrap();
-                let text = text_cbor(&k8s::cr_value());
-                match what.as_str() {
-                    "dec-cr" => Box::new(move || {
-                        black_box(conneg_cbor::from_slice::<k8s::PostgresCluster>(&cbor).unwrap());
-                    }),
-                    "dec-minicbor-cr" => Box::new(move || {
-                        black_box(
-                            minicbor_serde::from_slice::<k8s::PostgresCluster>(&text).unwrap(),
-                        );
-                    }),
-                    _ => Box::new(move || {
-                        black_box(serde_json::from_slice::<k8s::PostgresCluster>(&json).unwrap());
-                    }),
-                }
-            }
             // The benchmark's typed Pod (benches/k8s), encoded: `enc-det-pod-k8s` (the types
             // derive `conneg_cbor::Serialize`), `enc-det-serde-pod-k8s` (the same Pod with
-            // serde's derive), `enc-fast-pod-k8s`, `enc-json-pod-k8s`; decoded: `dec-pod-k8s`,
-            // `dec-json-pod-k8s`.
-            w if w.ends_with("-pod-k8s") => {
+            // serde's derive), `enc-fast-pod-k8s`, `enc-json-pod-k8s` (decoded: `dec-k8spod-*`
+            // below).
+            w if w.starts_with("enc-") && w.ends_with("-pod-k8s") => {
                 let v = k8s::pod_value();
                 let pod: k8s::Pod = serde_json::from_value(v.clone()).unwrap();
                 let twin: k8s::serde_derived::Pod = serde_json::from_value(v).unwrap();
@@ -534,78 +546,44 @@ fn main() {
                     "enc-fast-pod-k8s" => Box::new(move || {
                         black_box(fast.to_vec(&pod).unwrap());
                     }),
-                    "dec-pod-k8s" => {
-                        let cbor = conneg_cbor::to_vec(&pod).unwrap();
-                        Box::new(move || {
-                            black_box(conneg_cbor::from_slice::<k8s::Pod>(&cbor).unwrap());
-                        })
-                    }
-                    "dec-json-pod-k8s" => {
-                        let json = serde_json::to_vec(&pod).unwrap();
-                        Box::new(move || {
-                            black_box(serde_json::from_slice::<k8s::Pod>(&json).unwrap());
-                        })
-                    }
                     _ => Box::new(move || {
                         black_box(serde_json::to_vec(&pod).unwrap());
                     }),
                 }
             }
-            // The benchmark's 1 MiB typed PodList (benches/k8s), as criterion times it:
-            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s`, `dec-k8s`, `dec-json-k8s`, and
-            // the peers on its text-string encoding, `dec-minicbor-k8s`, `dec-cbor4ii-k8s`.
-            w if w.ends_with("-k8s") => {
+            // The benchmark's 1 MiB typed PodList (benches/k8s), encoded as criterion times it:
+            // `enc-det-k8s`, `enc-fast-k8s`, `enc-json-k8s` (decoded: `dec-k8slist-*` below).
+            w if w.starts_with("enc-") && w.ends_with("-k8s") => {
                 let list: k8s::PodList =
                     serde_json::from_value(k8s::pod_list_value(1 << 20)).unwrap();
-                let cbor = conneg_cbor::to_vec(&list).unwrap();
-                let json = serde_json::to_vec(&list).unwrap();
-                let text = text_cbor(&serde_json::to_value(&list).unwrap());
                 match w {
-                    "dec-minicbor-k8s" => Box::new(move || {
-                        black_box(minicbor_serde::from_slice::<k8s::PodList>(&text).unwrap());
-                    }),
-                    "dec-cbor4ii-k8s" => Box::new(move || {
-                        black_box(cbor4ii::serde::from_slice::<k8s::PodList>(&text).unwrap());
-                    }),
                     "enc-det-k8s" => Box::new(move || {
                         black_box(det.to_vec(&list).unwrap());
                     }),
                     "enc-fast-k8s" => Box::new(move || {
                         black_box(fast.to_vec(&list).unwrap());
                     }),
-                    "enc-json-k8s" => Box::new(move || {
-                        black_box(serde_json::to_vec(&list).unwrap());
-                    }),
-                    "dec-json-k8s" => Box::new(move || {
-                        black_box(serde_json::from_slice::<k8s::PodList>(&json).unwrap());
-                    }),
                     _ => Box::new(move || {
-                        black_box(conneg_cbor::from_slice::<k8s::PodList>(&cbor).unwrap());
+                        black_box(serde_json::to_vec(&list).unwrap());
                     }),
                 }
             }
-            // The stress corpus (benches/k8s/stress.rs), typed and into `Value`: ours through
-            // serde, `value_from_slice` and the derived `Decode`; serde_json; the peers on its
-            // text-string encoding. `dec-stress-{value,value-direct,value-json,value-minicbor,
-            // value-cbor4ii,typed,typed-derive,typed-json,typed-minicbor,typed-cbor4ii}`.
-            w if w.starts_with("dec-stress-") => {
-                let list = k8s::stress::list();
-                let cbor = conneg_cbor::to_vec(&list).unwrap();
-                let json = serde_json::to_vec(&list).unwrap();
-                let text = text_cbor(&serde_json::to_value(&list).unwrap());
-                type L = k8s::TranslationList;
-                match &w["dec-stress-".len()..] {
-                    "value-direct" => Box::new(move || {
-                        black_box(conneg_cbor::value_from_slice(&cbor).unwrap());
-                    }),
-                    "typed-derive" => Box::new(move || {
-                        black_box(conneg_cbor::decode::<L>(&cbor).unwrap());
-                    }),
-                    w => match w.split_once('-').unwrap_or((w, "")) {
-                        ("value", who) => serde_decode!(Value, who, cbor, json, text),
-                        ("typed", who) => serde_decode!(L, who, cbor, json, text),
-                        _ => panic!("unknown stress workload {w}"),
-                    },
+            // The benchmark's objects (benches/k8s): `dec-OBJECT-REPR[-WHO]`, OBJECT `k8spod`,
+            // `k8scr`, `k8slist` (1 MiB) or `stress` (the stress corpus, benches/k8s/stress.rs),
+            // REPR `typed` or `value`; WHO empty (ours through serde), `direct`
+            // (`value_from_slice`), `derive` (the derived `Decode`), `json`, `minicbor` or
+            // `cbor4ii` (on the text-string encoding), e.g. `dec-k8spod-typed-cbor4ii`.
+            w if matches!(
+                w.split('-').nth(1),
+                Some("k8spod" | "k8scr" | "k8slist" | "stress")
+            ) =>
+            {
+                let (object, rest) = w["dec-".len()..].split_once('-').expect("dec-OBJECT-REPR");
+                match object {
+                    "k8spod" => k8s_decode!(k8s::Pod, k8s::pod_value(), rest),
+                    "k8scr" => k8s_decode!(k8s::PostgresCluster, k8s::cr_value(), rest),
+                    "k8slist" => k8s_decode!(k8s::PodList, k8s::pod_list_value(1 << 20), rest),
+                    _ => k8s_decode!(k8s::TranslationList, k8s::stress::value_list(), rest),
                 }
             }
             _ => Box::new(|| {
@@ -618,9 +596,7 @@ fn main() {
             .ok()
             .and_then(|n| n.parse::<u32>().ok())
         {
-            for _ in 0..n {
-                f();
-            }
+            alloc::iterations(n, &mut f);
             return;
         }
         let start = Instant::now();

@@ -213,3 +213,21 @@ fn errors_keep_their_path() {
     assert_eq!(e.path(), ".items[0]");
     same_outcome(&b, DecodeOptions::default()).unwrap();
 }
+
+#[test]
+fn duplicate_keys_of_every_form_are_refused() {
+    // The map being built finds duplicates (no key tracker on this path): keys with the same
+    // bytes are the same key whether text, bytes or chunked, and a later duplicate is refused
+    // even when its value is a container.
+    for hex in [
+        "a2 41 61 01 61 61 02",                   // {h'61': 1, "a": 2}
+        "a2 61 61 01 7f 61 61 ff 02",             // {"a": 1, (_ "a"): 2}
+        "a2 62 6161 01 5f 41 61 41 61 ff 02",     // {"aa": 1, (_ h'61', h'61'): 2}
+        "a3 61 61 01 61 62 02 61 61 a1 61 63 80", // {"a": 1, "b": 2, "a": {"c": []}}
+    ] {
+        let b = unhex(hex);
+        let e = conneg_cbor::value_from_slice(&b).unwrap_err();
+        assert_eq!(e.kind(), conneg_cbor::ErrorKind::DuplicateKey, "{hex}");
+        same_outcome(&b, DecodeOptions::default()).unwrap();
+    }
+}

@@ -27,12 +27,36 @@ pub(crate) fn encode_as<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
     value: &T,
 ) -> Result<(), String> {
-    let options = match profile {
+    encode_with(
+        strings(profile).self_described(profile == Profile::Kubernetes),
+        out,
+        value,
+    )
+}
+
+/// Encodes an item nested in one written piece by piece (a streamed list's envelope and
+/// items, a watch event's keys): as [`encode_as`], but never with the self-described tag.
+pub(crate) fn encode_nested<T: Serialize + ?Sized>(
+    profile: Profile,
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), String> {
+    encode_with(strings(profile).self_described(false), out, value)
+}
+
+/// Fast mode with `profile`'s string encoding: byte strings (Kubernetes) or text strings.
+fn strings(profile: Profile) -> EncodeOptions {
+    match profile {
         Profile::Kubernetes => EncodeOptions::fast(),
-        Profile::Standard => EncodeOptions::fast()
-            .string_encoding(StringEncoding::Text)
-            .self_described(false),
-    };
+        Profile::Standard => EncodeOptions::fast().string_encoding(StringEncoding::Text),
+    }
+}
+
+fn encode_with<T: Serialize + ?Sized>(
+    options: EncodeOptions,
+    out: &mut Vec<u8>,
+    value: &T,
+) -> Result<(), String> {
     options.encode_into(out, value).map_err(|e| e.to_string())
 }
 

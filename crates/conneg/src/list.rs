@@ -4,12 +4,19 @@
 //!
 //! * JSON: `{"kind":..,"apiVersion":..,"metadata":..,"items":[` then the items separated by
 //!   `,`, then `]}` — the key order of Go's `encoding/json` for a typed list.
-//! * CBOR: `d9d9f7`, a map of `kind`, `items`, `metadata`, `apiVersion` (Kubernetes' streaming
-//!   order, which is also the deterministic order of those keys); items carry no `d9d9f7` of
-//!   their own. The profile forbids indefinite lengths on output, so the `items` array needs
-//!   its length up front: the items come from an [`ExactSizeIterator`], or from a stream with a
-//!   declared count. An iterator or stream that yields a different number of items is a server
-//!   bug; the body then fails (hyper aborts the response) rather than send malformed CBOR.
+//! * CBOR: a map of `kind`, `items`, `metadata`, `apiVersion` (Kubernetes' streaming order,
+//!   which is also the deterministic order of those keys), written as the list's
+//!   [`Profile`] writes CBOR: under [`Profile::Kubernetes`], `d9d9f7` first and every string a
+//!   byte string (items carry no `d9d9f7` of their own), as Kubernetes streams it; under
+//!   [`Profile::Standard`], a plain map with text strings and no tag, which any CBOR decoder
+//!   reads as it would the JSON. [`response`](StreamingList::response) takes the profile from
+//!   the [`Negotiated`] request; [`body`](StreamingList::body) and
+//!   [`body_from_stream`](StreamingList::body_from_stream) write the Kubernetes form unless
+//!   told otherwise with [`profile`](StreamingList::profile). Both forbid indefinite lengths on
+//!   output, so the `items` array needs its length up front: the items come from an
+//!   [`ExactSizeIterator`], or from a stream with a declared count. An iterator or stream that
+//!   yields a different number of items is a server bug; the body then fails (hyper aborts the
+//!   response) rather than send malformed CBOR.
 //! * A custom codec has no streaming form: the list is built in memory and encoded at once.
 //!
 //! The body is cut into frames of about [`StreamingList::frame_size`] bytes (64 KiB by
@@ -43,8 +50,10 @@ use http::{Response, StatusCode};
 use http_body::{Frame, SizeHint};
 use serde::Serialize;
 
+use crate::cbor;
 use crate::codec::{Codec, EncodeError};
 use crate::negotiate::decision::Negotiated;
+use crate::profile::Profile;
 
 /// The default frame size of a [`ListBody`].
 pub const DEFAULT_FRAME_SIZE: usize = 64 * 1024;
@@ -58,6 +67,7 @@ pub struct StreamingList<M> {
     api_version: Cow<'static, str>,
     metadata: M,
     frame_size: usize,
+    profile: Profile,
 }
 
 impl<M: Serialize> StreamingList<M> {
@@ -72,7 +82,31 @@ impl<M: Serialize> StreamingList<M> {
             api_version: api_version.into(),
             metadata,
             frame_size: DEFAULT_FRAME_SIZE,
+            profile: Profile::Kubernetes,
         }
+    }
+
+    /// How CBOR is written: [`Profile::Kubernetes`] (the self-described tag, byte strings, as
+    /// Kubernetes streams a list) unless told otherwise; [`Profile::Standard`] writes a plain
+    /// map with text strings and no tag. [`response`](Self::response) sets the request's
+    /// profile itself.
+    ///
+    /// ```
+    /// use conneg::{Codec, Profile, StreamingList};
+    /// use http_body_util::BodyExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let body = StreamingList::new("", "", serde_json::json!({}))
+    ///     .profile(Profile::Standard)
+    ///     .body(&Codec::Cbor, ["a"]);
+    /// let bytes = body.collect().await.unwrap().to_bytes();
+    /// // {"items": ["a"], "metadata": {}}: text strings, no self-described tag.
+    /// assert_eq!(&bytes[..], b"\xa2\x65items\x81\x61a\x68metadata\xa0");
+    /// # });
+    /// ```
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
     }
 
     /// Frames of about `bytes` (at least 1; a single item larger than this is one frame).
@@ -102,7 +136,8 @@ impl<M: Serialize> StreamingList<M> {
         self.build(codec, len, Box::new(StreamItems(Box::pin(items))))
     }
 
-    /// A 200 response with the negotiated codec's `Content-Type` and the streamed list.
+    /// A 200 response with the negotiated codec's `Content-Type` and the streamed list, in the
+    /// request's [`Profile`].
     ///
     /// The first frame is encoded at once: a list that fits in it (64 KiB by default) is
     /// complete and has an exact size, so hyper sends it with `Content-Length`; a longer list
@@ -114,7 +149,7 @@ impl<M: Serialize> StreamingList<M> {
         I::Item: Serialize,
     {
         let codec = negotiated.response_codec();
-        let mut body = self.body(codec, items);
+        let mut body = self.profile(negotiated.profile()).body(codec, items);
         body.prime();
         let mut response = Response::new(body);
         *response.status_mut() = StatusCode::OK;
@@ -127,6 +162,7 @@ impl<M: Serialize> StreamingList<M> {
     fn build(self, codec: &Codec, len: usize, items: Box<dyn Items>) -> ListBody {
         let mut body = ListBody {
             codec: codec.clone(),
+            profile: self.profile,
             buf: Vec::new(),
             frame_size: self.frame_size,
             items: Some(items),
@@ -171,22 +207,25 @@ impl<M: Serialize> StreamingList<M> {
     }
 
     fn cbor_parts(&self, len: usize, body: &mut ListBody) -> Result<(), EncodeError> {
+        let p = self.profile;
         let out = &mut body.buf;
-        out.extend_from_slice(&conneg_cbor::SELF_DESCRIBED_PREFIX);
+        if p == Profile::Kubernetes {
+            out.extend_from_slice(&conneg_cbor::SELF_DESCRIBED_PREFIX);
+        }
         let pairs = 2 + u64::from(!self.kind.is_empty()) + u64::from(!self.api_version.is_empty());
         cbor_head(5, pairs, out);
         if !self.kind.is_empty() {
-            cbor_item(&"kind", out)?;
-            cbor_item(&*self.kind, out)?;
+            cbor_item(p, &"kind", out)?;
+            cbor_item(p, &*self.kind, out)?;
         }
-        cbor_item(&"items", out)?;
+        cbor_item(p, &"items", out)?;
         cbor_head(4, len as u64, out);
         let tail = &mut body.tail;
-        cbor_item(&"metadata", tail)?;
-        cbor_item(&self.metadata, tail)?;
+        cbor_item(p, &"metadata", tail)?;
+        cbor_item(p, &self.metadata, tail)?;
         if !self.api_version.is_empty() {
-            cbor_item(&"apiVersion", tail)?;
-            cbor_item(&*self.api_version, tail)?;
+            cbor_item(p, &"apiVersion", tail)?;
+            cbor_item(p, &*self.api_version, tail)?;
         }
         Ok(())
     }
@@ -301,12 +340,13 @@ fn cbor_head(major: u8, n: u64, out: &mut Vec<u8>) {
     }
 }
 
-/// One nested CBOR item (no `d9d9f7`), in conneg-cbor's fast mode and string encoding.
-fn cbor_item<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-    conneg_cbor::EncodeOptions::fast()
-        .self_described(false)
-        .encode_into(out, value)
-        .map_err(|e| EncodeError(e.to_string()))
+/// One nested CBOR item (no `d9d9f7`), with `profile`'s strings.
+fn cbor_item<T: Serialize + ?Sized>(
+    profile: Profile,
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    cbor::encode_nested(profile, out, value).map_err(EncodeError)
 }
 
 /// Where the items come from, encoding each into the frame buffer.
@@ -315,6 +355,7 @@ trait Items: Send {
         &mut self,
         cx: &mut Context<'_>,
         codec: &Codec,
+        profile: Profile,
         out: &mut Vec<u8>,
     ) -> Poll<Option<Result<(), EncodeError>>>;
 
@@ -324,11 +365,12 @@ trait Items: Send {
 
 fn encode_item<T: Serialize>(
     codec: &Codec,
+    profile: Profile,
     item: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
     match codec {
-        Codec::Cbor => cbor_item(item, out),
+        Codec::Cbor => cbor_item(profile, item, out),
         other => other.encode(item, out),
     }
 }
@@ -348,9 +390,14 @@ where
         &mut self,
         _: &mut Context<'_>,
         codec: &Codec,
+        profile: Profile,
         out: &mut Vec<u8>,
     ) -> Poll<Option<Result<(), EncodeError>>> {
-        Poll::Ready(self.0.next().map(|item| encode_item(codec, &item, out)))
+        Poll::Ready(
+            self.0
+                .next()
+                .map(|item| encode_item(codec, profile, &item, out)),
+        )
     }
 
     fn collect_json(&mut self) -> Result<Vec<serde_json::Value>, EncodeError> {
@@ -369,12 +416,13 @@ where
         &mut self,
         cx: &mut Context<'_>,
         codec: &Codec,
+        profile: Profile,
         out: &mut Vec<u8>,
     ) -> Poll<Option<Result<(), EncodeError>>> {
         self.0
             .as_mut()
             .poll_next(cx)
-            .map(|item| item.map(|item| encode_item(codec, &item, out)))
+            .map(|item| item.map(|item| encode_item(codec, profile, &item, out)))
     }
 
     fn collect_json(&mut self) -> Result<Vec<serde_json::Value>, EncodeError> {
@@ -388,6 +436,7 @@ where
 /// (an item failed to encode, or the item count was wrong): hyper then aborts the response.
 pub struct ListBody {
     codec: Codec,
+    profile: Profile,
     buf: Vec<u8>,
     frame_size: usize,
     items: Option<Box<dyn Items>>,
@@ -406,6 +455,7 @@ impl<M: Serialize> StreamingList<M> {
             api_version: self.api_version.clone(),
             metadata: to_json(&self.metadata)?,
             frame_size: self.frame_size,
+            profile: self.profile,
         })
     }
 }
@@ -414,6 +464,7 @@ impl fmt::Debug for ListBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ListBody")
             .field("codec", &self.codec)
+            .field("profile", &self.profile)
             .field("items", &self.expected)
             .field("written", &self.written)
             .finish_non_exhaustive()
@@ -483,7 +534,7 @@ impl ListBody {
             if matches!(self.codec, Codec::Json) && self.written > 0 {
                 self.buf.push(b',');
             }
-            match items.poll_item(cx, &self.codec, &mut self.buf) {
+            match items.poll_item(cx, &self.codec, self.profile, &mut self.buf) {
                 Poll::Ready(Some(Ok(()))) => {
                     self.written += 1;
                     if self.written > self.expected && matches!(self.codec, Codec::Cbor) {

@@ -220,6 +220,41 @@ async fn patch_extractor_tags_and_decodes() {
 }
 
 #[tokio::test]
+async fn patch_extractor_off_a_patch_route_lists_the_profiles_patch_types() {
+    // `Patch` on a POST route: a JSON body is not a patch, so the extractor answers 415
+    // itself, offering what the profile's PATCH routes take.
+    let all = PatchType::all()
+        .iter()
+        .map(|p| p.media_type())
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (profile, accept_patch) in [
+        (conneg::Profile::Standard, "application/merge-patch+json"),
+        (conneg::Profile::Kubernetes, all.as_str()),
+    ] {
+        let router = Router::new()
+            .route("/patches", post(apply))
+            .layer(NegotiateLayer::new().profile(profile));
+        let (parts, _) = send(
+            router,
+            req(
+                "POST",
+                "/patches",
+                &[("content-type", "application/json")],
+                "{}",
+            ),
+        )
+        .await;
+        assert_eq!(
+            parts.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{profile:?}"
+        );
+        assert_eq!(parts.headers["accept-patch"], accept_patch, "{profile:?}");
+    }
+}
+
+#[tokio::test]
 async fn vary_accept_not_duplicated_by_nested_layers() {
     let (parts, _) = send(
         app(),

@@ -1,6 +1,6 @@
 //! The standard profile through a real axum `Router`, beside the same router in the Kubernetes
-//! profile: the error bodies, CBOR strings, query parameters and patch types differ; a
-//! service's own error mapping replaces either.
+//! profile: the error bodies, CBOR strings (single objects, streamed lists, watch events),
+//! query parameters and patch types differ; a service's own error mapping replaces either.
 #![cfg(feature = "axum")]
 
 use axum::Router;
@@ -8,7 +8,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::routing::{get, post};
 use conneg::axum::{Conneg, Path, Query, method_not_allowed, not_found};
-use conneg::{NegotiateLayer, Patch, Problem, Profile, Status};
+use conneg::watch::{WatchBody, WatchEvent, WatchResponse};
+use conneg::{
+    ListBody, NegotiateLayer, Negotiated, Patch, Problem, Profile, Status, StreamingList,
+};
 use http::header::{ACCEPT, ALLOW, CONTENT_TYPE, WARNING};
 use http_body_util::BodyExt;
 use serde::{Deserialize, Serialize};
@@ -256,4 +259,84 @@ async fn a_service_maps_conneg_errors_to_its_own_body() {
     )
     .await;
     assert_eq!(reply.headers[ACCEPT], "application/json, application/cbor");
+}
+
+/// A streamed list and a watch stream, each written in the request's profile.
+fn streams(layer: NegotiateLayer) -> Router {
+    async fn list(negotiated: Negotiated) -> http::Response<ListBody> {
+        let notes = ["a", "b"].map(|t| Note { title: t.into() });
+        StreamingList::new("", "", serde_json::json!({"count": 2})).response(&negotiated, notes)
+    }
+    async fn watch(negotiated: Negotiated) -> http::Response<WatchBody> {
+        let events = [
+            WatchEvent::Added(Note { title: "a".into() }),
+            WatchEvent::Deleted(Note { title: "b".into() }),
+        ];
+        WatchResponse::new(&negotiated).events(futures_util::stream::iter(events))
+    }
+    Router::new()
+        .route("/list", get(list))
+        .route("/watch", get(watch))
+        .layer(layer)
+}
+
+#[tokio::test]
+async fn streamed_lists_and_watches_follow_the_profile() {
+    let headers = [("accept", CBOR)];
+    let standard = streams(NegotiateLayer::new());
+    let kubernetes = streams(NegotiateLayer::new().profile(Profile::Kubernetes));
+
+    // {"items": [{"title": "a"}, {"title": "b"}], "metadata": {"count": 2}}: text strings, no
+    // tag, which a generic decoder reads as the JSON list.
+    let list = send(&standard, request("GET", "/list", &headers, b"")).await;
+    assert_eq!(list.headers[CONTENT_TYPE], CBOR);
+    assert_eq!(
+        list.body,
+        b"\xa2\x65items\x82\xa1\x65title\x61a\xa1\x65title\x61b\x68metadata\xa1\x65count\x02"
+    );
+    assert_eq!(
+        conneg_cbor::value_from_slice(&list.body).unwrap(),
+        serde_json::json!({"items": [{"title": "a"}, {"title": "b"}], "metadata": {"count": 2}})
+    );
+    // The Kubernetes profile's bytes as before: the tag, then byte strings.
+    let list = send(&kubernetes, request("GET", "/list", &headers, b"")).await;
+    assert_eq!(
+        list.body,
+        b"\xd9\xd9\xf7\xa2\x45items\x82\xa1\x45title\x41a\xa1\x45title\x41b\x48metadata\xa1\x45count\x02"
+    );
+
+    // A CBOR Sequence of {"type", "object"} maps, text strings and no tags.
+    let watch = send(&standard, request("GET", "/watch", &headers, b"")).await;
+    assert_eq!(watch.headers[CONTENT_TYPE], "application/cbor-seq");
+    assert_eq!(
+        watch.body,
+        [
+            &b"\xa2\x64type\x65ADDED\x66object\xa1\x65title\x61a"[..],
+            b"\xa2\x64type\x67DELETED\x66object\xa1\x65title\x61b",
+        ]
+        .concat()
+    );
+    let watch = send(&kubernetes, request("GET", "/watch", &headers, b"")).await;
+    assert_eq!(
+        watch.body,
+        [
+            &b"\xd9\xd9\xf7\xa2\x44type\x45ADDED\x46object\xd9\xd9\xf7\xa1\x45title\x41a"[..],
+            b"\xd9\xd9\xf7\xa2\x44type\x47DELETED\x46object\xd9\xd9\xf7\xa1\x45title\x41b",
+        ]
+        .concat()
+    );
+
+    // JSON is the same in both profiles.
+    for app in [&standard, &kubernetes] {
+        let list = send(app, request("GET", "/list", &[], b"")).await;
+        assert_eq!(
+            list.body,
+            br#"{"metadata":{"count":2},"items":[{"title":"a"},{"title":"b"}]}"#
+        );
+        let watch = send(app, request("GET", "/watch", &[], b"")).await;
+        assert_eq!(
+            watch.body,
+            b"{\"type\":\"ADDED\",\"object\":{\"title\":\"a\"}}\n{\"type\":\"DELETED\",\"object\":{\"title\":\"b\"}}\n"
+        );
+    }
 }

@@ -6,6 +6,13 @@
 //! note — is an RFC 9457 problem in the negotiated format (`application/problem+json` for
 //! JSON), with `Allow` on 405 and `Accept`/`Accept-Patch` on 415.
 //!
+//! `GET /notes` streams `{"metadata": {"total": N}, "items": [...]}` item by item
+//! ([`StreamingList`]). `GET /notes/events` is a stream of changes: the current notes as
+//! `ADDED`, then every create, patch and delete as `{"type": "ADDED" | "MODIFIED" |
+//! "DELETED", "object": note}`, until the client goes or `?timeout=SECONDS` passes: one JSON
+//! object per line for `Accept: application/json`, a CBOR Sequence (`application/cbor-seq`,
+//! text strings, no tags) for `Accept: application/cbor`; YAML cannot stream, so a 406.
+//!
 //! ```sh
 //! cargo run -p axum-notes -- --listen 127.0.0.1:3000
 //! curl -si localhost:3000/notes -H 'content-type: application/json' -d '{"title":"milk"}'
@@ -14,6 +21,7 @@
 //! curl -si -X PATCH localhost:3000/notes/1 -H 'content-type: application/merge-patch+json' -d '{"done":true}'
 //! curl -si localhost:3000/notes/abc          # 400 application/problem+json
 //! curl -si -X PUT localhost:3000/notes        # 405, Allow: GET,HEAD,POST
+//! curl -sN localhost:3000/notes/events         # one JSON change per line, as they happen
 //! ```
 
 mod yaml;
@@ -23,10 +31,11 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{Response, StatusCode};
 use axum::routing::get;
 use conneg::axum::{Conneg, Path, Query, method_not_allowed, not_found};
-use conneg::{Codec, NegotiateLayer, Patch, Problem};
+use conneg::watch::{WatchBody, WatchEvent, WatchHub, WatchResponse};
+use conneg::{Codec, ListBody, NegotiateLayer, Negotiated, Patch, Problem, StreamingList};
 use serde::{Deserialize, Serialize};
 
 /// A note as stored and served.
@@ -52,10 +61,29 @@ struct Page {
     limit: Option<usize>,
 }
 
+/// The list's `metadata`.
+#[derive(Serialize)]
+struct ListMeta {
+    /// How many notes there are, whatever the `limit`.
+    total: usize,
+}
+
+/// `GET /notes/events?timeout=SECONDS`.
+#[derive(Deserialize)]
+struct Watch {
+    timeout: Option<u64>,
+}
+
+/// The longest `timeout` a watch may ask for.
+const MAX_WATCH_SECONDS: u64 = 3600;
+
 #[derive(Default)]
 struct Store {
     next: u64,
     notes: BTreeMap<u64, Note>,
+    /// Every change, published under the store's lock so a watch's snapshot and its live
+    /// events neither miss nor repeat one.
+    changes: WatchHub<Note>,
 }
 
 type Notes = Arc<Mutex<Store>>;
@@ -72,6 +100,7 @@ async fn main() -> std::io::Result<()> {
 fn app() -> Router {
     Router::new()
         .route("/notes", get(list).post(create))
+        .route("/notes/events", get(events))
         .route("/notes/{id}", get(read).patch(patch).delete(remove))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -88,10 +117,39 @@ fn missing(id: u64) -> Problem {
     Problem::new(StatusCode::NOT_FOUND, format!("note {id} does not exist"))
 }
 
-async fn list(State(notes): State<Notes>, Query(page): Query<Page>) -> Conneg<Vec<Note>> {
+/// The list, encoded item by item as the connection takes it (in CBOR as the standard
+/// profile writes it: text strings, no tag).
+async fn list(
+    State(notes): State<Notes>,
+    negotiated: Negotiated,
+    Query(page): Query<Page>,
+) -> Response<ListBody> {
     let store = notes.lock().unwrap();
     let limit = page.limit.unwrap_or(usize::MAX);
-    Conneg(store.notes.values().take(limit).cloned().collect())
+    let items: Vec<Note> = store.notes.values().take(limit).cloned().collect();
+    let meta = ListMeta {
+        total: store.notes.len(),
+    };
+    StreamingList::new("", "", meta).response(&negotiated, items)
+}
+
+/// The current notes as `ADDED`, then every change, in the negotiated stream form.
+async fn events(
+    State(notes): State<Notes>,
+    negotiated: Negotiated,
+    Query(watch): Query<Watch>,
+) -> Response<WatchBody> {
+    let store = notes.lock().unwrap();
+    let initial: Vec<WatchEvent<Note>> = store
+        .notes
+        .values()
+        .cloned()
+        .map(WatchEvent::Added)
+        .collect();
+    let timeout = watch.timeout.map(|s| s.min(MAX_WATCH_SECONDS));
+    WatchResponse::new(&negotiated)
+        .timeout_seconds(timeout)
+        .subscribe_with_initial(&store.changes, initial)
 }
 
 async fn create(
@@ -112,6 +170,7 @@ async fn create(
         done: new.done,
     };
     store.notes.insert(note.id, note.clone());
+    store.changes.publish(WatchEvent::Added(note.clone()));
     Ok((StatusCode::CREATED, Conneg(note)))
 }
 
@@ -140,12 +199,14 @@ async fn patch(
         .map_err(|e| Problem::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
     updated.id = id;
     *note = updated.clone();
+    store.changes.publish(WatchEvent::Modified(updated.clone()));
     Ok(Conneg(updated))
 }
 
 async fn remove(State(notes): State<Notes>, Path(id): Path<u64>) -> Result<StatusCode, Problem> {
     let mut store = notes.lock().unwrap();
-    store.notes.remove(&id).ok_or_else(|| missing(id))?;
+    let note = store.notes.remove(&id).ok_or_else(|| missing(id))?;
+    store.changes.publish(WatchEvent::Deleted(note));
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -258,32 +258,33 @@ impl Set {
 
     /// The paths in `self` that are not in `other`.
     pub fn difference(&self, other: &Set) -> Set {
-        let mut out = Set::new();
-        out.members = self.members.difference(&other.members).cloned().collect();
-        for (pe, child) in &self.children {
-            match other.children.get(pe) {
-                Some(theirs) => out.put_child(pe, child.difference(theirs)),
-                None => out.put_child(pe, child.clone()),
-            }
-        }
+        let mut out = self.clone();
+        out.subtract(other, false);
         out
     }
 
     /// Like [`Set::difference`], but a member of `other` also takes away every path below
     /// it (structured-merge-diff's `RecursiveDifference`).
     pub fn recursive_difference(&self, other: &Set) -> Set {
-        let mut out = Set::new();
-        out.members = self.members.difference(&other.members).cloned().collect();
-        for (pe, child) in &self.children {
-            if other.members.contains(pe) {
-                continue;
-            }
-            match other.children.get(pe) {
-                Some(theirs) => out.put_child(pe, child.recursive_difference(theirs)),
-                None => out.put_child(pe, child.clone()),
-            }
-        }
+        let mut out = self.clone();
+        out.subtract(other, true);
         out
+    }
+
+    /// Takes `other`'s paths out of `self` in place (and, when `recursive`, every path below
+    /// a member of `other`), dropping the nodes left empty: the set operations without a
+    /// copy of what stays.
+    pub(crate) fn subtract(&mut self, other: &Set, recursive: bool) {
+        self.members.retain(|pe| !other.members.contains(pe));
+        self.children.retain(|pe, child| {
+            if recursive && other.members.contains(pe) {
+                return false;
+            }
+            if let Some(theirs) = other.children.get(pe) {
+                child.subtract(theirs, recursive);
+            }
+            !child.is_empty()
+        });
     }
 
     /// The same set where every field that has paths below it is also a member, except

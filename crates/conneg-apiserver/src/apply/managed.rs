@@ -263,7 +263,7 @@ impl Updater<'_> {
         let applied = to_field_set(self.schema, config);
         // Reset subtrees (status) are not applied; the server's own fields are owned while
         // the apply runs, so pruning keeps them, and are left out of what is recorded.
-        let applied = self.schema.without_reset(&applied);
+        let applied = self.schema.without_reset(applied);
         managers.0.insert(
             me.clone(),
             Managed {
@@ -277,7 +277,7 @@ impl Updater<'_> {
             _ => merged,
         };
         self.take_changes(live, &new, managers, Some(me), force)?;
-        let recorded = self.schema.untracked_removed(&applied);
+        let recorded = self.schema.untracked_removed(applied);
         if let Some(m) = managers.0.get_mut(me) {
             m.set = recorded;
             if new != *live {

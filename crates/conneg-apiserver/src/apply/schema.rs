@@ -7,7 +7,7 @@
 //! table ([`Schema::lists`]) otherwise; the metadata rules every object shares are built in.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::fieldpath::{Path, PathElement, Set};
 use crate::declarative::{ListType, Validator};
@@ -127,15 +127,19 @@ impl Schema {
 
     /// Takes away what is never tracked: the server's fields (only the path itself) and
     /// the reset subtrees (everything below them too).
-    pub fn untracked_removed(&self, set: &Set) -> Set {
-        self.without_reset(&set.difference(&paths(STRIPPED)))
+    pub fn untracked_removed(&self, mut set: Set) -> Set {
+        static STRIPPED_SET: LazyLock<Set> = LazyLock::new(|| paths(STRIPPED));
+        set.subtract(&STRIPPED_SET, false);
+        self.without_reset(set)
     }
 
     /// Takes away the reset subtrees only: what an applier may not own. Through the
     /// object, `status` and the bookkeeping; through `/status`, everything but `status`.
-    pub fn without_reset(&self, set: &Set) -> Set {
+    pub fn without_reset(&self, mut set: Set) -> Set {
+        static RESET_SET: LazyLock<Set> = LazyLock::new(|| paths(RESET));
         if !self.status_only {
-            return set.recursive_difference(&paths(RESET));
+            set.subtract(&RESET_SET, true);
+            return set;
         }
         let mut others = Set::new();
         for path in set.paths() {
@@ -143,7 +147,8 @@ impl Schema {
                 others.insert(&path[..1]);
             }
         }
-        set.recursive_difference(&others)
+        set.subtract(&others, true);
+        set
     }
 }
 

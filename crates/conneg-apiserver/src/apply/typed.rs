@@ -35,9 +35,9 @@ impl Comparison {
     /// Without what the schema never tracks.
     fn untracked_removed(self, schema: &Schema) -> Self {
         Self {
-            added: schema.untracked_removed(&self.added),
-            modified: schema.untracked_removed(&self.modified),
-            removed: schema.untracked_removed(&self.removed),
+            added: schema.untracked_removed(self.added),
+            modified: schema.untracked_removed(self.modified),
+            removed: schema.untracked_removed(self.removed),
         }
     }
 }

@@ -776,13 +776,16 @@ fn rules(
             if rule.transition && old.is_none() {
                 continue;
             }
-            let mut at = path.clone();
-            at.extend(rule.field_path.iter().cloned());
-            let at = render(&at);
+            // The field an error names, rendered only for an error.
+            let at = || {
+                let mut at = path.clone();
+                at.extend(rule.field_path.iter().cloned());
+                render(&at)
+            };
             let cost = rule.cost(n, size);
             if cost > PER_CALL_LIMIT {
                 errs.push(FieldError::invalid(
-                    &at,
+                    &at(),
                     ty,
                     &format!(
                         "rule {}: call cost exceeds limit for rule: {}",
@@ -792,18 +795,18 @@ fn rules(
                 continue;
             }
             if cost > *budget {
-                errs.push(FieldError::invalid(&at, ty, "validation failed due to running out of cost budget, no further validation rules will be run"));
+                errs.push(FieldError::invalid(&at(), ty, "validation failed due to running out of cost budget, no further validation rules will be run"));
                 return Err(());
             }
             *budget -= cost;
             if let Outcome::Fail(detail) = rule.evaluate(&ctx) {
                 errs.push(match rule.reason {
-                    FieldErrorType::Forbidden => FieldError::forbidden(&at, &detail),
-                    FieldErrorType::Required => FieldError::required(&at, &detail),
+                    FieldErrorType::Forbidden => FieldError::forbidden(&at(), &detail),
+                    FieldErrorType::Required => FieldError::required(&at(), &detail),
                     FieldErrorType::Duplicate => {
-                        FieldError::duplicate(&at, BadValue::String(ty.to_owned()))
+                        FieldError::duplicate(&at(), BadValue::String(ty.to_owned()))
                     }
-                    _ => FieldError::invalid(&at, ty, &detail),
+                    _ => FieldError::invalid(&at(), ty, &detail),
                 });
             }
         }

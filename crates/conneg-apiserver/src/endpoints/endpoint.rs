@@ -239,29 +239,33 @@ async fn verb<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     Ok(resp)
 }
 
-/// [`verb`], before the version's warning.
+/// [`verb`], before the version's warning. Each verb's future is boxed on its own: the
+/// future of this function would otherwise be as large as the largest verb's (tens of KB, an
+/// update with its patch and apply states), and every request would move that much.
 async fn dispatch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let (st, t, q, n) = (c.st, c.t, c.q, c.n);
     let method = c.method.clone();
     if t.scale {
-        return scale::scale::<T>(c, f).await;
+        return Box::pin(scale::scale::<T>(c, f)).await;
     }
     let watch = q.flag("watch");
     match (t.name.is_some(), method) {
-        (false, Method::GET) if watch => watch::watch::<T>(st, t, q, n, f).await,
-        (false, Method::GET) => read::list::<T>(st, t, q, n, f).await,
+        (false, Method::GET) if watch => Box::pin(watch::watch::<T>(st, t, q, n, f)).await,
+        (false, Method::GET) => Box::pin(read::list::<T>(st, t, q, n, f)).await,
         (false, Method::POST) if t.allowed().contains(&Method::POST) => {
-            create::create::<T>(c, f).await
+            Box::pin(create::create::<T>(c, f)).await
         }
         (false, Method::DELETE) if t.allowed().contains(&Method::DELETE) => {
-            delete::delete_collection::<T>(c, f).await
+            Box::pin(delete::delete_collection::<T>(c, f)).await
         }
         // `?watch=true` on an object is a watch with fieldSelector=metadata.name=<name>.
-        (true, Method::GET) if watch && !t.status => watch::watch::<T>(st, t, q, n, f).await,
-        (true, Method::GET) => read::get::<T>(st, t, q, n, f).await,
-        (true, Method::PUT) => update::update::<T>(c, f).await,
-        (true, Method::PATCH) => update::patch::<T>(c, f).await,
-        (true, Method::DELETE) if !t.status => delete::delete::<T>(c, f).await,
+        (true, Method::GET) if watch && !t.status => {
+            Box::pin(watch::watch::<T>(st, t, q, n, f)).await
+        }
+        (true, Method::GET) => Box::pin(read::get::<T>(st, t, q, n, f)).await,
+        (true, Method::PUT) => Box::pin(update::update::<T>(c, f)).await,
+        (true, Method::PATCH) => Box::pin(update::patch::<T>(c, f)).await,
+        (true, Method::DELETE) if !t.status => Box::pin(delete::delete::<T>(c, f)).await,
         (_, m) => Ok(t.method_not_allowed(&m)),
     }
 }

@@ -4,7 +4,8 @@
 //! one at a time, grows each array from empty (it ignores size hints) and inserts map entries
 //! one by one, and the deserializer keeps a path segment per item for error messages. Here the
 //! deserializer builds the arrays and maps itself, with the same profile checks (it calls the
-//! same head, string, key-tracking and limit code), sized from their declared lengths; scalars
+//! same head, string and limit code; a duplicate key is found by the map being built, where the
+//! serde path needs the key tracker), arrays sized from their declared lengths; scalars
 //! and every rarer shape go through serde_json's own visitor, so they come out exactly as they do
 //! with `from_slice`.
 //!
@@ -16,9 +17,10 @@
 use super::Deserializer;
 use crate::error::{Error, Result};
 use crate::head::{BREAK, Head, MAJOR_ARRAY, MAJOR_MAP, MAJOR_TAG};
-use crate::keys::{KeyRef, MapKeys};
+use crate::keys::KeyRef;
 use crate::scan;
 use serde::Deserialize;
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 impl<'de> Deserializer<'de> {
@@ -133,7 +135,9 @@ impl<'de> Deserializer<'de> {
         } else {
             h.arg
         };
-        let mut keys = self.keys.open();
+        // The key tracker only holds the arena of chunked keys here: duplicates are found by
+        // the map itself (keys equal as bytes are equal as `String`s).
+        let keys = self.keys.open();
         let mut m = Map::new();
         loop {
             if indefinite {
@@ -151,18 +155,23 @@ impl<'de> Deserializer<'de> {
                 break;
             }
             left -= 1;
-            let k = self.map_key(&mut keys)?;
+            let kstart = self.pos;
+            let k = self.map_key()?;
             let v = self.value()?;
-            m.insert(k, v);
+            match m.entry(k) {
+                Entry::Vacant(e) => {
+                    e.insert(v);
+                }
+                Entry::Occupied(e) => return Err(scan::dup_key(kstart, e.key().as_bytes())),
+            }
         }
         self.keys.close(keys);
         Ok(Value::Object(m))
     }
 
-    /// The next map key as an owned `String`, checked against the map's earlier keys by the
-    /// key tracker (byte and text keys with the same bytes are the same key).
+    /// The next map key as an owned `String`.
     #[inline]
-    fn map_key(&mut self, keys: &mut MapKeys) -> Result<String> {
+    fn map_key(&mut self) -> Result<String> {
         let kstart = self.pos;
         let input: &'de [u8] = self.input;
         let key = match super::short_string(input, kstart) {
@@ -182,12 +191,7 @@ impl<'de> Deserializer<'de> {
         } else {
             self.text(key.start, key.end, super::Check::Run)
         };
-        let Some(k) = text.map(str::to_owned) else {
-            return Err(self.invalid_utf8_bytes(kstart));
-        };
-        if !self.keys.insert(keys, input, key) {
-            return Err(scan::dup_key(kstart, self.keys.resolve(input, key)));
-        }
-        Ok(k)
+        text.map(str::to_owned)
+            .ok_or_else(|| self.invalid_utf8_bytes(kstart))
     }
 }

@@ -195,14 +195,19 @@ impl<S: Send + Sync> FromRequest<S> for Patch {
     type Rejection = Rejection;
 
     /// Reads a PATCH body (up to the body limit: 413 beyond). A request that is not a patch
-    /// (no patch type negotiated) is a 415 listing the patch types in `Accept` and
-    /// `Accept-Patch`.
+    /// (no patch type negotiated: the route is not a PATCH route, or takes no patch types) is
+    /// a 415 listing, in `Accept` and `Accept-Patch`, the patch types the profile's routes
+    /// take (merge patch alone in the standard profile, all six in the Kubernetes one).
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
         let negotiated = negotiated(&parts)?;
         let Some(kind) = negotiated.patch_type() else {
             let types = crate::registry::join_media_types(
-                crate::PatchType::all().iter().map(|p| p.media_type()),
+                negotiated
+                    .profile()
+                    .patch_types()
+                    .iter()
+                    .map(|p| p.media_type()),
             );
             return Err(negotiated
                 .reject(Status::unsupported_media_type(&types))

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderValue, Response, StatusCode};
+use http::{HeaderValue, Response};
 use http_body::{Frame, SizeHint};
 use serde::Serialize;
 use tokio::time::{Instant, Sleep};
@@ -19,9 +19,14 @@ use super::hub::{WatchHub, Watcher};
 use crate::codec::Codec;
 use crate::headers::media_type::{APPLICATION_CBOR_SEQ, APPLICATION_JSON};
 use crate::negotiate::decision::Negotiated;
+use crate::negotiate::rejection::{ErrorStyle, Rejection};
+use crate::profile::Profile;
 use crate::status::Status;
 
 type ByteStream = Pin<Box<dyn Stream<Item = Bytes> + Send>>;
+/// Makes the heartbeat event, encoded in the codec and profile given.
+type MakeHeartbeat = Box<dyn FnMut(&Codec, Profile) -> Option<Bytes> + Send>;
+/// Makes the heartbeat event, encoded.
 type Heartbeat = Box<dyn FnMut() -> Option<Bytes> + Send>;
 
 /// The `Content-Type` of a watch response in `codec`: `application/cbor-seq` for CBOR (what
@@ -37,7 +42,8 @@ pub fn watch_content_type(codec: &Codec) -> Option<HeaderValue> {
 }
 
 /// Builds the response of a watch request: status 200, the stream `Content-Type`, and a
-/// [`WatchBody`] that writes each event as its own body frame the moment it is produced.
+/// [`WatchBody`] that writes each event as its own body frame the moment it is produced, in
+/// the [`Profile`]'s form (see [the module docs](super)).
 ///
 /// ```
 /// use std::time::Duration;
@@ -58,14 +64,17 @@ pub fn watch_content_type(codec: &Codec) -> Option<HeaderValue> {
 /// ```
 pub struct WatchResponse {
     codec: Codec,
+    /// The profile (how CBOR events are written) and how a 406 is written.
+    errors: ErrorStyle,
     timeout: Option<Duration>,
-    heartbeat: Option<(Duration, Heartbeat)>,
+    heartbeat: Option<(Duration, MakeHeartbeat)>,
 }
 
 impl fmt::Debug for WatchResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WatchResponse")
             .field("codec", &self.codec)
+            .field("profile", &self.errors.profile)
             .field("timeout", &self.timeout)
             .field("heartbeat", &self.heartbeat.as_ref().map(|h| h.0))
             .finish()
@@ -73,20 +82,54 @@ impl fmt::Debug for WatchResponse {
 }
 
 impl WatchResponse {
-    /// A watch response in the request's negotiated codec. A client that sent
-    /// `Accept: application/cbor` (client-go), or `application/cbor-seq` on a route whose layer
-    /// is [`streaming`](crate::NegotiateLayer::streaming), gets a CBOR Sequence.
+    /// A watch response in the request's negotiated codec and its route's [`Profile`]. A
+    /// client that sent `Accept: application/cbor` (client-go), or `application/cbor-seq` on a
+    /// route whose layer is [`streaming`](crate::NegotiateLayer::streaming), gets a CBOR
+    /// Sequence.
     pub fn new(negotiated: &Negotiated) -> Self {
-        Self::with_codec(negotiated.response_codec().clone())
-    }
-
-    /// A watch response in `codec`.
-    pub fn with_codec(codec: Codec) -> Self {
         WatchResponse {
-            codec,
+            codec: negotiated.response_codec().clone(),
+            errors: negotiated.error_style().clone(),
             timeout: None,
             heartbeat: None,
         }
+    }
+
+    /// A watch response in `codec`, written as [`Profile::Kubernetes`] writes it unless told
+    /// otherwise with [`profile`](Self::profile).
+    pub fn with_codec(codec: Codec) -> Self {
+        let mut errors = ErrorStyle::default();
+        errors.profile = Profile::Kubernetes;
+        WatchResponse {
+            codec,
+            errors,
+            timeout: None,
+            heartbeat: None,
+        }
+    }
+
+    /// Writes the events (and a 406, if the codec cannot stream) as `profile` does.
+    ///
+    /// ```
+    /// use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
+    /// use conneg::{Codec, Profile};
+    /// use http_body_util::BodyExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let hub = WatchHub::<u32>::new();
+    /// let response = WatchResponse::with_codec(Codec::Cbor)
+    ///     .profile(Profile::Standard)
+    ///     .subscribe(&hub);
+    /// hub.publish(WatchEvent::Added(7));
+    /// hub.close();
+    /// let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    /// // {"type": "ADDED", "object": 7}: text strings, no tag.
+    /// assert_eq!(&bytes[..], b"\xa2\x64type\x65ADDED\x66object\x07");
+    /// # });
+    /// ```
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.errors.profile = profile;
+        self
     }
 
     /// The codec events are encoded with.
@@ -118,8 +161,7 @@ impl WatchResponse {
         every: Duration,
         mut make: impl FnMut() -> WatchEvent<T> + Send + 'static,
     ) -> Self {
-        let codec = self.codec.clone();
-        let encode = move || make().to_bytes(&codec).ok();
+        let encode = move |codec: &Codec, profile| make().to_bytes_as(codec, profile).ok();
         self.heartbeat = Some((every, Box::new(encode)));
         self
     }
@@ -130,36 +172,38 @@ impl WatchResponse {
     /// The body polls `events` only when the connection can take more, so backpressure reaches
     /// the stream; a stream fed by a channel should use a bounded one. For many watchers of
     /// the same events, use a [`WatchHub`] and [`subscribe`](Self::subscribe) instead: it
-    /// encodes each event once per codec.
+    /// encodes each event once per codec and profile.
     pub fn events<S, T>(self, events: S) -> Response<WatchBody>
     where
         S: Stream<Item = WatchEvent<T>> + Send + 'static,
         T: Serialize + 'static,
     {
-        let codec = self.codec.clone();
+        let encoder = self.encoder();
         self.encoded(EncodeEvents {
             events: Box::pin(events),
-            codec,
+            encoder,
             done: false,
         })
     }
 
-    /// Streams events already encoded in this response's codec's stream form (one item per
-    /// `Bytes`), such as a [`Watcher`].
+    /// Streams events already encoded in this response's codec's stream form and profile (one
+    /// item per `Bytes`), such as a [`Watcher`] or [`WatchEvent::to_bytes_as`] makes.
     pub fn encoded<S>(self, events: S) -> Response<WatchBody>
     where
         S: Stream<Item = Bytes> + Send + 'static,
     {
         let Some(content_type) = watch_content_type(&self.codec) else {
-            return not_acceptable(&self.codec);
+            return self.not_acceptable();
         };
+        let (codec, profile) = (self.codec, self.errors.profile);
         let body = WatchBody {
             events: Some(Box::pin(events)),
             first: None,
             timeout: self.timeout.map(Timer::new),
-            heartbeat: self
-                .heartbeat
-                .map(|(every, make)| (Timer::new(every), every, make)),
+            heartbeat: self.heartbeat.map(|(every, mut make)| {
+                let beat: Heartbeat = Box::new(move || make(&codec, profile));
+                (Timer::new(every), every, beat)
+            }),
         };
         let mut response = Response::new(body);
         response.headers_mut().insert(CONTENT_TYPE, content_type);
@@ -169,11 +213,12 @@ impl WatchResponse {
         response
     }
 
-    /// Subscribes to `hub` in this response's codec and streams what it publishes from now on.
+    /// Subscribes to `hub` in this response's codec and profile and streams what it publishes
+    /// from now on.
     pub fn subscribe<T: Send + 'static>(self, hub: &WatchHub<T>) -> Response<WatchBody> {
-        match hub.subscribe(&self.codec) {
+        match hub.subscribe_as(&self.codec, self.errors.profile) {
             Ok(watcher) => self.watcher(watcher),
-            Err(_) => not_acceptable(&self.codec),
+            Err(_) => self.not_acceptable(),
         }
     }
 
@@ -190,47 +235,71 @@ impl WatchResponse {
         I: IntoIterator<Item = WatchEvent<T>>,
         I::IntoIter: Send + 'static,
     {
-        match hub.subscribe(&self.codec) {
+        match hub.subscribe_as(&self.codec, self.errors.profile) {
             Ok(watcher) => {
-                let codec = self.codec.clone();
+                let encoder = self.encoder();
                 self.encoded(InitialThen {
                     initial: Some(Box::new(initial.into_iter())),
-                    codec,
+                    encoder,
                     watcher,
                     failed: false,
                 })
             }
-            Err(_) => not_acceptable(&self.codec),
+            Err(_) => self.not_acceptable(),
         }
     }
 
-    /// Streams an existing hub subscription (its codec must be this response's codec).
+    /// Streams an existing hub subscription (its codec and profile must be this response's:
+    /// subscribe with [`WatchHub::subscribe_as`] or
+    /// [`subscribe_filtered_as`](WatchHub::subscribe_filtered_as) and
+    /// [`Negotiated::profile`]).
     pub fn watcher<T: Send + 'static>(self, watcher: Watcher<T>) -> Response<WatchBody> {
         debug_assert!(watcher.codec().same_as(&self.codec));
+        debug_assert_eq!(watcher.profile(), self.errors.profile);
         self.encoded(watcher)
+    }
+
+    fn encoder(&self) -> Encoder {
+        Encoder {
+            codec: self.codec.clone(),
+            profile: self.errors.profile,
+        }
+    }
+
+    /// The 406 of a codec that cannot stream, in the route's error format.
+    fn not_acceptable(self) -> Response<WatchBody> {
+        let status = Status::not_acceptable("application/json, application/cbor-seq");
+        let rejection = Rejection::new(status, self.codec, false, self.errors);
+        rejection.render().map(|body| WatchBody {
+            events: None,
+            first: Some(body),
+            timeout: None,
+            heartbeat: None,
+        })
     }
 }
 
-fn not_acceptable(codec: &Codec) -> Response<WatchBody> {
-    let status = Status::not_acceptable("application/json, application/cbor-seq");
-    let body = status.encode(codec, false);
-    let mut response = Response::new(WatchBody {
-        events: None,
-        first: Some(body),
-        timeout: None,
-        heartbeat: None,
-    });
-    *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, codec.content_type());
-    response
+/// How a stream's typed events are encoded.
+struct Encoder {
+    codec: Codec,
+    profile: Profile,
+}
+
+impl Encoder {
+    /// The event's bytes, and whether it failed to encode: the bytes are then an `ERROR`
+    /// event, after which the stream ends.
+    fn encode<T: Serialize>(&self, event: &WatchEvent<T>) -> (Bytes, bool) {
+        match event.to_bytes_or_error(&self.codec, self.profile) {
+            Ok(bytes) => (bytes, false),
+            Err(error) => (error, true),
+        }
+    }
 }
 
 /// Encodes typed events on the way out.
 struct EncodeEvents<T> {
     events: Pin<Box<dyn Stream<Item = WatchEvent<T>> + Send>>,
-    codec: Codec,
+    encoder: Encoder,
     done: bool,
 }
 
@@ -243,16 +312,11 @@ impl<T: Serialize> Stream for EncodeEvents<T> {
         }
         let this = &mut *self;
         match this.events.as_mut().poll_next(cx) {
-            Poll::Ready(Some(event)) => Poll::Ready(Some(match event.to_bytes(&this.codec) {
-                Ok(bytes) => bytes,
-                Err(err) => {
-                    tracing::error!(%err, codec = %this.codec, "watch event failed to encode");
-                    this.done = true;
-                    WatchEvent::<()>::Error(Status::internal_error(err))
-                        .to_bytes(&this.codec)
-                        .unwrap_or_default()
-                }
-            })),
+            Poll::Ready(Some(event)) => {
+                let (bytes, failed) = this.encoder.encode(&event);
+                this.done = failed;
+                Poll::Ready(Some(bytes))
+            }
             Poll::Ready(None) => {
                 this.done = true;
                 Poll::Ready(None)
@@ -265,7 +329,7 @@ impl<T: Serialize> Stream for EncodeEvents<T> {
 /// Initial events, encoded one by one, then a hub subscription.
 struct InitialThen<T> {
     initial: Option<Box<dyn Iterator<Item = WatchEvent<T>> + Send>>,
-    codec: Codec,
+    encoder: Encoder,
     watcher: Watcher<T>,
     failed: bool,
 }
@@ -279,15 +343,12 @@ impl<T: Serialize> Stream for InitialThen<T> {
             return Poll::Ready(None);
         }
         if let Some(initial) = &mut this.initial {
-            match initial.next().map(|e| e.to_bytes(&this.codec)) {
-                Some(Ok(bytes)) => return Poll::Ready(Some(bytes)),
-                Some(Err(err)) => {
-                    // A server bug: say so and end, as the hub does.
-                    tracing::error!(%err, codec = %this.codec, "watch event failed to encode");
-                    this.failed = true;
-                    let status = Status::internal_error(err);
-                    let error = WatchEvent::<()>::Error(status).to_bytes(&this.codec);
-                    return Poll::Ready(Some(error.unwrap_or_default()));
+            match initial.next() {
+                Some(event) => {
+                    // A failure is a server bug: say so and end, as the hub does.
+                    let (bytes, failed) = this.encoder.encode(&event);
+                    this.failed = failed;
+                    return Poll::Ready(Some(bytes));
                 }
                 None => this.initial = None,
             }

@@ -7,7 +7,9 @@ use serde::de::{self, DeserializeOwned, IgnoredAny};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize};
 
+use crate::cbor;
 use crate::codec::{Codec, EncodeError};
+use crate::profile::Profile;
 use crate::status::Status;
 
 /// The `type` of a watch event.
@@ -231,40 +233,67 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for WatchEvent<T> {
     }
 }
 
-/// The CBOR map head and keys of an event, up to the object: `d9d9f7 a2 44"type" 4X"<TYPE>"
-/// 46"object"`, in the string encoding conneg-cbor uses for everything else.
-fn cbor_event_head(kind: EventType, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-    let plain = conneg_cbor::EncodeOptions::fast().self_described(false);
-    out.extend_from_slice(&conneg_cbor::SELF_DESCRIBED_PREFIX);
+/// The CBOR map head and keys of an event, up to the object, in `profile`'s form: Kubernetes'
+/// `d9d9f7 a2 44"type" 4X"<TYPE>" 46"object"` (byte strings), or the standard `a2 64"type"
+/// 6X"<TYPE>" 66"object"` (text strings, no tag).
+fn cbor_event_head(
+    profile: Profile,
+    kind: EventType,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    if profile == Profile::Kubernetes {
+        out.extend_from_slice(&conneg_cbor::SELF_DESCRIBED_PREFIX);
+    }
     out.push(0xa2);
-    let enc = |out: &mut Vec<u8>, s: &str| {
-        plain
-            .encode_into(out, s)
-            .map_err(|e| EncodeError(e.to_string()))
-    };
-    enc(out, "type")?;
-    enc(out, kind.as_str())?;
-    enc(out, "object")
+    for key in ["type", kind.as_str(), "object"] {
+        cbor::encode_nested(profile, out, key).map_err(EncodeError)?;
+    }
+    Ok(())
 }
 
-/// Appends one event in `codec`'s stream form to `out`.
-///
-/// * CBOR: one self-described item, `d9d9f7 a2 "type" "<TYPE>" "object" d9d9f7 <object>`; the
-///   object carries its own `d9d9f7`, exactly as Kubernetes writes it (the object is encoded by
-///   the non-stream serializer and embedded verbatim as a `RawExtension`).
-/// * JSON: `{"type":"<TYPE>","object":<object>}` and a newline.
-/// * A custom codec: the event as a value, through [`Codec::encode_stream_item`].
-///
-/// On error `out` is left as it was.
+/// Appends one event in `codec`'s stream form to `out`, as [`Profile::Kubernetes`] writes it
+/// (see [`encode_event_as`]).
 pub fn encode_event<T: Serialize + ?Sized>(
     codec: &Codec,
     kind: EventType,
     object: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
+    encode_event_as(codec, Profile::Kubernetes, kind, object, out)
+}
+
+/// Appends one event in `codec`'s stream form, as `profile` writes it, to `out`.
+///
+/// * CBOR, [`Profile::Kubernetes`]: one self-described item, `d9d9f7 a2 "type" "<TYPE>"
+///   "object" d9d9f7 <object>` with byte strings; the object carries its own `d9d9f7`, exactly
+///   as Kubernetes writes it (the object is encoded by the non-stream serializer and embedded
+///   verbatim as a `RawExtension`).
+/// * CBOR, [`Profile::Standard`]: the map `{"type": "<TYPE>", "object": <object>}` with text
+///   strings and no tag anywhere, one item of the CBOR Sequence (RFC 8742) per event.
+/// * JSON (either profile): `{"type":"<TYPE>","object":<object>}` and a newline.
+/// * A custom codec: the event as a value, through [`Codec::encode_stream_item`].
+///
+/// On error `out` is left as it was.
+///
+/// ```
+/// use conneg::watch::{EventType, encode_event_as};
+/// use conneg::{Codec, Profile};
+///
+/// let mut out = Vec::new();
+/// encode_event_as(&Codec::Cbor, Profile::Standard, EventType::Added, &7, &mut out).unwrap();
+/// assert_eq!(out, b"\xa2\x64type\x65ADDED\x66object\x07");
+/// ```
+pub fn encode_event_as<T: Serialize + ?Sized>(
+    codec: &Codec,
+    profile: Profile,
+    kind: EventType,
+    object: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
     let start = out.len();
     let result = match codec {
-        Codec::Cbor => cbor_event_head(kind, out).and_then(|()| Codec::Cbor.encode(object, out)),
+        Codec::Cbor => cbor_event_head(profile, kind, out)
+            .and_then(|()| Codec::Cbor.encode_as(profile, object, out)),
         Codec::Json => {
             out.extend_from_slice(b"{\"type\":\"");
             out.extend_from_slice(kind.as_str().as_bytes());
@@ -296,22 +325,56 @@ pub fn encode_event<T: Serialize + ?Sized>(
 }
 
 impl<T: Serialize> WatchEvent<T> {
-    /// Encodes the event in `codec`'s stream form (see [`encode_event`]).
+    /// Encodes the event in `codec`'s stream form, as [`Profile::Kubernetes`] writes it (see
+    /// [`encode_event`]).
     pub fn encode(&self, codec: &Codec, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        self.encode_as(codec, Profile::Kubernetes, out)
+    }
+
+    /// Encodes the event in `codec`'s stream form, as `profile` writes it (see
+    /// [`encode_event_as`]). An `ERROR` event's object is its `Status` in either profile.
+    pub fn encode_as(
+        &self,
+        codec: &Codec,
+        profile: Profile,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
         match self {
-            WatchEvent::Error(status) => encode_event(codec, EventType::Error, status, out),
+            WatchEvent::Error(status) => {
+                encode_event_as(codec, profile, EventType::Error, status, out)
+            }
             WatchEvent::Added(o)
             | WatchEvent::Modified(o)
             | WatchEvent::Deleted(o)
-            | WatchEvent::Bookmark(o) => encode_event(codec, self.event_type(), o, out),
+            | WatchEvent::Bookmark(o) => encode_event_as(codec, profile, self.event_type(), o, out),
         }
     }
 
-    /// Encodes the event into a fresh buffer.
+    /// Encodes the event into a fresh buffer, as [`Profile::Kubernetes`] writes it.
     pub fn to_bytes(&self, codec: &Codec) -> Result<Bytes, EncodeError> {
+        self.to_bytes_as(codec, Profile::Kubernetes)
+    }
+
+    /// Encodes the event into a fresh buffer, as `profile` writes it.
+    pub fn to_bytes_as(&self, codec: &Codec, profile: Profile) -> Result<Bytes, EncodeError> {
         let mut out = Vec::with_capacity(256);
-        self.encode(codec, &mut out)?;
+        self.encode_as(codec, profile, &mut out)?;
         Ok(Bytes::from(out))
+    }
+
+    /// The event's bytes; or, if it cannot be encoded (a server bug), an `ERROR` event with a
+    /// 500 `Status` that says why, after which the watch must end.
+    pub(crate) fn to_bytes_or_error(
+        &self,
+        codec: &Codec,
+        profile: Profile,
+    ) -> Result<Bytes, Bytes> {
+        self.to_bytes_as(codec, profile).map_err(|err| {
+            tracing::error!(%err, %codec, "watch event failed to encode");
+            WatchEvent::<()>::Error(Status::internal_error(err))
+                .to_bytes_as(codec, profile)
+                .unwrap_or_default()
+        })
     }
 }
 

@@ -1,4 +1,5 @@
-//! [`WatchHub`]: fan-out of one event source to many watchers, each event encoded once per codec.
+//! [`WatchHub`]: fan-out of one event source to many watchers, each event encoded once per codec
+//! and profile.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,6 +14,7 @@ use serde::Serialize;
 
 use super::event::WatchEvent;
 use crate::codec::Codec;
+use crate::profile::Profile;
 use crate::status::Status;
 
 /// How much a [`WatchHub`] may hold for one watcher that does not keep up.
@@ -57,13 +59,18 @@ pub struct HubStats {
     pub max_watcher_bytes: usize,
     /// Events published since the hub was made.
     pub published: u64,
-    /// Encodings made since the hub was made: at most one per event and codec in use.
+    /// Encodings made since the hub was made: at most one per event and (codec, profile) in
+    /// use.
     pub encoded: u64,
     /// Watches ended because the watcher fell behind by more than the [`WatchLimits`].
     pub overflowed: u64,
 }
 
 type Filter<T> = Box<dyn Fn(&WatchEvent<T>) -> bool + Send + Sync>;
+
+/// What a watcher receives: a codec's stream form, as a profile writes it. The two profiles
+/// write CBOR differently, so each pair is encoded on its own.
+type Form = (Codec, Profile);
 
 /// Why a watcher's stream ended, if it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +82,8 @@ pub enum WatchEnd {
 }
 
 struct Slot<T> {
-    codec: usize,
+    /// The index of the watcher's form in [`State::forms`].
+    form: usize,
     queue: std::collections::VecDeque<Bytes>,
     bytes: usize,
     end: Option<WatchEnd>,
@@ -86,8 +94,8 @@ struct Slot<T> {
 struct State<T> {
     slots: HashMap<u64, Slot<T>>,
     next_id: u64,
-    /// Codecs watchers have asked for, with how many watchers use each; indices are stable.
-    codecs: Vec<(Codec, usize)>,
+    /// The forms watchers have asked for, with how many watchers use each; indices are stable.
+    forms: Vec<(Form, usize)>,
     closed: bool,
     queued_bytes: usize,
     queued_events: usize,
@@ -139,9 +147,9 @@ impl<T> Drop for Handle<T> {
     }
 }
 
-/// Fans events out to watchers: each event is encoded once per codec in use (lazily: a codec no
-/// watcher uses is never encoded) and every watcher of that codec gets a cheap clone of the same
-/// [`Bytes`].
+/// Fans events out to watchers: each event is encoded once per codec and [`Profile`] in use
+/// (lazily: a form no watcher uses is never encoded) and every watcher of that form gets a
+/// cheap clone of the same [`Bytes`].
 ///
 /// Feed it from one task (for example the storage layer's change feed); subscribe one
 /// [`Watcher`] per watch request and hand it to [`WatchResponse`](super::WatchResponse). Each
@@ -204,7 +212,7 @@ impl<T> WatchHub<T> {
                     state: Mutex::new(State {
                         slots: HashMap::new(),
                         next_id: 0,
-                        codecs: Vec::new(),
+                        forms: Vec::new(),
                         closed: false,
                         queued_bytes: 0,
                         queued_events: 0,
@@ -228,10 +236,16 @@ impl<T> WatchHub<T> {
         self.shared().limits
     }
 
-    /// Subscribes a watcher that receives every later event in `codec`'s stream form. Fails
-    /// with 406 if the codec has no stream form.
+    /// Subscribes a watcher that receives every later event in `codec`'s stream form, as
+    /// [`Profile::Kubernetes`] writes it. Fails with 406 if the codec has no stream form.
     pub fn subscribe(&self, codec: &Codec) -> Result<Watcher<T>, Status> {
-        self.subscribe_inner(codec, None)
+        self.subscribe_inner(codec, Profile::Kubernetes, None)
+    }
+
+    /// Like [`subscribe`](Self::subscribe), in `profile`'s form (the request's
+    /// [`Negotiated::profile`](crate::Negotiated::profile)).
+    pub fn subscribe_as(&self, codec: &Codec, profile: Profile) -> Result<Watcher<T>, Status> {
+        self.subscribe_inner(codec, profile, None)
     }
 
     /// Like [`subscribe`](Self::subscribe), for only the events `filter` accepts (a label or
@@ -242,12 +256,23 @@ impl<T> WatchHub<T> {
         codec: &Codec,
         filter: impl Fn(&WatchEvent<T>) -> bool + Send + Sync + 'static,
     ) -> Result<Watcher<T>, Status> {
-        self.subscribe_inner(codec, Some(Box::new(filter)))
+        self.subscribe_inner(codec, Profile::Kubernetes, Some(Box::new(filter)))
+    }
+
+    /// Like [`subscribe_filtered`](Self::subscribe_filtered), in `profile`'s form.
+    pub fn subscribe_filtered_as(
+        &self,
+        codec: &Codec,
+        profile: Profile,
+        filter: impl Fn(&WatchEvent<T>) -> bool + Send + Sync + 'static,
+    ) -> Result<Watcher<T>, Status> {
+        self.subscribe_inner(codec, profile, Some(Box::new(filter)))
     }
 
     fn subscribe_inner(
         &self,
         codec: &Codec,
+        profile: Profile,
         filter: Option<Filter<T>>,
     ) -> Result<Watcher<T>, Status> {
         if codec.stream_media_type().is_none() {
@@ -256,21 +281,22 @@ impl<T> WatchHub<T> {
             ));
         }
         let mut state = self.shared().lock();
-        let index = match state.codecs.iter().position(|(c, _)| c.same_as(codec)) {
+        let same = |((c, p), _): &(Form, usize)| c.same_as(codec) && *p == profile;
+        let index = match state.forms.iter().position(same) {
             Some(i) => i,
             None => {
-                state.codecs.push((codec.clone(), 0));
-                state.codecs.len() - 1
+                state.forms.push(((codec.clone(), profile), 0));
+                state.forms.len() - 1
             }
         };
-        state.codecs[index].1 += 1;
+        state.forms[index].1 += 1;
         let id = state.next_id;
         state.next_id += 1;
         let end = state.closed.then_some(WatchEnd::Closed);
         state.slots.insert(
             id,
             Slot {
-                codec: index,
+                form: index,
                 queue: Default::default(),
                 bytes: 0,
                 end,
@@ -282,6 +308,7 @@ impl<T> WatchHub<T> {
             shared: Arc::clone(self.shared()),
             id,
             codec: codec.clone(),
+            profile,
         })
     }
 
@@ -320,8 +347,8 @@ impl<T> WatchHub<T> {
 impl<T: Serialize> WatchHub<T> {
     /// Publishes one event to every current watcher whose filter accepts it.
     ///
-    /// The event is encoded once for each codec some matching watcher uses, outside the hub's
-    /// lock; then each watcher's queue gets a clone of the bytes. An event that fails to encode
+    /// The event is encoded once for each codec and profile some matching watcher uses,
+    /// outside the hub's lock; then each watcher's queue gets a clone of the bytes. An event that fails to encode
     /// (a server bug) ends the watches that would have received it, with an `ERROR` event
     /// carrying a 500 `Status`. Returns how many watchers received it.
     pub fn publish(&self, event: WatchEvent<T>) -> usize {
@@ -329,36 +356,31 @@ impl<T: Serialize> WatchHub<T> {
         let _order = shared.publish.lock().unwrap_or_else(|e| e.into_inner());
         shared.published.fetch_add(1, Ordering::Relaxed);
 
-        // 1. Which watchers want it, and in which codecs.
-        let (targets, codecs): (Vec<(u64, usize)>, Vec<Codec>) = {
+        // 1. Which watchers want it, and in which forms.
+        let (targets, forms): (Vec<(u64, usize)>, Vec<Form>) = {
             let state = shared.lock();
             let targets: Vec<(u64, usize)> = state
                 .slots
                 .iter()
                 .filter(|(_, s)| s.end.is_none() && s.filter.as_ref().is_none_or(|f| f(&event)))
-                .map(|(id, s)| (*id, s.codec))
+                .map(|(id, s)| (*id, s.form))
                 .collect();
             (
                 targets,
-                state.codecs.iter().map(|(c, _)| c.clone()).collect(),
+                state.forms.iter().map(|(form, _)| form.clone()).collect(),
             )
         };
         if targets.is_empty() {
             return 0;
         }
 
-        // 2. Encode once per codec in use, without the lock.
-        let mut encoded: Vec<Option<Result<Bytes, Bytes>>> = vec![None; codecs.len()];
+        // 2. Encode once per form in use, without the lock.
+        let mut encoded: Vec<Option<Result<Bytes, Bytes>>> = vec![None; forms.len()];
         for &(_, index) in &targets {
             if encoded[index].is_none() {
                 shared.encoded.fetch_add(1, Ordering::Relaxed);
-                let codec = &codecs[index];
-                encoded[index] = Some(event.to_bytes(codec).map_err(|err| {
-                    tracing::error!(%err, %codec, "watch event failed to encode");
-                    WatchEvent::<()>::Error(Status::internal_error(err))
-                        .to_bytes(codec)
-                        .unwrap_or_default()
-                }));
+                let (codec, profile) = &forms[index];
+                encoded[index] = Some(event.to_bytes_or_error(codec, *profile));
             }
         }
 
@@ -409,11 +431,12 @@ impl<T: Serialize> WatchHub<T> {
 }
 
 /// One subscription to a [`WatchHub`]: a [`Stream`] of encoded events in its codec's stream
-/// form, ready to be written to a response body. Dropping it unsubscribes.
+/// form and its profile, ready to be written to a response body. Dropping it unsubscribes.
 pub struct Watcher<T> {
     shared: Arc<Shared<T>>,
     id: u64,
     codec: Codec,
+    profile: Profile,
 }
 
 impl<T> fmt::Debug for Watcher<T> {
@@ -421,6 +444,7 @@ impl<T> fmt::Debug for Watcher<T> {
         f.debug_struct("Watcher")
             .field("id", &self.id)
             .field("codec", &self.codec)
+            .field("profile", &self.profile)
             .finish_non_exhaustive()
     }
 }
@@ -429,6 +453,11 @@ impl<T> Watcher<T> {
     /// The codec this watcher receives events in.
     pub fn codec(&self) -> &Codec {
         &self.codec
+    }
+
+    /// The profile this watcher's events are written in.
+    pub fn profile(&self) -> Profile {
+        self.profile
     }
 
     /// Encoded bytes queued for this watcher now.
@@ -488,7 +517,7 @@ impl<T> Drop for Watcher<T> {
         if let Some(slot) = state.slots.remove(&self.id) {
             state.queued_bytes -= slot.bytes;
             state.queued_events -= slot.queue.len();
-            state.codecs[slot.codec].1 -= 1;
+            state.forms[slot.form].1 -= 1;
         }
     }
 }
@@ -526,6 +555,25 @@ mod tests {
         drop((even, all));
         assert_eq!(hub.publish(WatchEvent::Added(4)), 0);
         assert_eq!(hub.stats().encoded, 2, "nobody listening: nothing encoded");
+    }
+
+    #[test]
+    fn each_profile_gets_its_own_cbor_and_kubernetes_keeps_its_bytes() {
+        let hub = WatchHub::<u32>::new();
+        let mut standard = hub.subscribe_as(&Codec::Cbor, Profile::Standard).unwrap();
+        let mut standard_too = hub.subscribe_as(&Codec::Cbor, Profile::Standard).unwrap();
+        let mut kubernetes = hub.subscribe(&Codec::Cbor).unwrap();
+        hub.publish(WatchEvent::Added(7));
+        assert_eq!(hub.stats().encoded, 2, "once per profile, not per watcher");
+        let text = Bytes::from_static(b"\xa2\x64type\x65ADDED\x66object\x07");
+        assert_eq!(poll(&mut standard), Poll::Ready(Some(text.clone())));
+        assert_eq!(poll(&mut standard_too), Poll::Ready(Some(text)));
+        let go = WatchEvent::Added(7u32).to_bytes(&Codec::Cbor).unwrap();
+        assert_eq!(
+            &go[..],
+            b"\xd9\xd9\xf7\xa2\x44type\x45ADDED\x46object\xd9\xd9\xf7\x07"
+        );
+        assert_eq!(poll(&mut kubernetes), Poll::Ready(Some(go)));
     }
 
     #[test]

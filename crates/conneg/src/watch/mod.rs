@@ -2,16 +2,26 @@
 //! server ([`WatchResponse`], [`WatchHub`]); the client side, `WatchStream`, is in
 //! `conneg::client` (feature `client`).
 //!
-//! # Wire format (as Kubernetes writes it)
+//! # Wire format
 //!
-//! * **CBOR**: `Content-Type: application/cbor-seq`. Each event is one self-described item,
+//! * **CBOR, [`Profile::Kubernetes`](crate::Profile::Kubernetes)** (as Kubernetes writes it):
+//!   `Content-Type: application/cbor-seq`. Each event is one self-described item,
 //!   `d9d9f7 a2 "type" "ADDED" "object" d9d9f7 {...}`, with no other framing; the object keeps
 //!   its own `d9d9f7` prefix, as Kubernetes embeds it. Kubernetes answers a watch that asks for
 //!   `application/cbor` (what client-go sends) this way. `application/cbor-seq` in `Accept` is
 //!   honoured too on any watch (`?watch=true`) and on a
 //!   [`streaming`](crate::NegotiateLayer::streaming) route — a deliberate improvement:
 //!   Kubernetes answers it with 406.
-//! * **JSON**: `Content-Type: application/json` (Kubernetes' choice, also for a client that
+//! * **CBOR, [`Profile::Standard`](crate::Profile::Standard)**: the same `Content-Type` and
+//!   framing (a CBOR Sequence), each event the plain map `{"type": "ADDED", "object": {...}}`
+//!   with text strings and no tag anywhere, which any CBOR decoder reads item by item
+//!   (Python's `cbor2.CBORDecoder(stream).decode()` in a loop).
+//!   [`WatchResponse::new`] takes the profile from the [`Negotiated`](crate::Negotiated)
+//!   request; [`WatchResponse::with_codec`], [`WatchHub::subscribe`], [`WatchEvent::encode`]
+//!   and [`encode_event`] write the Kubernetes form unless given a profile
+//!   ([`WatchResponse::profile`], [`WatchHub::subscribe_as`], [`WatchEvent::encode_as`],
+//!   [`encode_event_as`]). An `ERROR` event carries a `Status` in both profiles.
+//! * **JSON** (both profiles): `Content-Type: application/json` (Kubernetes' choice, also for a client that
 //!   asked for `application/json;stream=watch`), one compact event per line.
 //!
 //! Each event is written as its own body frame the moment it exists, so hyper flushes it
@@ -71,5 +81,5 @@ pub(crate) mod event;
 mod hub;
 
 pub use body::{WatchBody, WatchResponse, watch_content_type};
-pub use event::{EventType, WatchEvent, encode_event};
+pub use event::{EventType, WatchEvent, encode_event, encode_event_as};
 pub use hub::{HubStats, WatchEnd, WatchHub, WatchLimits, Watcher};

@@ -462,6 +462,8 @@ struct WatchState {
     store: EtcdStore,
     last: Revision,
     done: bool,
+    /// The error that ends the stream once the events before it are delivered.
+    end: Option<StorageError>,
 }
 
 impl Storage for EtcdStore {
@@ -705,6 +707,7 @@ impl EtcdStore {
             store: self.clone(),
             last: after_revision,
             done: false,
+            end: None,
         };
         let items = futures_util::stream::unfold(state, |mut st| async move {
             loop {
@@ -715,7 +718,8 @@ impl EtcdStore {
                     return Some((Ok(item), st));
                 }
                 if st.done {
-                    return None;
+                    let end = st.end.take();
+                    return end.map(|e| (Err(e), st));
                 }
                 let err = match st.stream.message().await {
                     Ok(Some(resp)) => {
@@ -743,6 +747,19 @@ impl EtcdStore {
                         } else {
                             for e in resp.events {
                                 match to_event(e) {
+                                    // A change of an existing key whose previous state etcd no
+                                    // longer has: the event at the compacted revision itself.
+                                    // Without it a watcher cannot tell MODIFIED from ADDED, nor
+                                    // what was deleted: gone, as the revision before it is
+                                    // (Kubernetes fails such a watch too; clients list again).
+                                    Ok(ev) if ev.kind != EventKind::Added && ev.prev.is_none() => {
+                                        st.end = Some(StorageError::Gone {
+                                            requested: st.last,
+                                            compacted: ev.revision(),
+                                        });
+                                        st.done = true;
+                                        break;
+                                    }
                                     Ok(ev) => st.pending.push_back(WatchItem::Event(Arc::new(ev))),
                                     Err(err) => {
                                         tracing::warn!(error = %err, "etcd watch event skipped");
