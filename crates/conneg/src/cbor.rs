@@ -60,23 +60,6 @@ fn encode_with<T: Serialize + ?Sized>(
     options.encode_into(out, value).map_err(|e| e.to_string())
 }
 
-/// [`encode_as`] without the self-described tag: one item nested in a response the caller
-/// frames (a streamed list's items).
-pub(crate) fn encode_nested<T: Serialize + ?Sized>(
-    profile: Profile,
-    out: &mut Vec<u8>,
-    value: &T,
-) -> Result<(), String> {
-    let options = match profile {
-        Profile::Kubernetes => EncodeOptions::fast(),
-        Profile::Standard => EncodeOptions::fast().string_encoding(StringEncoding::Text),
-    };
-    options
-        .self_described(false)
-        .encode_into(out, value)
-        .map_err(|e| e.to_string())
-}
-
 /// Decodes strictly (duplicate keys, bad UTF-8, NaN... are always errors) with `validation`
 /// deciding what unknown fields do.
 pub(crate) fn decode<T: DeserializeOwned>(
