@@ -21,6 +21,10 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 
+/// The allocator sample-apiserver runs on, so the floor is not cheaper by its allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const COLLECTION: &str = "/apis/wardle.example.com/v1beta1/namespaces/default/flunders";
 
 fn usage() -> ! {

@@ -14,6 +14,10 @@ use conneg_apiserver::server::{ServerOptions, Serving};
 use conneg_apiserver::storage::Storage;
 use sample_apiserver::api::GROUP;
 
+/// mimalloc rather than the system allocator: see the workspace's Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Kubernetes-style API server for wardle.example.com.
 #[derive(Debug, Parser)]
 #[command(name = "sample-apiserver", version)]
