@@ -41,6 +41,7 @@ mod swagger;
 pub use serving::Serving;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::FromRef;
@@ -296,19 +297,24 @@ impl AppState {
     /// When custom resource definitions are served (standalone too), it also starts their
     /// controller ([`crate::customresource::controller`]), which serves the established
     /// ones from then on.
+    ///
+    /// A step that storage cannot answer (503 or 504: etcd unreachable, or without quorum)
+    /// is tried again, for up to [`BOOTSTRAP_PATIENCE`], so that a replica started while its
+    /// storage recovers waits for it rather than exits. Every step is safe to repeat.
     pub async fn bootstrap(&self) -> Result<(), Status> {
-        crate::core_v1::lifecycle::bootstrap(&self.ctx.registry).await?;
-        crate::flowcontrol::configuration::bootstrap(&self.ctx.registry).await?;
-        crate::flowcontrol::configuration::follow(
-            self.ctx.registry.clone(),
-            self.flowcontrol.clone(),
-        )
+        let registry = &self.ctx.registry;
+        patiently(|| crate::core_v1::lifecycle::bootstrap(registry)).await?;
+        patiently(|| crate::flowcontrol::configuration::bootstrap(registry)).await?;
+        patiently(|| {
+            crate::flowcontrol::configuration::follow(registry.clone(), self.flowcontrol.clone())
+        })
         .await?;
         let crds = &crate::customresource::definition::CUSTOM_RESOURCE_DEFINITIONS;
         let compiled = self.ctx.endpoints.get();
         if compiled.iter().any(|e| e.resource == crds) {
             for crd in self.definitions.iter() {
-                crate::customresource::definition::install(&self.ctx.registry, crd.clone()).await?;
+                patiently(|| crate::customresource::definition::install(registry, crd.clone()))
+                    .await?;
             }
             let base = compiled
                 .iter()
@@ -331,6 +337,33 @@ impl AppState {
 
     fn codec_list(&self) -> Vec<Codec> {
         self.codecs().as_slice().to_vec()
+    }
+}
+
+/// How long [`AppState::bootstrap`] keeps trying a step that storage cannot answer.
+pub const BOOTSTRAP_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Runs `step` until it succeeds, fails for another reason than unavailable storage (503,
+/// 504), or [`BOOTSTRAP_PATIENCE`] has passed; waits 100 ms after the first failure, doubling
+/// to at most 2 s.
+async fn patiently<F, Fut>(mut step: F) -> Result<(), Status>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), Status>>,
+{
+    let deadline = tokio::time::Instant::now() + BOOTSTRAP_PATIENCE;
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match step().await {
+            Err(s)
+                if matches!(s.code, 503 | 504) && tokio::time::Instant::now() + wait < deadline =>
+            {
+                tracing::warn!(error = %s.message, "bootstrap: storage unavailable; trying again");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -406,4 +439,47 @@ async fn not_found() -> Status {
         StatusReason::NotFound,
         "the server could not find the requested resource",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    /// A step that fails with `first` for its first `failures` calls, then succeeds.
+    async fn run(first: Status, failures: u32) -> (Result<(), Status>, u32) {
+        let calls = AtomicU32::new(0);
+        let result = patiently(|| {
+            let n = calls.fetch_add(1, Ordering::Relaxed);
+            let first = first.clone();
+            async move { if n < failures { Err(first) } else { Ok(()) } }
+        })
+        .await;
+        (result, calls.load(Ordering::Relaxed))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bootstrap_steps_wait_for_storage_and_only_for_storage() {
+        let unavailable = Status::service_unavailable("storage unavailable: etcd");
+        // Storage comes back: the step is tried until it succeeds.
+        let (result, calls) = run(unavailable.clone(), 5).await;
+        assert!(result.is_ok());
+        assert_eq!(calls, 6);
+        // Any other failure is final at once.
+        let (result, calls) = run(Status::bad_request("no"), 5).await;
+        assert_eq!(result.unwrap_err().code, 400);
+        assert_eq!(calls, 1);
+        // Storage never comes back: the step gives up after the patience, with its error.
+        let start = tokio::time::Instant::now();
+        let (result, calls) = run(unavailable, u32::MAX).await;
+        assert_eq!(result.unwrap_err().code, 503);
+        assert!(
+            start.elapsed() <= BOOTSTRAP_PATIENCE,
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(start.elapsed() >= BOOTSTRAP_PATIENCE - Duration::from_secs(2));
+        assert!(calls > 10 && calls < 60, "{calls}");
+    }
 }
