@@ -2,7 +2,8 @@
 //! which request starts next is then a matter of order, not of timing. One user's flood
 //! does not starve another's requests; past a full queue (or the wait limit) the answer is
 //! 429 with `Retry-After`; the health paths are never refused; the configuration served as
-//! `flowcontrol.apiserver.k8s.io/v1` is put in force when it changes.
+//! `flowcontrol.apiserver.k8s.io/v1` is put in force when it changes; with priority and fairness
+//! off, the plain in-flight limits refuse at once.
 
 mod support;
 
@@ -426,4 +427,84 @@ async fn the_served_configuration_is_followed() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("the new flow schema was never put in force");
+}
+
+/// `method path` as carol, in a task, like [`send`].
+fn send_method(
+    app: &Router,
+    method: http::Method,
+    path: &str,
+) -> tokio::task::JoinHandle<(StatusCode, http::HeaderMap)> {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .body(Body::empty())
+        .unwrap();
+    req.extensions_mut().insert(user("carol"));
+    let app = app.clone();
+    tokio::spawn(async move {
+        let resp = app.oneshot(req).await.unwrap();
+        (resp.status(), resp.headers().clone())
+    })
+}
+
+#[tokio::test]
+async fn with_priority_and_fairness_off_the_plain_limits_refuse_at_once() {
+    use conneg_apiserver::flowcontrol::{MaxInFlight, max_in_flight};
+    use http::Method;
+    let (started, mut started_rx) = mpsc::unbounded_channel();
+    let release = Arc::new(Semaphore::new(0));
+    let gate = Gate {
+        started,
+        release: release.clone(),
+    };
+    // Two reads and one write at once (`--max-requests-inflight=2`,
+    // `--max-mutating-requests-inflight=1`).
+    let app = Router::new()
+        .route(THINGS, get(held).post(held))
+        .route("/healthz", get(ok))
+        .with_state(gate)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(MaxInFlight::new(2, 1)),
+            max_in_flight::layer,
+        ));
+    let reads = [
+        send_method(&app, Method::GET, THINGS),
+        send_method(&app, Method::GET, THINGS),
+    ];
+    let write = send_method(&app, Method::POST, THINGS);
+    for _ in 0..3 {
+        started_rx.recv().await.unwrap();
+    }
+    // A third read and a second write are refused at once, not queued.
+    for method in [Method::GET, Method::POST] {
+        let refused = tokio::time::timeout(
+            Duration::from_secs(10),
+            send_method(&app, method.clone(), THINGS),
+        );
+        let (code, headers) = refused.await.expect("answered at once, not held").unwrap();
+        assert_eq!(code, StatusCode::TOO_MANY_REQUESTS, "{method}");
+        assert_eq!(headers["retry-after"], "1", "{method}");
+    }
+    // The health paths are not counted.
+    let (code, _) = send_method(&app, Method::GET, "/healthz").await.unwrap();
+    assert_eq!(code, StatusCode::OK);
+    // Once they finish, their places are free again.
+    release.add_permits(3);
+    for r in reads {
+        assert_eq!(r.await.unwrap().0, StatusCode::OK);
+    }
+    assert_eq!(write.await.unwrap().0, StatusCode::OK);
+    let next = [
+        send_method(&app, Method::GET, THINGS),
+        send_method(&app, Method::GET, THINGS),
+        send_method(&app, Method::POST, THINGS),
+    ];
+    for _ in 0..3 {
+        started_rx.recv().await.unwrap();
+    }
+    release.add_permits(3);
+    for r in next {
+        assert_eq!(r.await.unwrap().0, StatusCode::OK);
+    }
 }
