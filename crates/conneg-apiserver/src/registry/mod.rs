@@ -299,9 +299,10 @@ impl Registry {
 
     /// Removes `old`, stored at revision `expected`, from storage; the answer is `old` with
     /// the deletion's revision as its resourceVersion (what watchers see in the DELETED
-    /// event). `Ok(None)` when the stored object changed meanwhile; the caller decides (409
-    /// or retry). An object already gone counts as removed: racing removers all succeed, as
-    /// in Kubernetes.
+    /// event). `Ok(None)` when the stored object changed or went away meanwhile; the caller
+    /// decides (409, or read again: a DELETE that finds the object gone answers 404, so of
+    /// two racing DELETEs one succeeds and the other is told the object was not there, as
+    /// Kubernetes answers).
     pub async fn remove<K: Object>(
         &self,
         res: &'static ResourceInfo,
@@ -318,8 +319,7 @@ impl Registry {
                 old.meta_mut().resource_version = r.revision.to_string();
                 Ok(Some(old))
             }
-            Err(StorageError::NotFound { .. }) => Ok(Some(old)),
-            Err(StorageError::Conflict { .. }) => Ok(None),
+            Err(StorageError::NotFound { .. } | StorageError::Conflict { .. }) => Ok(None),
             Err(e) => Err(Error::storage(e, res, &old.meta().name)),
         }
     }
