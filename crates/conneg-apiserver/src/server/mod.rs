@@ -299,7 +299,7 @@ impl AppState {
     /// ones from then on.
     ///
     /// A step that storage cannot answer (503 or 504: etcd unreachable, or without quorum)
-    /// is tried again, for up to [`BOOTSTRAP_PATIENCE`], so that a replica started while its
+    /// is tried again, for up to 60 s, so that a replica started while its
     /// storage recovers waits for it rather than exits. Every step is safe to repeat.
     pub async fn bootstrap(&self) -> Result<(), Status> {
         let registry = &self.ctx.registry;
@@ -341,7 +341,7 @@ impl AppState {
 }
 
 /// How long [`AppState::bootstrap`] keeps trying a step that storage cannot answer.
-pub const BOOTSTRAP_PATIENCE: Duration = Duration::from_secs(60);
+const BOOTSTRAP_PATIENCE: Duration = Duration::from_secs(60);
 
 /// Runs `step` until it succeeds, fails for another reason than unavailable storage (503,
 /// 504), or [`BOOTSTRAP_PATIENCE`] has passed; waits 100 ms after the first failure, doubling
