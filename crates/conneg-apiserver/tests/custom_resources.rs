@@ -13,7 +13,7 @@ use conneg_apiserver::storage::codec::{StorageCodec, StorageMediaType};
 use conneg_apiserver::storage::{OpenedStorage, Storage};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
-use support::{call, memory_storage};
+use support::{call, call_accepting, memory_storage};
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
@@ -456,6 +456,50 @@ async fn a_stricter_schema_keeps_serving_stored_objects_and_ratchets_updates() {
     )
     .await;
     assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// Responses are kept encoded per object and served version: a changed definition (a new
+/// default, applied on read) must change what unchanged stored objects are served as, in a
+/// GET and in a LIST, in JSON and in CBOR.
+#[tokio::test]
+async fn a_changed_schema_changes_how_unchanged_objects_are_served() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let obj = crontab("a", json!({"image": "x", "replicas": 2}));
+    let (code, e) = call(&app, Method::POST, CRONTABS, JSON, obj).await;
+    assert_eq!(code, StatusCode::CREATED, "{e}");
+    let one = format!("{CRONTABS}/a");
+    let tiers = async |app: &axum::Router| {
+        let mut seen = Vec::new();
+        for accept in [JSON, "application/cbor"] {
+            for (uri, at) in [
+                (one.as_str(), "/spec/tier"),
+                (CRONTABS, "/items/0/spec/tier"),
+            ] {
+                let (_, got) =
+                    call_accepting(app, Method::GET, uri, JSON, accept, Value::Null).await;
+                seen.push(got.pointer(at).cloned().unwrap_or(Value::Null));
+            }
+        }
+        seen
+    };
+    // Read (and kept) in both formats before the change.
+    assert_eq!(tiers(&app).await, vec![Value::Null; 4]);
+    let uri = format!("{CRDS}/crontabs.stable.example.com");
+    let (_, mut crd) = call(&app, Method::GET, &uri, JSON, Value::Null).await;
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tier"] =
+        json!({"type": "string", "default": "gold"});
+    let (code, e) = call(&app, Method::PUT, &uri, JSON, crd).await;
+    assert_eq!(code, StatusCode::OK, "{e}");
+    for _ in 0..100 {
+        if tiers(&app).await == vec![json!("gold"); 4] {
+            let (_, got) = call(&app, Method::GET, &one, JSON, Value::Null).await;
+            assert_eq!(got["spec"]["replicas"], 2, "{got}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the new default never showed: {:?}", tiers(&app).await);
 }
 
 /// KEP-4222's mixed storage: objects written as CBOR and as JSON into one store are all

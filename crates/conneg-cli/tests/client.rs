@@ -34,6 +34,7 @@ fn start(cbor: bool) -> TestServer {
     start_with(ServerOptions {
         cbor,
         standalone: false,
+        ..Default::default()
     })
 }
 

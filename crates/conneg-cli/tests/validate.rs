@@ -44,6 +44,7 @@ fn start() -> TestServer {
         let options = ServerOptions {
             cbor: true,
             standalone: false,
+            ..Default::default()
         };
         let app = router(sample_apiserver::server().build(opened, options));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -183,7 +183,7 @@ pub use field_validation::{FieldValidation, warning_header_value};
 pub use headers::{Conversion, MediaTypeParams};
 pub use list::{DEFAULT_FRAME_SIZE, ListBody, ListEnvelope, StreamingList};
 pub use negotiate::{
-    ACCEPT_PATCH, DEFAULT_BODY_LIMIT, NegotiateLayer, Negotiated, Negotiator, Rejection,
+    ACCEPT_PATCH, DEFAULT_BODY_LIMIT, Encoding, NegotiateLayer, Negotiated, Negotiator, Rejection,
     RequestFormat, append_warnings, decode_body, encode_response, read_body,
 };
 pub use patch::{Patch, PatchType};

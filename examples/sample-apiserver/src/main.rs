@@ -33,6 +33,10 @@ struct Cli {
     /// kube-apiserver's aggregator, which serves namespaces itself.
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
     standalone: bool,
+    /// The bytes objects' encoded responses may take in memory, kept so that a GET or LIST
+    /// sends an unchanged object without decoding and encoding it again; 0 keeps none.
+    #[arg(long, default_value_t = conneg_apiserver::endpoints::DEFAULT_ENCODED_CACHE)]
+    encoded_cache_bytes: u64,
     #[command(flatten)]
     storage: StorageArgs,
     #[command(flatten)]
@@ -134,6 +138,7 @@ async fn main() -> std::process::ExitCode {
         ServerOptions {
             cbor: !cli.no_cbor,
             standalone: cli.standalone,
+            encoded_cache: cli.encoded_cache_bytes,
         },
     );
     let auth = match cli.auth.build(state.codecs(), state.metrics.clone()) {

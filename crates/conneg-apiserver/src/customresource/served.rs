@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::intern;
-use super::version::{CustomVersion, PrinterColumn};
+use super::version::{CustomVersion, PrinterColumn, next_forms};
 use super::{CustomResource, definition};
 use crate::apiextensions::jsonpath::JsonPath;
 use crate::apiextensions::schema::Structural;
@@ -145,6 +145,7 @@ pub(super) fn endpoints(
             scale,
             warning: v.deprecated.then(|| deprecation(crd, v, &served)),
             terminating: crd.metadata.deletion_timestamp.is_some(),
+            forms: next_forms(),
         };
         let published = schema_of(v).cloned().unwrap_or_default();
         let publish = move |d: &mut Definitions<'_>| publish(d, resource, &published);

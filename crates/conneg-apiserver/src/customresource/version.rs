@@ -87,6 +87,15 @@ pub struct CustomVersion {
     pub warning: Option<String>,
     /// Whether the definition is being deleted (creates are refused).
     pub terminating: bool,
+    /// This version's generation among every version served in this process
+    /// ([`Served::forms`]): objects' encoded responses made under other facts are not reused.
+    pub(crate) forms: u64,
+}
+
+/// A generation no [`CustomVersion`] of this process had ([`CustomVersion::forms`]).
+pub(super) fn next_forms() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The facts of one served custom resource version.
@@ -122,6 +131,9 @@ impl Served for CustomResource {
     }
     /// To this version, pruned to its schema and defaulted (Kubernetes' read path: defaults
     /// show before they are stored).
+    fn forms(f: &Facts) -> u64 {
+        f.forms
+    }
     fn from_kind(mut k: CustomResource, f: &Facts) -> Self {
         k.set_type_meta(f.version.api_version(), f.resource.kind);
         coerce(&mut k, f.schema.as_ref());

@@ -77,6 +77,14 @@ pub trait Served:
     /// An object of this kind as JSON in the version `from`, converted to `to` (what
     /// server-side apply compares managers' fields in).
     fn convert(obj: &Value, from: &str, to: &str) -> Option<Value>;
+    /// Tells apart the facts of this type that serve one stored object differently (each
+    /// served version of a custom resource, each time its definition changes): objects'
+    /// encoded responses are kept per type and this. The same for every fact of a compiled
+    /// type.
+    fn forms(f: &Self::Facts) -> u64 {
+        let _ = f;
+        0
+    }
 }
 
 impl<T> Served for T

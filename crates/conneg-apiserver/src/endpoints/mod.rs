@@ -24,6 +24,7 @@ mod body;
 mod call;
 mod create;
 mod delete;
+mod encoded;
 mod endpoint;
 mod field_manager;
 mod list_body;
@@ -54,6 +55,8 @@ use crate::live::Live;
 use crate::registry::Registry;
 use crate::resource::Catalog;
 use call::Call;
+pub use encoded::DEFAULT_CAPACITY as DEFAULT_ENCODED_CACHE;
+pub(crate) use encoded::EncodedForms;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
 pub use scale::ScalePaths;
@@ -81,6 +84,8 @@ pub struct Context {
     pub(crate) admission: Arc<[Arc<dyn admission::Plugin>]>,
     /// The declarative validation of each served kind.
     pub(crate) validators: Arc<Validators>,
+    /// Objects' encoded responses, kept for the next GET or LIST that sends them.
+    pub(crate) encoded: Arc<encoded::EncodedForms>,
 }
 
 /// The catalog of what `endpoints` serve: group versions in the order they first appear

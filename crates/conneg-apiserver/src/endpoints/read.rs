@@ -1,9 +1,11 @@
 //! GET of one object and of a collection (list), in the version of the URL, or as a Table
 //! or metadata only.
 
+use axum::response::IntoResponse;
 use conneg::{Negotiated, Status};
 use http::StatusCode;
 
+use super::encoded::served_by;
 use super::{
     Context, HResult, Params, Served, Target, list_body, list_options, respond, transform,
 };
@@ -19,19 +21,21 @@ pub(super) async fn get<T: Served>(
     n: &Negotiated,
     f: &T::Facts,
 ) -> HResult {
-    let (k, _) = st
+    let kv = st
         .registry
-        .get::<T::K>(t.resource, &t.key(&st.registry), t.name())
+        .get_stored(t.resource, &t.key(&st.registry), t.name())
         .await?
         .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+    let decode = || st.registry.decode::<T::K>(t.resource, &kv);
     if let Some(conv) = n.conversion() {
-        return Ok(respond(
-            n,
-            StatusCode::OK,
-            &transform::object::<T>(conv, q, t, k, f)?,
-        ));
+        let shaped = transform::object::<T>(conv, q, t, decode()?, f)?;
+        return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    Ok(respond(n, StatusCode::OK, &T::from_kind(k, f)))
+    let make = || Ok::<_, Status>(T::from_kind(decode()?, f));
+    match st.encoded.document(n, &kv, served_by::<T>(f), make) {
+        Some(body) => Ok(n.encoded_response(StatusCode::OK, body?).into_response()),
+        None => Ok(respond(n, StatusCode::OK, &make()?)),
+    }
 }
 
 /// The revision a list (or the initial state of a watch) is read at, per `resourceVersion`
@@ -100,16 +104,19 @@ pub(super) async fn list<T: Served>(
         let items = items.into_iter().map(|k| T::from_kind(k, f)).collect();
         return Ok(respond(n, StatusCode::OK, &T::list(page.meta, items, f)));
     };
-    // Each stored object is decoded, converted and encoded as the body reaches it.
+    // Each stored object is sent as the body reaches it: its kept encoded form, or decoded,
+    // converted and encoded (and kept for the next response).
     let (registry, res, facts, n2) = (st.registry.clone(), t.resource, f.clone(), n.clone());
+    let (encoded, served) = (st.encoded.clone(), served_by::<T>(f));
     let mut stored = page.items.into_iter();
     let items: list_body::Items = Box::new(move |out| {
         let kv = stored.next()?;
-        Some((|| {
-            let k: T::K = registry.decode(res, &kv)?;
-            n2.encode_item(&T::from_kind(k, &facts), out)?;
-            Ok(())
-        })())
+        let make =
+            || Ok::<_, list_body::ItemError>(T::from_kind(registry.decode(res, &kv)?, &facts));
+        Some(match encoded.document(&n2, &kv, served, make) {
+            Some(document) => document.map(|d| out.extend_from_slice(n2.nested(&d))),
+            None => make().and_then(|item| Ok(n2.encode_item(&item, out)?)),
+        })
     });
     envelope.respond(n, items)
 }

@@ -113,15 +113,23 @@ impl Registry {
         key: &str,
         name: &str,
     ) -> Result<Option<(K, i64)>, Error> {
-        let Some(kv) = self
-            .store
-            .get(key)
-            .await
-            .map_err(|e| Error::storage(e, res, name))?
-        else {
+        let Some(kv) = self.get_stored(res, key, name).await? else {
             return Ok(None);
         };
         Ok(Some((self.decode(res, &kv)?, kv.mod_revision)))
+    }
+
+    /// [`get`](Self::get) as stored: the bytes, to [`decode`](Self::decode) when needed.
+    pub async fn get_stored(
+        &self,
+        res: &'static ResourceInfo,
+        key: &str,
+        name: &str,
+    ) -> Result<Option<KeyValue>, Error> {
+        self.store
+            .get(key)
+            .await
+            .map_err(|e| Error::storage(e, res, name))
     }
 
     /// Every object of `res` (in `namespace`, or everywhere), at the current revision: what

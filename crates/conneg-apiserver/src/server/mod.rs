@@ -55,7 +55,7 @@ use crate::core_v1::Namespace;
 use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
 use crate::endpoints::admission::Plugin;
-use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
+use crate::endpoints::{Context, EncodedForms, Endpoint, Served, catalog_of, watch};
 use crate::flowcontrol::Dispatcher;
 use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
 use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
@@ -98,6 +98,10 @@ pub struct ServerOptions {
     /// behind an aggregator (`--standalone=false` turns it off). Call
     /// [`AppState::bootstrap`] once before serving, to create the system namespaces.
     pub standalone: bool,
+    /// The bytes objects' encoded responses may take, kept so that a GET or LIST sends an
+    /// unchanged object without decoding and encoding it again (`0`: none kept;
+    /// [`DEFAULT_ENCODED_CACHE`](crate::endpoints::DEFAULT_ENCODED_CACHE) by default).
+    pub encoded_cache: u64,
 }
 
 impl Default for ServerOptions {
@@ -105,6 +109,7 @@ impl Default for ServerOptions {
         Self {
             cbor: true,
             standalone: true,
+            encoded_cache: crate::endpoints::DEFAULT_ENCODED_CACHE,
         }
     }
 }
@@ -273,6 +278,7 @@ impl ServerBuilder {
                 endpoints: Live::new(endpoints),
                 admission: admission.into(),
                 validators: Arc::new(validators),
+                encoded: Arc::new(EncodedForms::new(options.encoded_cache)),
             },
             metrics: Arc::new(metrics::Metrics::default()),
             openapi: Arc::new(Documents::new(self.openapi)),

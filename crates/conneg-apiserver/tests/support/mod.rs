@@ -27,11 +27,23 @@ pub(crate) async fn call(
     content_type: &str,
     body: Value,
 ) -> (StatusCode, Value) {
+    call_accepting(app, method, uri, content_type, "application/json", body).await
+}
+
+/// [`call`] answered in `accept`: JSON or CBOR, decoded (null when it is neither).
+pub(crate) async fn call_accepting(
+    app: &axum::Router,
+    method: Method,
+    uri: &str,
+    content_type: &str,
+    accept: &str,
+    body: Value,
+) -> (StatusCode, Value) {
     let req = http::Request::builder()
         .method(method)
         .uri(uri)
         .header("content-type", content_type)
-        .header("accept", "application/json")
+        .header("accept", accept)
         .body(if body.is_null() {
             Body::empty()
         } else {
@@ -40,8 +52,16 @@ pub(crate) async fn call(
         .unwrap();
     let resp = app.clone().oneshot(req).await.unwrap();
     let code = resp.status();
+    let cbor = resp
+        .headers()
+        .get("content-type")
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/cbor"));
     let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
         .await
         .unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    let value = match cbor {
+        true => conneg_cbor::value_from_slice(&bytes).ok(),
+        false => serde_json::from_slice(&bytes).ok(),
+    };
+    (code, value.unwrap_or(Value::Null))
 }

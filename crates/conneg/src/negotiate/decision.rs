@@ -62,6 +62,20 @@ impl std::fmt::Display for RequestFormat {
 #[derive(Clone, Debug, Default)]
 struct WarningSink(Arc<Mutex<Vec<String>>>);
 
+/// What a response's bytes depend on apart from the value encoded: the codec and the
+/// profile ([`Negotiated::encoding`]). Equal encodings write equal bytes for equal values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Encoding {
+    codec: EncodingCodec,
+    profile: Profile,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum EncodingCodec {
+    Json,
+    Cbor,
+}
+
 /// The negotiated formats of one request.
 #[derive(Clone, Debug)]
 pub struct Negotiated {
@@ -230,16 +244,87 @@ impl Negotiated {
         value: &T,
     ) -> Response<Full<Bytes>> {
         match self.encode(value) {
-            Ok(body) => {
-                let mut response = Response::new(Full::new(body));
-                *response.status_mut() = status;
-                response
-                    .headers_mut()
-                    .insert(CONTENT_TYPE, self.content_type());
-                response
-            }
+            Ok(body) => self.encoded_response(status, body),
             Err(err) => self.error_response(&Status::from(err)),
         }
+    }
+
+    /// What [`encode`](Self::encode) writes, apart from the value: two decisions with equal
+    /// encodings write the same bytes for the same value, so a server may keep a value's
+    /// encoded bytes under its encoding and answer later requests with them
+    /// ([`encoded_response`](Self::encoded_response), [`nested`](Self::nested)). `None` when
+    /// the bytes cannot be reused that way: pretty JSON, or a custom codec (which conneg
+    /// cannot compare with another).
+    ///
+    /// ```
+    /// use conneg::{Negotiator, Profile};
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let decide = |accept: &'static str| {
+    ///     let mut headers = HeaderMap::new();
+    ///     headers.insert("accept", accept.parse().unwrap());
+    ///     Negotiator::new()
+    ///         .profile(Profile::Kubernetes)
+    ///         .negotiate(&Method::GET, &Uri::from_static("/x"), &headers, false)
+    ///         .unwrap()
+    /// };
+    /// let (json, cbor) = (decide("application/json"), decide("application/cbor"));
+    /// assert_eq!(json.encoding(), decide("application/json").encoding());
+    /// assert_ne!(json.encoding(), cbor.encoding());
+    /// assert_eq!(decide("application/json;pretty=1").encoding(), None);
+    /// ```
+    pub fn encoding(&self) -> Option<Encoding> {
+        let codec = match self.response {
+            _ if self.is_pretty() => return None,
+            Codec::Json => EncodingCodec::Json,
+            Codec::Cbor => EncodingCodec::Cbor,
+            Codec::Custom(_) => return None,
+        };
+        Some(Encoding {
+            codec,
+            profile: self.errors.profile,
+        })
+    }
+
+    /// The bytes [`encode_item`](Self::encode_item) writes for a value, within `document`,
+    /// the bytes [`encode`](Self::encode) wrote for it: the document without CBOR's
+    /// self-described tag. (For a custom codec, the document itself.)
+    ///
+    /// ```
+    /// use conneg::{Negotiator, Profile};
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert("accept", "application/cbor".parse().unwrap());
+    /// let n = Negotiator::new()
+    ///     .profile(Profile::Kubernetes)
+    ///     .negotiate(&Method::GET, &Uri::from_static("/x"), &headers, false)
+    ///     .unwrap();
+    /// let document = n.encode(&[1u8]).unwrap();
+    /// let mut item = Vec::new();
+    /// n.encode_item(&[1u8], &mut item).unwrap();
+    /// assert_eq!(n.nested(&document), &item[..]);
+    /// ```
+    pub fn nested<'a>(&self, document: &'a [u8]) -> &'a [u8] {
+        match self.response {
+            Codec::Cbor => document
+                .strip_prefix(&conneg_cbor::SELF_DESCRIBED_PREFIX[..])
+                .unwrap_or(document),
+            _ => document,
+        }
+    }
+
+    /// A response with `status`, `Content-Type` and `body`, bytes [`encode`](Self::encode)
+    /// wrote for this decision's [`encoding`](Self::encoding) (kept from an earlier request,
+    /// say): what [`response`](Self::response) answers for the same value, without encoding
+    /// it again.
+    pub fn encoded_response(&self, status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
+        let mut response = Response::new(Full::new(body));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, self.content_type());
+        response
     }
 
     /// Refuses the request with `status`, in the route's error format (a problem, a `Status`,

@@ -63,7 +63,7 @@ mod service;
 
 pub use body::NegotiateBody;
 pub use decision::{
-    Negotiated, RequestFormat, append_warnings, decode_body, encode_response, read_body,
+    Encoding, Negotiated, RequestFormat, append_warnings, decode_body, encode_response, read_body,
 };
 #[cfg_attr(not(feature = "axum"), allow(unused_imports))]
 pub(crate) use future::Deferred;
