@@ -8,7 +8,7 @@ perf example side by side: load-independent figures for a machine too busy for w
         --bin after=target/release/examples/perf dec-k8scr-value-direct dec-k8scr-value-json
 
 Each workload runs under callgrind twice per build, with PERF_ITERS=0 (the set-up alone) and with
-PERF_ITERS=ITERS (default 200; 2 for the 1 MiB list, `k8slist`), collecting only the perf
+PERF_ITERS=ITERS (default 200; 2 for the 1 MiB list and the stress corpus), collecting only the perf
 example's closures (`--toggle-collect`, as docs/benchmarks.md says); the difference over ITERS is
 one decode and the drop of its result, glibc's malloc included. With two builds or more, each
 column after the first also shows its ratio to the first (< 1: fewer instructions)."""
@@ -48,7 +48,7 @@ def human(n):
 print("| workload | " + " | ".join(label for label, _ in bins) + " |")
 print("|---|" + "---:|" * len(bins))
 for w in args.workloads:
-    iters = 2 if "k8slist" in w else args.iters
+    iters = 2 if "k8slist" in w or "stress" in w else args.iters
     cells, first = [], None
     for _, path in bins:
         n = (collected(path, w, iters) - collected(path, w, 0)) / iters
