@@ -46,4 +46,5 @@ for m in modes:
     base = statistics.median(per[(args.workloads[0], m)])
     for w in args.workloads:
         med = statistics.median(per[(w, m)])
-        print(f"{m:5} {w:32} {med * 1e3:8.2f} ms per decode  x{med / base:.2f} of {args.workloads[0]}")
+        t = f"{med * 1e3:8.2f} ms" if med >= 1e-3 else f"{med * 1e6:8.2f} µs"
+        print(f"{m:5} {w:32} {t} per decode  x{med / base:.2f} of {args.workloads[0]}")

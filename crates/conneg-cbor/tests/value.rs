@@ -231,3 +231,53 @@ fn duplicate_keys_of_every_form_are_refused() {
         same_outcome(&b, DecodeOptions::default()).unwrap();
     }
 }
+
+#[test]
+fn scalars_at_every_edge_decode_as_from_slice_does() {
+    // value_from_slice makes untagged integers, floats, booleans and null itself: the same
+    // `Value`s (and errors) as serde_json's visitor, in maps and arrays as at the root.
+    for hex in [
+        "00",
+        "17",
+        "18 18",
+        "1b 7fffffffffffffff",
+        "1b 8000000000000000", // i64::MAX, overflow
+        "20",
+        "37",
+        "38 18",
+        "3b 7fffffffffffffff",
+        "3b 8000000000000000", // i64::MIN, overflow
+        "18 05",
+        "19 0001", // not the shortest form
+        "f4",
+        "f5",
+        "f6",
+        "f7",
+        "f0",
+        "f8 20",
+        "f8 10", // undefined and simple values
+        "f9 0000",
+        "f9 8000",
+        "f9 0001",
+        "f9 7bff",
+        "f9 7c00",
+        "f9 7e00", // halves: ±0, ∞, NaN
+        "fa 00000001",
+        "fa 7f800000",
+        "fb 3ff199999999999a",
+        "fb 7ff8000000000000",
+        "fb 8000000000000000",
+        "1b",
+        "fb 3ff1", // truncated
+    ] {
+        let s = unhex(hex);
+        for b in [
+            s.clone(),
+            [&[0xa1, 0x61, b'k'][..], &s].concat(),
+            [&[0x83, 0x01][..], &s, &[0xf6]].concat(),
+            [&[0xd9, 0xd9, 0xf7, 0x81][..], &s].concat(),
+        ] {
+            same_outcome(&b, DecodeOptions::default()).unwrap();
+        }
+    }
+}

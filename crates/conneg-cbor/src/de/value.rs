@@ -5,9 +5,10 @@
 //! one by one, and the deserializer keeps a path segment per item for error messages. Here the
 //! deserializer builds the arrays and maps itself, with the same profile checks (it calls the
 //! same head, string and limit code; a duplicate key is found by the map being built, where the
-//! serde path needs the key tracker), arrays sized from their declared lengths; scalars
-//! and every rarer shape go through serde_json's own visitor, so they come out exactly as they do
-//! with `from_slice`.
+//! serde path needs the key tracker), arrays sized from their declared lengths, and integers,
+//! floats, booleans and `null` with no tag in front made here as serde_json's visitor makes them;
+//! every rarer shape (tagged scalars, long or chunked strings, byte strings) goes through
+//! serde_json's own visitor, so it comes out exactly as it does with `from_slice`.
 //!
 //! Errors take the other way: when anything fails here, the input is decoded again through
 //! serde, which produces the error with its path and offset. So the result, value or error, is
@@ -16,7 +17,10 @@
 
 use super::Deserializer;
 use crate::error::{Error, Result};
-use crate::head::{BREAK, Head, MAJOR_ARRAY, MAJOR_MAP, MAJOR_TAG};
+use crate::head::{
+    BREAK, Head, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_MAP, MAJOR_NEGATIVE, MAJOR_TAG, MAJOR_TEXT,
+    MAJOR_UNSIGNED, check_float, check_int, float_value,
+};
 use crate::keys::KeyRef;
 use crate::scan;
 use serde::Deserialize;
@@ -79,8 +83,37 @@ impl<'de> Deserializer<'de> {
                 self.enc = enc;
                 r
             }
-            _ => Value::deserialize(&mut *self),
+            // Strings that `short_str` did not take.
+            MAJOR_BYTES | MAJOR_TEXT => Value::deserialize(&mut *self),
+            _ => self.scalar(),
         }
+    }
+
+    /// An integer, `false`, `true`, `null` or a float (no tag in front), made as serde_json's
+    /// visitor makes it from what `deserialize_any` gives it, with the same profile checks;
+    /// any other simple value goes to serde, for its error.
+    #[inline]
+    fn scalar(&mut self) -> Result<Value> {
+        let at = self.pos;
+        let (h, start, _) = self.next_head()?;
+        Ok(match (h.major, h.info) {
+            (MAJOR_UNSIGNED, _) => {
+                check_int(&h, start)?;
+                Value::from(h.arg)
+            }
+            (MAJOR_NEGATIVE, _) => {
+                check_int(&h, start)?;
+                Value::from(-1 - h.arg as i64)
+            }
+            (_, 20) => Value::Bool(false),
+            (_, 21) => Value::Bool(true),
+            (_, 22) => Value::Null,
+            (_, 25..=27) => Value::from(check_float(float_value(&h), start)?),
+            _ => {
+                self.pos = at;
+                return Value::deserialize(&mut *self);
+            }
+        })
     }
 
     /// An array or a map whose head was just read.
