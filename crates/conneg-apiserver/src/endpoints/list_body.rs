@@ -19,6 +19,7 @@
 //!   closes without the last chunk; HTTP/2: the stream is reset), as Kubernetes truncates it;
 //!   a client never sees a complete-looking list. The failure is logged.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -38,8 +39,10 @@ pub(super) const FRAME_SIZE: usize = 64 * 1024;
 pub(super) type ItemError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The source of a list's items: each call appends the next item's encoding to the buffer
-/// (with [`Negotiated::encode_item`]); `None` when there are no more.
-pub(super) type Items = Box<dyn FnMut(&mut Vec<u8>) -> Option<Result<(), ItemError>> + Send>;
+/// (with [`Negotiated::encode_item`]), or returns it when it is encoded already (kept bytes,
+/// sent as they are without a copy); `None` when there are no more.
+pub(super) type Items =
+    Box<dyn FnMut(&mut Vec<u8>) -> Option<Result<Option<Bytes>, ItemError>> + Send>;
 
 /// A list to stream: the envelope around its items ([`ListEnvelope`]), and how many there are.
 #[derive(Debug)]
@@ -64,6 +67,8 @@ impl Envelope {
         let (separator, tail, count) = (self.0.separator(), self.0.tail(), self.1);
         let mut body = ListBody {
             buf: self.0.into_head(),
+            ready: VecDeque::new(),
+            ready_len: 0,
             items: Some(items),
             separator,
             tail,
@@ -73,6 +78,8 @@ impl Envelope {
         };
         body.fill()
             .map_err(|e| Status::internal_error(e.to_string()))?;
+        body.push_buf();
+        body.yield_first = body.items.is_some();
         let mut response = Response::new(Body::new(body));
         response
             .headers_mut()
@@ -84,7 +91,10 @@ impl Envelope {
 
 /// The body of a streamed list (see the module).
 struct ListBody {
-    /// Encoded bytes not yet sent.
+    /// Frames to send before `buf`, and their length: encoded bytes, and items' kept bytes.
+    ready: VecDeque<Bytes>,
+    ready_len: usize,
+    /// Encoded bytes not yet sent, after `ready`.
     buf: Vec<u8>,
     /// `None` once every item is written (the tail then follows them in `buf`).
     items: Option<Items>,
@@ -100,7 +110,7 @@ struct ListBody {
 impl ListBody {
     /// Encodes items until a frame's worth is buffered or the list ends.
     fn fill(&mut self) -> Result<(), ItemError> {
-        while self.buf.len() < FRAME_SIZE {
+        while self.ready_len + self.buf.len() < FRAME_SIZE {
             let Some(items) = self.items.as_mut() else {
                 break;
             };
@@ -109,7 +119,13 @@ impl ListBody {
                 self.buf.extend_from_slice(self.separator);
             }
             match items(&mut self.buf) {
-                Some(Ok(())) => self.written += 1,
+                Some(Ok(None)) => self.written += 1,
+                Some(Ok(Some(kept))) => {
+                    self.written += 1;
+                    self.push_buf();
+                    self.ready_len += kept.len();
+                    self.ready.push_back(kept);
+                }
                 Some(Err(e)) => return Err(e),
                 None => {
                     self.buf.truncate(mark);
@@ -128,10 +144,22 @@ impl ListBody {
         Ok(())
     }
 
+    /// Moves the encoded bytes into `ready`, behind the frames there.
+    fn push_buf(&mut self) {
+        if !self.buf.is_empty() {
+            let capacity = if self.items.is_some() { FRAME_SIZE } else { 0 };
+            let buf = std::mem::replace(&mut self.buf, Vec::with_capacity(capacity));
+            self.ready_len += buf.len();
+            self.ready.push_back(Bytes::from(buf));
+        }
+    }
+
     fn fail(&mut self, e: &ItemError) {
         tracing::error!(error = %e, "a streamed list failed; its response is truncated");
         self.items = None;
         self.buf = Vec::new();
+        self.ready.clear();
+        self.ready_len = 0;
     }
 }
 
@@ -144,35 +172,33 @@ impl http_body::Body for ListBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, ItemError>>> {
         let this = &mut *self;
-        if std::mem::take(&mut this.yield_first) {
-            // Let the other tasks of this worker run before the next frame is encoded.
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
+        if this.ready.is_empty() {
+            if std::mem::take(&mut this.yield_first) {
+                // Let the other tasks of this worker run before the next frames are encoded.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if let Err(e) = this.fill() {
+                this.fail(&e);
+                return Poll::Ready(Some(Err(e)));
+            }
+            this.push_buf();
+            this.yield_first = this.items.is_some();
         }
-        if let Err(e) = this.fill() {
-            this.fail(&e);
-            return Poll::Ready(Some(Err(e)));
-        }
-        if this.buf.is_empty() {
+        let Some(frame) = this.ready.pop_front() else {
             return Poll::Ready(None);
-        }
-        this.yield_first = this.items.is_some();
-        let next = Vec::with_capacity(if this.items.is_some() {
-            FRAME_SIZE + FRAME_SIZE / 4
-        } else {
-            0
-        });
-        let frame = Bytes::from(std::mem::replace(&mut this.buf, next));
+        };
+        this.ready_len -= frame.len();
         Poll::Ready(Some(Ok(Frame::data(frame))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.items.is_none() && self.buf.is_empty()
+        self.items.is_none() && self.buf.is_empty() && self.ready.is_empty()
     }
 
     fn size_hint(&self) -> SizeHint {
         match self.items {
-            None => SizeHint::with_exact(self.buf.len() as u64),
+            None => SizeHint::with_exact((self.ready_len + self.buf.len()) as u64),
             Some(_) => SizeHint::default(),
         }
     }
@@ -218,7 +244,8 @@ mod tests {
         }
     }
 
-    /// The items of `values` as a source, failing at `fail_at`.
+    /// The items of `values` as a source, failing at `fail_at`: every third one as kept
+    /// bytes, the others encoded into the buffer.
     fn source(n: &Negotiated, values: Vec<Value>, fail_at: Option<usize>) -> Items {
         let n = n.clone();
         let mut values = values.into_iter().enumerate();
@@ -227,7 +254,11 @@ mod tests {
             if Some(i) == fail_at {
                 return Some(Err("stored object is corrupt".into()));
             }
-            Some(n.encode_item(&v, out).map_err(Into::into))
+            if i % 3 == 1 {
+                let document = n.encode(&v).unwrap();
+                return Some(Ok(Some(document.slice_ref(n.nested(&document)))));
+            }
+            Some(n.encode_item(&v, out).map(|()| None).map_err(Into::into))
         })
     }
 
@@ -282,11 +313,26 @@ mod tests {
         let n = negotiated(Profile::Kubernetes, "application/json", "/things");
         let resp = streamed(&n, items(300), None).unwrap();
         assert_eq!(resp.body().size_hint().exact(), None, "sent chunked");
-        let (frames, yields, _) = drain(resp);
-        assert!(frames.len() >= 4, "{} frames", frames.len());
-        assert_eq!(yields, frames.len() - 1);
-        // The buffer holds a frame and at most one item beyond it.
-        assert!(frames.iter().all(|f| f.len() < FRAME_SIZE + 1100));
+        // The bytes made between two yields to the runtime: a frame's worth and at most one
+        // item beyond it, in frames of encoded bytes and of kept items.
+        let mut body = resp.into_body();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut batches = vec![0];
+        loop {
+            match Pin::new(&mut body).poll_frame(&mut cx) {
+                Poll::Ready(Some(Ok(f))) => {
+                    *batches.last_mut().unwrap() += f.into_data().unwrap().len()
+                }
+                Poll::Ready(Some(Err(e))) => panic!("{e}"),
+                Poll::Ready(None) => break,
+                Poll::Pending => batches.push(0),
+            }
+        }
+        assert!(batches.len() >= 4, "{batches:?}");
+        assert!(
+            batches.iter().all(|b| (1..FRAME_SIZE + 1100).contains(b)),
+            "{batches:?}"
+        );
     }
 
     #[test]

@@ -114,8 +114,8 @@ pub(super) async fn list<T: Served>(
         let make =
             || Ok::<_, list_body::ItemError>(T::from_kind(registry.decode(res, &kv)?, &facts));
         Some(match encoded.document(&n2, &kv, served, make) {
-            Some(document) => document.map(|d| out.extend_from_slice(n2.nested(&d))),
-            None => make().and_then(|item| Ok(n2.encode_item(&item, out)?)),
+            Some(document) => document.map(|d| Some(d.slice_ref(n2.nested(&d)))),
+            None => make().and_then(|item| Ok(n2.encode_item(&item, out).map(|()| None)?)),
         })
     });
     envelope.respond(n, items)
