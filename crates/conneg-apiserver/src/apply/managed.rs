@@ -324,8 +324,8 @@ impl Updater<'_> {
         force: bool,
     ) -> Result<Comparison, Vec<Conflict>> {
         let here = compare(self.schema, old, new);
-        let mut by_version: BTreeMap<String, Option<Comparison>> = BTreeMap::new();
-        by_version.insert(self.version.to_owned(), Some(here.clone()));
+        // The comparison in each other version a manager records, converted once.
+        let mut by_version: BTreeMap<&str, Option<Comparison>> = BTreeMap::new();
         let mut conflicts = Vec::new();
         let mut losses = Vec::new();
         let mut forgotten = Vec::new();
@@ -333,11 +333,18 @@ impl Updater<'_> {
             if Some(id) == me {
                 continue;
             }
-            let cmp = by_version.entry(m.api_version.clone()).or_insert_with(|| {
-                let o = self.convert(old, self.version, &m.api_version)?;
-                let n = self.convert(new, self.version, &m.api_version)?;
-                Some(compare(self.schema, &o, &n))
-            });
+            let cmp = if m.api_version == self.version {
+                Some(&here)
+            } else {
+                by_version
+                    .entry(&m.api_version)
+                    .or_insert_with(|| {
+                        let o = self.convert(old, self.version, &m.api_version)?;
+                        let n = self.convert(new, self.version, &m.api_version)?;
+                        Some(compare(self.schema, &o, &n))
+                    })
+                    .as_ref()
+            };
             let Some(cmp) = cmp else {
                 forgotten.push(id.clone());
                 continue;

@@ -54,6 +54,7 @@
 //! assert_eq!(errs[0].to_string(), r#": Invalid value: "object": minSize may not exceed maxSize"#);
 //! ```
 
+mod budget;
 pub mod cost;
 mod formats;
 mod list_type;

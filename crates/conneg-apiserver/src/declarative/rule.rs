@@ -32,6 +32,9 @@ pub(crate) struct Rule {
     pub(crate) reason: FieldErrorType,
     /// Whether the rule reads `oldSelf`: it runs on updates only, where there is an old value.
     pub(crate) transition: bool,
+    /// The cost of one evaluation on the largest value its node allows ([`Rule::bounded`]);
+    /// unknown (`u64::MAX`) until then.
+    worst: u64,
 }
 
 impl std::fmt::Debug for Rule {
@@ -82,7 +85,21 @@ impl Rule {
             reason,
             transition,
             program,
+            worst: u64::MAX,
         })
+    }
+
+    /// The rule on schema `node`, with its cost on the largest value `node` allows
+    /// computed once ([`Rule::worst_cost`]).
+    pub(crate) fn bounded<S: cost::Shape>(mut self, node: &S) -> Self {
+        self.worst = self.cost(node, cost::MAX_OBJECT_BYTES);
+        self
+    }
+
+    /// The most one evaluation can cost on a value of at most [`cost::MAX_OBJECT_BYTES`]
+    /// (an estimate grows with the value's size); `u64::MAX` before [`Rule::bounded`].
+    pub(crate) fn worst_cost(&self) -> u64 {
+        self.worst
     }
 
     /// The cost bound of one evaluation on a value of schema `node` of at most `cap` bytes.

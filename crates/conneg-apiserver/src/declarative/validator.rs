@@ -11,7 +11,8 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::ListType;
-use super::cost::{MAX_OBJECT_BYTES, PER_CALL_LIMIT, RUNTIME_BUDGET, STATIC_RULE_LIMIT, Shape};
+use super::budget::{Budget, Refused};
+use super::cost::{MAX_OBJECT_BYTES, STATIC_RULE_LIMIT, Shape};
 use super::formats::Format;
 use super::rule::{Bindings, Outcome, Rule};
 use crate::validation::{BadValue, FieldError, FieldErrorType};
@@ -238,7 +239,7 @@ impl Validator {
                 "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
             ));
         } else {
-            let mut budget = RUNTIME_BUDGET;
+            let mut budget = Budget::new();
             // A budget that runs out stops the walk; its error is the last one.
             let _ = rules(
                 &self.root,
@@ -427,8 +428,8 @@ impl Compiler<'_> {
             .into_iter()
             .flatten()
         {
-            let rule = Rule::compile(entry).map_err(err)?;
-            let cost = rule.cost(&n, MAX_OBJECT_BYTES).saturating_mul(cardinality);
+            let rule = Rule::compile(entry).map_err(err)?.bounded(&n);
+            let cost = rule.worst_cost().saturating_mul(cardinality);
             if cost > STATIC_RULE_LIMIT {
                 return Err(err(format!(
                     "rule {:?}: estimated rule cost exceeds budget by factor of {:.1}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
@@ -754,13 +755,13 @@ fn json_size(v: &Value) -> u64 {
 }
 
 /// The CEL rules at `n` and below; `Err` when the object's budget ran out (its error pushed).
-fn rules(
-    n: &Node,
+fn rules<'n>(
+    n: &'n Node,
     v: &Value,
     old: Option<&Value>,
     path: &mut Vec<String>,
     errs: &mut Vec<FieldError>,
-    budget: &mut u64,
+    budget: &mut Budget<'n, Node>,
     root: bool,
 ) -> Result<(), ()> {
     if old == Some(v) || v.is_null() {
@@ -782,23 +783,24 @@ fn rules(
                 at.extend(rule.field_path.iter().cloned());
                 render(&at)
             };
-            let cost = rule.cost(n, size);
-            if cost > PER_CALL_LIMIT {
-                errs.push(FieldError::invalid(
-                    &at(),
-                    ty,
-                    &format!(
-                        "rule {}: call cost exceeds limit for rule: {}",
-                        rule.source, rule.source
-                    ),
-                ));
-                continue;
+            match budget.charge(rule, n, size) {
+                Ok(()) => {}
+                Err(Refused::PerCall) => {
+                    errs.push(FieldError::invalid(
+                        &at(),
+                        ty,
+                        &format!(
+                            "rule {}: call cost exceeds limit for rule: {}",
+                            rule.source, rule.source
+                        ),
+                    ));
+                    continue;
+                }
+                Err(Refused::OutOfBudget) => {
+                    errs.push(FieldError::invalid(&at(), ty, "validation failed due to running out of cost budget, no further validation rules will be run"));
+                    return Err(());
+                }
             }
-            if cost > *budget {
-                errs.push(FieldError::invalid(&at(), ty, "validation failed due to running out of cost budget, no further validation rules will be run"));
-                return Err(());
-            }
-            *budget -= cost;
             if let Outcome::Fail(detail) = rule.evaluate(&ctx) {
                 errs.push(match rule.reason {
                     FieldErrorType::Forbidden => FieldError::forbidden(&at(), &detail),

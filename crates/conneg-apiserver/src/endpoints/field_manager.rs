@@ -2,8 +2,10 @@
 //! ownership and conflicts, and the `Update` entries of creates, updates and other patches
 //! (Kubernetes' field manager, around the kind-agnostic [`crate::apply`]).
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 use conneg::{Status, StatusReason};
 use http::StatusCode;
@@ -104,20 +106,43 @@ impl Via {
 }
 
 /// `obj` as JSON, without its `managedFields` (which are not part of what is compared); a
-/// create compares against an empty object, as Kubernetes' `New()`: the type's empty value,
-/// or `{}` for a type with a required field (which has none).
-fn without_managed_fields<T: Served>(obj: Option<Value>) -> Result<Value, Status> {
-    let mut v = match obj {
-        Some(v) => v,
-        None => match serde_json::from_str::<T>("{}") {
-            Ok(empty) => to_json(&empty)?,
-            Err(_) => Value::Object(serde_json::Map::new()),
-        },
-    };
+/// create compares against an empty object ([`empty_object`]).
+fn compared<T: Served>(obj: Option<Value>) -> Result<Arc<Value>, Status> {
+    match obj {
+        Some(v) => Ok(Arc::new(without_managed_fields(v))),
+        None => empty_object::<T>(),
+    }
+}
+
+fn without_managed_fields(mut v: Value) -> Value {
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
         meta.remove("managedFields");
     }
-    Ok(v)
+    v
+}
+
+/// What a create is compared against, as Kubernetes' `New()`: the type's empty value, or
+/// `{}` for a type with a required field (which has none). The same for every object of a
+/// type, so built once per type (the types a server serves are a fixed few).
+fn empty_object<T: Served>() -> Result<Arc<Value>, Status> {
+    static EMPTY: LazyLock<RwLock<HashMap<TypeId, Arc<Value>>>> = LazyLock::new(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(v) = EMPTY
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+    {
+        return Ok(Arc::clone(v));
+    }
+    let v = match serde_json::from_str::<T>("{}") {
+        Ok(empty) => to_json(&empty)?,
+        Err(_) => Value::Object(serde_json::Map::new()),
+    };
+    let mut all = EMPTY.write().unwrap_or_else(PoisonError::into_inner);
+    Ok(Arc::clone(
+        all.entry(id)
+            .or_insert_with(|| Arc::new(without_managed_fields(v))),
+    ))
 }
 
 /// The stored object's managers (none for a create).
@@ -154,8 +179,8 @@ pub(super) fn record_update<T: Served>(
         }
     };
     let json = |k: &T::K| to_json(&T::from_kind(k.clone(), f));
-    let live_json = without_managed_fields::<T>(live.map(json).transpose()?)?;
-    let new_json = without_managed_fields::<T>(Some(json(new)?))?;
+    let live_json = compared::<T>(live.map(json).transpose()?)?;
+    let new_json = without_managed_fields(json(new)?);
     let me = via.manager(manager, Operation::Update);
     via.run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
     new.meta_mut().managed_fields = encoded(&managers);
@@ -181,7 +206,7 @@ pub(super) fn apply<T: Served>(
     let (live, live_json) = live.unzip();
     let mut managers = live_managers(live.as_ref())
         .map_err(|e| Status::internal_error(format!("failed to decode managed fields: {e}")))?;
-    let live_json = without_managed_fields::<T>(live_json)?;
+    let live_json = compared::<T>(live_json)?;
     let me = via.manager(manager, Operation::Apply);
     let mut new = via
         .run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
