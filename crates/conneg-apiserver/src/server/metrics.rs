@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -327,12 +327,12 @@ fn path_family(path: &str) -> &'static str {
 
 /// Outer middleware: counts every request. Nothing is copied from the request but handles
 /// (its URI and `Content-Type` share the bytes hyper read).
-pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn layer(State(metrics): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();
     let req_ct = req.headers().get(CONTENT_TYPE).cloned();
-    st.metrics.count_protocol(req.version());
+    metrics.count_protocol(req.version());
     let resp = next.run(req).await;
     let path = uri.path();
     let watch = uri.query().is_some_and(|q| {
@@ -377,7 +377,7 @@ pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Resp
     {
         response_content_type = Cow::Borrowed(n.response_codec().media_type());
     }
-    st.metrics.record(
+    metrics.record(
         &LabelsRef {
             verb,
             group,
