@@ -11,6 +11,9 @@
 #   profile_report FILE N WHAT TOP TITLE
 #                               "TITLE: instructions in FILE, per WHAT" (N of them), then the
 #                               TOP functions that take them (inclusive), per WHAT
+#   profile_self FILE N WHAT TOP
+#                               the TOP functions by their own instructions (exclusive), per
+#                               WHAT: where deep async stacks hide the cost (allocation, copies)
 
 command -v valgrind >/dev/null || { echo "needs valgrind" >&2; exit 1; }
 
@@ -65,4 +68,12 @@ profile_report() {
             | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); $1=""; $2=""; printf "%10d per %s  %s\n", c / n, w, substr($0, 3)}'
         echo
     fi
+}
+
+profile_self() {
+    local file="$1" n="$2" what="$3" top="$4"
+    [ -f "$file.annotate.txt" ] || callgrind_annotate "$file" >"$file.annotate.txt" 2>/dev/null
+    grep -E '^ *[0-9,]+ \(' "$file.annotate.txt" | sed -n "2,$((top + 1))p" \
+        | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); $1=""; $2=""; printf "%10d per %s  %s\n", c / n, w, substr($0, 3)}'
+    echo
 }
