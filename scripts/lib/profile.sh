@@ -65,7 +65,7 @@ profile_report() {
     if [ "$top" -gt 0 ]; then
         echo
         grep -E '^ *[0-9,]+ \(' "$file.inclusive.txt" | sed -n "1,${top}p" \
-            | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); $1=""; $2=""; printf "%10d per %s  %s\n", c / n, w, substr($0, 3)}'
+            | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); printf "%10d per %s  %s\n", c / n, w, $0}'
         echo
     fi
 }
@@ -74,6 +74,6 @@ profile_self() {
     local file="$1" n="$2" what="$3" top="$4"
     [ -f "$file.annotate.txt" ] || callgrind_annotate "$file" >"$file.annotate.txt" 2>/dev/null
     grep -E '^ *[0-9,]+ \(' "$file.annotate.txt" | sed -n "2,$((top + 1))p" \
-        | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); $1=""; $2=""; printf "%10d per %s  %s\n", c / n, w, substr($0, 3)}'
+        | awk -v n="$n" -v w="$what" '{c=$1; gsub(",", "", c); sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, ""); printf "%10d per %s  %s\n", c / n, w, $0}'
     echo
 }
