@@ -185,9 +185,11 @@ impl<T> QueueSet<T> {
         let Some(ticket) = self.join(flow, seats) else {
             return Err(item);
         };
-        self.queues[ticket.queue]
-            .waiting
-            .push_back(Waiting { id: ticket.id, seats, item });
+        self.queues[ticket.queue].waiting.push_back(Waiting {
+            id: ticket.id,
+            seats,
+            item,
+        });
         self.waiting += 1;
         Ok(ticket)
     }

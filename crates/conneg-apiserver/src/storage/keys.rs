@@ -73,9 +73,7 @@ impl Keys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
-use crate::resource::ResourceInfo;
+    use crate::resource::ResourceInfo;
 
     const FLUNDERS: ResourceInfo = ResourceInfo::new(
         "wardle.example.com",
