@@ -375,7 +375,11 @@ impl Drop for InFlight {
 /// (`axum::middleware::from_fn(serve::track)`); a no-op for requests that did not come through
 /// a [`LimitedListener`].
 pub async fn track(req: Request, next: Next) -> Response {
-    let Some(ConnectInfo(ConnActivity { activity, .. })) = req.extensions().get().cloned() else {
+    let Some(activity) = req
+        .extensions()
+        .get::<ConnectInfo<ConnActivity>>()
+        .map(|c| Arc::clone(&c.0.activity))
+    else {
         return next.run(req).await;
     };
     let in_flight = InFlight::start(activity);

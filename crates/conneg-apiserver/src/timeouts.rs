@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use conneg::{Status, StatusReason};
 use http::StatusCode;
-use http_body::Frame;
+use http_body::{Body as _, Frame};
 
 /// The two deadlines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,13 +60,20 @@ pub(crate) fn is_long_running(req: &Request) -> bool {
 /// The middleware (`axum::middleware::from_fn_with_state(timeouts, timeouts::layer)`).
 pub async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Response {
     let long_running = is_long_running(&req);
-    let req = req.map(|body| {
-        Body::new(DeadlineBody {
-            inner: body,
-            deadline: Box::pin(tokio::time::sleep(t.body_read)),
-            limit: t.body_read,
+    // A request without a body (most reads) has nothing to wait for: no deadline to keep.
+    let req = if req.body().is_end_stream() {
+        req
+    } else {
+        let deadline = tokio::time::Instant::now() + t.body_read;
+        req.map(|body| {
+            Body::new(DeadlineBody {
+                inner: body,
+                deadline,
+                timer: None,
+                limit: t.body_read,
+            })
         })
-    });
+    };
     if long_running {
         return next.run(req).await;
     }
@@ -76,10 +83,12 @@ pub async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Respo
     }
 }
 
-/// The request body, failing once its deadline passes while more is awaited.
+/// The request body, failing once its deadline passes while more is awaited. The timer is
+/// made the first time the body is awaited: a body that arrives with its head needs none.
 struct DeadlineBody {
     inner: Body,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    deadline: tokio::time::Instant,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
     limit: Duration,
 }
 
@@ -91,10 +100,21 @@ impl http_body::Body for DeadlineBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        match Pin::new(&mut self.inner).poll_frame(cx) {
-            Poll::Pending if self.deadline.as_mut().poll(cx).is_ready() => Poll::Ready(Some(Err(
-                axum::Error::new(format!("the body was not received within {:?}", self.limit)),
-            ))),
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Pending => {
+                let deadline = this.deadline;
+                let timer = this
+                    .timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(axum::Error::new(format!(
+                        "the body was not received within {:?}",
+                        this.limit
+                    )))));
+                }
+                Poll::Pending
+            }
             other => other,
         }
     }
@@ -178,6 +198,36 @@ mod tests {
                 .contains("not received within 30s"),
             "{body}"
         );
+    }
+
+    /// The body's deadline runs from the request head, not from when the handler first
+    /// reads: a handler that waits 20 s before reading sees the read fail 10 s later.
+    #[tokio::test(start_paused = true)]
+    async fn the_body_deadline_runs_from_the_request_head() {
+        let t = Timeouts {
+            request: Duration::from_secs(60),
+            body_read: Duration::from_secs(30),
+        };
+        let app = Router::new()
+            .route(
+                "/late",
+                put(|body: Body| async move {
+                    let head = tokio::time::Instant::now();
+                    tokio::time::sleep(Duration::from_secs(20)).await;
+                    let read = conneg::read_body(body, 1 << 20).await;
+                    assert!(read.is_err(), "the body never ends");
+                    format!("{}", (tokio::time::Instant::now() - head).as_secs())
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(t, layer));
+        let (_tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, axum::Error>>(1);
+        let body = Body::new(http_body_util::StreamBody::new(frames(rx)));
+        let resp = app
+            .oneshot(Request::put("/late").body(body).unwrap())
+            .await
+            .unwrap();
+        let waited = resp.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&waited[..], b"30");
     }
 
     /// A receiver as a stream of frames.

@@ -42,13 +42,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{FromRef, Path, Query, State};
+use axum::extract::{FromRef, Path, Query, Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use conneg::{Negotiated, Status, StatusReason};
-use http::{Method, StatusCode};
+use http::StatusCode;
 
 use crate::declarative::Validators;
 use crate::live::Live;
@@ -144,18 +143,18 @@ fn user_agent(headers: &http::HeaderMap) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-/// Every resource request, handed to the endpoint of the URL's version and resource.
+/// Every resource request, handed to the endpoint of the URL's version and resource. The
+/// request is taken whole: its headers are read where they are, not copied.
 async fn resource(
     State(st): State<Context>,
-    method: Method,
     Path(p): Path<BTreeMap<String, String>>,
     q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    headers: http::HeaderMap,
     n: Negotiated,
-    body: Body,
+    req: Request,
 ) -> HResult {
-    let t = Target::resolve(&p, &st.registry.catalog.get())?;
+    let t = Target::resolve(p, &st.registry.catalog.get())?;
     let q = Params::from_query(q)?;
+    let (parts, body) = req.into_parts();
     // The served set as it is now, held for the request (not copied out of it).
     let endpoints = st.endpoints.get();
     let endpoint = endpoints
@@ -167,9 +166,9 @@ async fn resource(
         t: &t,
         q: &q,
         n: &n,
-        method,
+        method: parts.method,
         body,
-        ua: user_agent(&headers),
+        ua: user_agent(&parts.headers),
     })
     .await
 }

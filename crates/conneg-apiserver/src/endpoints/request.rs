@@ -65,7 +65,10 @@ impl Target {
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404
     /// for what is not served, 400 for a name or namespace no object can have.
-    pub(crate) fn resolve(p: &BTreeMap<String, String>, catalog: &Catalog) -> Result<Self, Status> {
+    pub(crate) fn resolve(
+        mut p: BTreeMap<String, String>,
+        catalog: &Catalog,
+    ) -> Result<Self, Status> {
         let group = p.get("group").map_or(CORE_GROUP, String::as_str);
         let version = p
             .get("version")
@@ -74,13 +77,11 @@ impl Target {
         let find = |r: &str| catalog.resource(version, r);
         // `/api/v1/namespaces/{name}/status` has the shape of a namespaced collection; as in
         // Kubernetes, it is the subresource of a namespace.
-        let mut p = p.clone();
-        if let (Some(ns), Some(sub), None) = (p.get("namespace"), p.get("resource"), p.get("name"))
+        if let (Some(_), Some(sub), None) = (p.get("namespace"), p.get("resource"), p.get("name"))
             && find(sub).is_none()
             && find(NAMESPACES).is_some()
+            && let (Some(ns), Some(sub)) = (p.remove("namespace"), p.remove("resource"))
         {
-            let (ns, sub) = (ns.clone(), sub.clone());
-            p.remove("namespace");
             p.insert("resource".into(), NAMESPACES.into());
             p.insert("name".into(), ns);
             p.insert("subresource".into(), sub);
@@ -89,12 +90,12 @@ impl Target {
             .get("resource")
             .and_then(|r| find(r))
             .ok_or_else(resource_not_found)?;
-        let namespace = p.get("namespace").cloned();
+        let namespace = p.remove("namespace");
         // Cluster-scoped resources have no namespaced path.
         if namespace.is_some() && !resource.namespaced {
             return Err(resource_not_found());
         }
-        let name = p.get("name").cloned();
+        let name = p.remove("name");
         // The subresources are `status` and `scale`, of the kinds that have them.
         let (status, scale) = match p.get("subresource").map(String::as_str) {
             None => (false, false),

@@ -124,8 +124,7 @@ impl Level {
             stats.started();
             return Ok(permit(None));
         }
-        let (tx, mut rx) = oneshot::channel();
-        let (ticket, next) = {
+        let (ticket, next, mut rx) = {
             let mut qs = self.lock();
             if self.reject {
                 if !qs.try_run(seats) {
@@ -137,13 +136,21 @@ impl Level {
                 stats.started();
                 return Ok(permit(None));
             }
+            // Nothing waits and the seats are free (the usual case): it runs now, charged to
+            // its queue as if it had gone through it.
+            if let Some(queue) = qs.start_now(flow, seats) {
+                drop(qs);
+                stats.started();
+                return Ok(permit(Some(queue)));
+            }
+            let (tx, rx) = oneshot::channel();
             let Ok(ticket) = qs.enqueue(flow, seats, (tx, stats.clone())) else {
                 drop(qs);
                 stats.rejected(Rejection::QueueFull);
                 return Err(Rejection::QueueFull);
             };
             stats.queued();
-            (ticket, drain(&mut qs))
+            (ticket, drain(&mut qs), rx)
         };
         self.start(next);
         let mut waiting = Waiting {

@@ -79,6 +79,8 @@ pub(crate) struct QueueSet<T> {
     /// starts again.
     virtual_time: u64,
     next_id: u64,
+    /// Requests waiting in all queues (none: nothing to dispatch, no queue to look at).
+    waiting: usize,
 }
 
 /// The `hand_size` distinct queues out of `deck` that the flow hashed to `hash` is dealt:
@@ -115,6 +117,7 @@ impl<T> QueueSet<T> {
             executing: 0,
             virtual_time: 0,
             next_id: 0,
+            waiting: 0,
         };
         qs.reconfigure(limit, queuing);
         qs
@@ -150,19 +153,22 @@ impl<T> QueueSet<T> {
     /// Requests waiting.
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
-        self.queues.iter().map(|q| q.waiting.len()).sum()
+        debug_assert_eq!(
+            self.waiting,
+            self.queues.iter().map(|q| q.waiting.len()).sum::<usize>()
+        );
+        self.waiting
     }
 
-    /// Queues `item` of the flow hashed to `flow` for `seats`, or gives it back when the
-    /// emptiest queue of the flow's hand is full.
-    pub(crate) fn enqueue(&mut self, flow: u64, seats: u32, item: T) -> Result<Ticket, T> {
+    /// The queue a request of the flow hashed to `flow` joins (the emptiest of its hand),
+    /// with its id, when that queue has room; the queue's virtual start moved to the level's
+    /// when it was empty, and the request's seats counted in it.
+    fn join(&mut self, flow: u64, seats: u32) -> Option<Ticket> {
         let hand = deal(flow, self.queues.len(), self.queuing.hand_size);
-        let Some(queue) = hand.into_iter().min_by_key(|q| self.queues[*q].seats) else {
-            return Err(item);
-        };
+        let queue = hand.into_iter().min_by_key(|q| self.queues[*q].seats)?;
         let q = &mut self.queues[queue];
         if q.waiting.len() >= self.queuing.queue_length_limit {
-            return Err(item);
+            return None;
         }
         let id = self.next_id;
         self.next_id += 1;
@@ -170,8 +176,43 @@ impl<T> QueueSet<T> {
             q.next_start = q.next_start.max(self.virtual_time);
         }
         q.seats += u64::from(seats);
-        q.waiting.push_back(Waiting { id, seats, item });
-        Ok(Ticket { queue, id })
+        Some(Ticket { queue, id })
+    }
+
+    /// Queues `item` of the flow hashed to `flow` for `seats`, or gives it back when the
+    /// emptiest queue of the flow's hand is full.
+    pub(crate) fn enqueue(&mut self, flow: u64, seats: u32, item: T) -> Result<Ticket, T> {
+        let Some(ticket) = self.join(flow, seats) else {
+            return Err(item);
+        };
+        self.queues[ticket.queue].waiting.push_back(Waiting {
+            id: ticket.id,
+            seats,
+            item,
+        });
+        self.waiting += 1;
+        Ok(ticket)
+    }
+
+    /// When nothing waits and `seats` fit, what [`QueueSet::enqueue`] then
+    /// [`QueueSet::dispatch`] would do for one request at once (the same queue charged the
+    /// same virtual time), without the item: the queue it runs from, to give back with
+    /// [`QueueSet::finish`]. `None`: it must queue (or be refused) as usual.
+    pub(crate) fn start_now(&mut self, flow: u64, seats: u32) -> Option<usize> {
+        if self.waiting > 0 || !self.fits(seats) {
+            return None;
+        }
+        let ticket = self.join(flow, seats)?;
+        self.start(ticket.queue, seats);
+        Some(ticket.queue)
+    }
+
+    /// The head of `queue`, `seats` wide, starts: the level's virtual time reaches its start.
+    fn start(&mut self, queue: usize, seats: u32) {
+        let q = &mut self.queues[queue];
+        self.virtual_time = self.virtual_time.max(q.next_start);
+        q.next_start += u64::from(seats);
+        self.executing += seats;
     }
 
     /// Whether `seats` more fit now: within the limit, or nothing runs at all (a request
@@ -192,6 +233,9 @@ impl<T> QueueSet<T> {
     /// The next waiting request, if its seats are free: the head with the smallest virtual
     /// finish (the earlier arrival on a tie).
     pub(crate) fn dispatch(&mut self) -> Option<Dispatched<T>> {
+        if self.waiting == 0 {
+            return None;
+        }
         let queue = self
             .queues
             .iter()
@@ -206,11 +250,9 @@ impl<T> QueueSet<T> {
         if !self.fits(seats) {
             return None;
         }
-        let q = &mut self.queues[queue];
-        let w = q.waiting.pop_front()?;
-        self.virtual_time = self.virtual_time.max(q.next_start);
-        q.next_start += u64::from(seats);
-        self.executing += seats;
+        let w = self.queues[queue].waiting.pop_front()?;
+        self.waiting -= 1;
+        self.start(queue, seats);
         Some(Dispatched {
             item: w.item,
             queue,
@@ -233,6 +275,7 @@ impl<T> QueueSet<T> {
         let q = self.queues.get_mut(ticket.queue)?;
         let at = q.waiting.iter().position(|w| w.id == ticket.id)?;
         let w = q.waiting.remove(at)?;
+        self.waiting -= 1;
         q.seats = q.seats.saturating_sub(u64::from(w.seats));
         Some(w.item)
     }
@@ -266,6 +309,68 @@ mod tests {
         assert_eq!(all, [0, 1, 2]);
         // Different flows get different hands.
         assert_ne!(deal(1, 128, 6), deal(2, 128, 6));
+    }
+
+    /// A request started at once ([`QueueSet::start_now`]) leaves the level as going
+    /// through its queue does (enqueue, then dispatch): the same queue charged the same
+    /// virtual time, whatever ran and waited before; and it is refused exactly when
+    /// something waits or its seats do not fit.
+    #[test]
+    fn starting_now_is_queuing_then_dispatching() {
+        let q = Queuing {
+            queues: 8,
+            hand_size: 3,
+            queue_length_limit: 4,
+        };
+        let (mut direct, mut queued) = (QueueSet::new(6, q), QueueSet::new(6, q));
+        let mut running = Vec::new();
+        let mut h = 0x9e37_79b9_7f4a_7c15_u64;
+        for step in 0..400_u32 {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            let (flow, seats) = (h % 5, 1 + u32::try_from(h % 3).unwrap());
+            if h % 4 == 0 && !running.is_empty() {
+                let (queue, seats) = running.remove(0);
+                direct.finish(Some(queue), seats);
+                queued.finish(Some(queue), seats);
+                drain_both(&mut direct, &mut queued, &mut running);
+                continue;
+            }
+            match direct.start_now(flow, seats) {
+                Some(queue) => {
+                    queued.enqueue(flow, seats, step).unwrap();
+                    let d = queued.dispatch().expect("dispatched at once");
+                    assert_eq!((d.item, d.queue, d.seats), (step, queue, seats));
+                    assert!(queued.dispatch().is_none());
+                    running.push((queue, seats));
+                }
+                None => {
+                    assert!(direct.waiting() > 0 || !direct.fits(seats));
+                    let (a, b) = (
+                        direct.enqueue(flow, seats, step),
+                        queued.enqueue(flow, seats, step),
+                    );
+                    assert_eq!(a, b);
+                    drain_both(&mut direct, &mut queued, &mut running);
+                }
+            }
+            assert_eq!(format!("{direct:?}"), format!("{queued:?}"), "step {step}");
+        }
+    }
+
+    /// Dispatches from both sets while they can, the same requests from the same queues.
+    fn drain_both(a: &mut QueueSet<u32>, b: &mut QueueSet<u32>, running: &mut Vec<(usize, u32)>) {
+        loop {
+            match (a.dispatch(), b.dispatch()) {
+                (Some(x), Some(y)) => {
+                    assert_eq!((x.item, x.queue, x.seats), (y.item, y.queue, y.seats));
+                    running.push((x.queue, x.seats));
+                }
+                (None, None) => return,
+                (x, y) => panic!("{x:?} and {y:?}"),
+            }
+        }
     }
 
     /// A flood of 10-seat requests by one flow, then one 1-seat request by another: the

@@ -56,7 +56,15 @@ pub async fn layer(State(d): State<Arc<Dispatcher>>, req: Request, next: Next) -
     if is_probe(req.uri().path()) {
         return next.run(req).await;
     }
-    let attrs = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
+    // Read by authentication already, when it runs first.
+    let read;
+    let attrs = match req.extensions().get::<Attributes>() {
+        Some(a) => a,
+        None => {
+            read = Attributes::from_request(req.method(), req.uri().path(), req.uri().query());
+            &read
+        }
+    };
     let anonymous;
     let user = match req.extensions().get::<UserInfo>() {
         Some(u) => u,
@@ -65,12 +73,12 @@ pub async fn layer(State(d): State<Arc<Dispatcher>>, req: Request, next: Next) -
             &anonymous
         }
     };
-    let Some(classified) = d.classify(user, &attrs) else {
+    let Some(classified) = d.classify(user, attrs) else {
         return next.run(req).await;
     };
     let c = classified.classifier();
     let estimate =
-        work_estimate::estimate(&attrs, req.uri().query(), &d.counts, c.level.max_seats());
+        work_estimate::estimate(attrs, req.uri().query(), &d.counts, c.level.max_seats());
     let headers = [
         (FLOW_SCHEMA_UID, c.uid.clone()),
         (PRIORITY_LEVEL_UID, c.level.uid.clone()),

@@ -3,8 +3,9 @@
 //! handlers: the front proxy's headers, a client certificate, a bearer token or anonymous
 //! (401 otherwise; the proxy's identity headers are then removed), then
 //! impersonation if asked for, then the authorization modes (403 otherwise), with the
-//! generic machinery of `crate::auth`. The user goes into the request extensions
-//! (`UserInfo`) for whatever records it, and into the access log (target `access`, at debug
+//! generic machinery of `crate::auth`. The user (`UserInfo`) and what the request does
+//! (`Attributes`, read once) go into the request extensions for the layers after it, and into
+//! the access log (target `access`, at debug
 //! level: `RUST_LOG=info,access=debug`).
 //!
 //! With no flags every request is allowed, as anonymous: the server on loopback stays as easy
@@ -73,24 +74,33 @@ pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) 
         let status = crate::auth::forbidden(&user, &attributes, &reason);
         return auth.refuse(&req, &status);
     }
-    let started = std::time::Instant::now();
-    let name = user.name.clone();
+    // The access log (`RUST_LOG=access=debug`) keeps what it needs only when it is on.
+    let logged = tracing::enabled!(target: "access", tracing::Level::DEBUG).then(|| {
+        (
+            std::time::Instant::now(),
+            user.name.clone(),
+            attributes.clone(),
+        )
+    });
     let version = req.version();
+    // For priority and fairness, which classifies the request by the same attributes.
+    req.extensions_mut().insert(attributes);
     req.extensions_mut().insert(user);
     let resp = next.run(req).await;
-    // The access log (`RUST_LOG=access=debug`): who did what, the answer, how long it took to
-    // start answering (a watch goes on after).
-    tracing::debug!(
-        target: "access",
-        user = %name,
-        verb = %attributes.verb,
-        resource = %attributes.resource,
-        namespace = %attributes.namespace,
-        name = %attributes.name,
-        path = %attributes.path,
-        protocol = ?version,
-        code = resp.status().as_u16(),
-        latency_ms = started.elapsed().as_secs_f64() * 1e3,
-    );
+    // Who did what, the answer, how long it took to start answering (a watch goes on after).
+    if let Some((started, name, attributes)) = logged {
+        tracing::debug!(
+            target: "access",
+            user = %name,
+            verb = %attributes.verb,
+            resource = %attributes.resource,
+            namespace = %attributes.namespace,
+            name = %attributes.name,
+            path = %attributes.path,
+            protocol = ?version,
+            code = resp.status().as_u16(),
+            latency_ms = started.elapsed().as_secs_f64() * 1e3,
+        );
+    }
     resp
 }

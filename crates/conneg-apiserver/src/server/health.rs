@@ -12,7 +12,7 @@ use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue};
 
 use super::AppState;
-use crate::storage::Storage;
+use crate::storage::{Storage, Store};
 
 /// The health routes.
 pub fn routes() -> Router<AppState> {
@@ -26,20 +26,14 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The checks, in order: Kubernetes' `ping` and `log`, then the storage's.
-fn checks(st: &AppState) -> [&'static str; 3] {
-    ["ping", "log", st.ctx.registry.store.check_name()]
+fn checks(store: &Store) -> [&'static str; 3] {
+    ["ping", "log", store.check_name()]
 }
 
-async fn run(st: &AppState, check: &str) -> Result<(), String> {
+async fn run(store: &Store, check: &str) -> Result<(), String> {
     match check {
         "ping" | "log" => Ok(()),
-        _ => st
-            .ctx
-            .registry
-            .store
-            .ready()
-            .await
-            .map_err(|e| e.to_string()),
+        _ => store.ready().await.map_err(|e| e.to_string()),
     }
 }
 
@@ -56,20 +50,26 @@ fn text(code: StatusCode, body: String) -> Response {
     r
 }
 
-async fn all(State(st): State<AppState>, RawQuery(q): RawQuery) -> Response {
+async fn all(State(store): State<Store>, RawQuery(q): RawQuery) -> Response {
     let verbose = q.is_some_and(|q| {
         q.split('&')
             .any(|p| p == "verbose" || p.starts_with("verbose="))
     });
+    let checks = checks(&store);
+    let mut results = [Ok(()), Ok(()), Ok(())];
+    for (c, r) in checks.iter().zip(&mut results) {
+        *r = run(&store, c).await;
+    }
+    let failed = results.iter().any(Result::is_err);
+    if !failed && !verbose {
+        return text(StatusCode::OK, "ok".into());
+    }
+    // The lines only for an answer that shows them.
     let mut lines = String::new();
-    let mut failed = false;
-    for c in checks(&st) {
-        match run(&st, c).await {
+    for (c, r) in checks.iter().zip(&results) {
+        match r {
             Ok(()) => lines.push_str(&format!("[+]{c} ok\n")),
-            Err(e) => {
-                failed = true;
-                lines.push_str(&format!("[-]{c} failed: {e}\n"));
-            }
+            Err(e) => lines.push_str(&format!("[-]{c} failed: {e}\n")),
         }
     }
     if failed {
@@ -78,18 +78,14 @@ async fn all(State(st): State<AppState>, RawQuery(q): RawQuery) -> Response {
             format!("{lines}healthz check failed\n"),
         );
     }
-    if verbose {
-        text(StatusCode::OK, format!("{lines}healthz check passed\n"))
-    } else {
-        text(StatusCode::OK, "ok".into())
-    }
+    text(StatusCode::OK, format!("{lines}healthz check passed\n"))
 }
 
-async fn one(State(st): State<AppState>, Path(check): Path<String>) -> Response {
-    if !checks(&st).contains(&check.as_str()) {
+async fn one(State(store): State<Store>, Path(check): Path<String>) -> Response {
+    if !checks(&store).contains(&check.as_str()) {
         return text(StatusCode::NOT_FOUND, "404 page not found\n".into());
     }
-    match run(&st, &check).await {
+    match run(&store, &check).await {
         Ok(()) => text(StatusCode::OK, "ok".into()),
         Err(e) => text(
             StatusCode::INTERNAL_SERVER_ERROR,

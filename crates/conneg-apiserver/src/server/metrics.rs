@@ -10,9 +10,11 @@
 //!   (`apiserver_requests_by_protocol_total`: an HTTP/2 stream is a request), so an operator
 //!   sees which clients multiplex.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::extract::{Request, State};
@@ -43,6 +45,84 @@ pub struct Labels {
     pub response_content_type: String,
 }
 
+/// [`Labels`] borrowed from a request, to find its counter without building the labels
+/// (they are built once, when a counter is new). Ordered as [`Labels`] (field by field).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct LabelsRef<'a> {
+    verb: &'static str,
+    group: &'a str,
+    version: &'a str,
+    resource: &'a str,
+    code: u16,
+    request_content_type: &'a str,
+    response_content_type: &'a str,
+}
+
+/// What [`Labels`] and [`LabelsRef`] have in common: the key of a counter.
+trait LabelsKey {
+    fn key(&self) -> LabelsRef<'_>;
+}
+
+impl LabelsKey for Labels {
+    fn key(&self) -> LabelsRef<'_> {
+        LabelsRef {
+            verb: self.verb,
+            group: &self.group,
+            version: &self.version,
+            resource: &self.resource,
+            code: self.code,
+            request_content_type: &self.request_content_type,
+            response_content_type: &self.response_content_type,
+        }
+    }
+}
+
+impl LabelsKey for LabelsRef<'_> {
+    fn key(&self) -> LabelsRef<'_> {
+        LabelsRef { ..*self }
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn LabelsKey + 'a> for Labels {
+    fn borrow(&self) -> &(dyn LabelsKey + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn LabelsKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn LabelsKey + '_ {}
+
+impl PartialOrd for dyn LabelsKey + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn LabelsKey + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+impl LabelsRef<'_> {
+    fn to_owned(&self) -> Labels {
+        Labels {
+            verb: self.verb,
+            group: self.group.to_owned(),
+            version: self.version.to_owned(),
+            resource: self.resource.to_owned(),
+            code: self.code,
+            request_content_type: self.request_content_type.to_owned(),
+            response_content_type: self.response_content_type.to_owned(),
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 struct Counter {
     count: u64,
@@ -54,8 +134,12 @@ struct Counter {
 pub struct Metrics {
     requests: Mutex<BTreeMap<Labels, Counter>>,
     users: Mutex<BTreeMap<&'static str, u64>>,
-    protocols: Mutex<BTreeMap<&'static str, u64>>,
+    /// By [`PROTOCOLS`], in its order.
+    protocols: [AtomicU64; PROTOCOLS.len()],
 }
+
+/// The `protocol` label of `apiserver_requests_by_protocol_total`, in the order rendered.
+const PROTOCOLS: [&str; 4] = ["HTTP/1.0", "HTTP/1.1", "HTTP/2.0", "other"];
 
 /// Kubernetes' `compressUsername`: the user label of `authenticated_user_requests`, a handful
 /// of values whatever the users (a label per user would grow without bound).
@@ -80,20 +164,21 @@ impl Metrics {
     }
 
     fn count_protocol(&self, version: http::Version) {
-        let protocol = match version {
-            http::Version::HTTP_2 => "HTTP/2.0",
-            http::Version::HTTP_11 => "HTTP/1.1",
-            http::Version::HTTP_10 => "HTTP/1.0",
-            _ => "other",
+        let at = match version {
+            http::Version::HTTP_10 => 0,
+            http::Version::HTTP_11 => 1,
+            http::Version::HTTP_2 => 2,
+            _ => 3,
         };
-        if let Ok(mut m) = self.protocols.lock() {
-            *m.entry(protocol).or_default() += 1;
-        }
+        self.protocols[at].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn record(&self, labels: Labels, seconds: f64) {
+    fn record(&self, labels: &LabelsRef<'_>, seconds: f64) {
         if let Ok(mut m) = self.requests.lock() {
-            let c = m.entry(labels).or_default();
+            let c = match m.get_mut(labels as &dyn LabelsKey) {
+                Some(c) => c,
+                None => m.entry(labels.to_owned()).or_default(),
+            };
             c.count += 1;
             c.seconds += seconds;
         }
@@ -130,10 +215,13 @@ impl Metrics {
                 "authenticated_user_requests{{username=\"{user}\"}} {n}"
             );
         }
-        let protocols = self.protocols.lock().map(|m| m.clone()).unwrap_or_default();
         out.push_str("# HELP apiserver_requests_by_protocol_total Counter of requests broken out by HTTP version (an HTTP/2 stream is a request).\n");
         out.push_str("# TYPE apiserver_requests_by_protocol_total counter\n");
-        for (protocol, n) in &protocols {
+        for (protocol, n) in PROTOCOLS.iter().zip(&self.protocols) {
+            let n = n.load(Ordering::Relaxed);
+            if n == 0 {
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "apiserver_requests_by_protocol_total{{protocol=\"{protocol}\"}} {n}"
@@ -184,40 +272,41 @@ pub async fn capture(req: Request, next: Next) -> Response {
     resp
 }
 
-fn essence(v: Option<&HeaderValue>) -> String {
-    v.and_then(|v| v.to_str().ok())
-        .map(|s| {
-            s.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_default()
+/// The media type of a `Content-Type` without its parameters, lower-case (copied only when
+/// it is not already).
+fn essence(v: Option<&HeaderValue>) -> Cow<'_, str> {
+    let s = v
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.split(';').next())
+        .unwrap_or("")
+        .trim();
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// Splits a path into (group, version, resource, has name) for resource requests.
-fn classify(path: &str) -> Option<(String, String, String, bool)> {
+fn classify(path: &str) -> Option<(&str, &str, &str, bool)> {
     let rest = path.strip_prefix("/apis/")?;
-    let segs: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-    let (group, version) = (segs.first()?, segs.get(1)?);
-    let tail = &segs[2..];
-    let tail = if tail.first() == Some(&"namespaces") && tail.len() >= 3 {
-        &tail[2..]
-    } else {
-        tail
-    };
-    let resource = tail.first()?;
-    Some((
-        (*group).to_owned(),
-        (*version).to_owned(),
-        (*resource).to_owned(),
-        tail.len() > 1,
-    ))
+    let mut segs = rest.split('/').filter(|s| !s.is_empty());
+    let (group, version) = (segs.next()?, segs.next()?);
+    let mut resource = segs.next()?;
+    let mut named = segs.next();
+    // `namespaces/{namespace}/{resource}`.
+    if resource == "namespaces"
+        && named.is_some()
+        && let Some(r) = segs.next()
+    {
+        resource = r;
+        named = segs.next();
+    }
+    Some((group, version, resource, named.is_some()))
 }
 
-fn path_family(path: &str) -> String {
-    for p in [
+fn path_family(path: &str) -> &'static str {
+    [
         "/openapi/v3",
         "/openapi/v2",
         "/apis",
@@ -227,27 +316,31 @@ fn path_family(path: &str) -> String {
         "/livez",
         "/readyz",
         "/metrics",
-    ] {
-        if path == p || path.starts_with(&format!("{p}/")) {
-            return p.to_owned();
-        }
-    }
-    "other".to_owned()
+    ]
+    .into_iter()
+    .find(|p| {
+        path.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+    .unwrap_or("other")
 }
 
-/// Outer middleware: counts every request.
-pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Response {
+/// Outer middleware: counts every request. Nothing is copied from the request but handles
+/// (its URI and `Content-Type` share the bytes hyper read).
+pub async fn layer(State(metrics): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let watch = req.uri().query().is_some_and(|q| {
+    let uri = req.uri().clone();
+    let req_ct = req.headers().get(CONTENT_TYPE).cloned();
+    metrics.count_protocol(req.version());
+    let resp = next.run(req).await;
+    let path = uri.path();
+    let watch = uri.query().is_some_and(|q| {
         q.split('&')
             .any(|p| matches!(p, "watch=true" | "watch=1" | "watch=True" | "watch=t"))
     });
-    let req_ct = essence(req.headers().get(CONTENT_TYPE));
-    st.metrics.count_protocol(req.version());
-    let resp = next.run(req).await;
-    let (group, version, resource, verb) = match classify(&path) {
+    let req_ct = essence(req_ct.as_ref());
+    let (group, version, resource, verb) = match classify(path) {
         Some((g, v, r, named)) => {
             let verb = match method {
                 Method::GET if watch => "WATCH",
@@ -269,30 +362,30 @@ pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Resp
                 Method::HEAD => "HEAD",
                 _ => "OTHER",
             };
-            (String::new(), String::new(), path_family(&path), verb)
+            ("", "", path_family(path), verb)
         }
     };
     let negotiated = resp.extensions().get::<Negotiated>();
     let request_content_type = match negotiated.and_then(Negotiated::request_format) {
-        Some(RequestFormat::Codec(c)) => c.media_type().to_owned(),
-        Some(RequestFormat::Patch(p)) => p.media_type().to_owned(),
-        None => req_ct,
+        Some(RequestFormat::Codec(c)) => c.media_type(),
+        Some(RequestFormat::Patch(p)) => p.media_type(),
+        None => &req_ct,
     };
     let mut response_content_type = essence(resp.headers().get(CONTENT_TYPE));
     if response_content_type.is_empty()
         && let Some(n) = negotiated
     {
-        response_content_type = n.response_codec().media_type().to_owned();
+        response_content_type = Cow::Borrowed(n.response_codec().media_type());
     }
-    st.metrics.record(
-        Labels {
+    metrics.record(
+        &LabelsRef {
             verb,
             group,
             version,
             resource,
             code: resp.status().as_u16(),
             request_content_type,
-            response_content_type,
+            response_content_type: &response_content_type,
         },
         start.elapsed().as_secs_f64(),
     );
@@ -303,28 +396,71 @@ pub async fn layer(State(st): State<AppState>, req: Request, next: Next) -> Resp
 mod tests {
     use super::*;
 
+    fn key(verb: &'static str, resource: &'static str, code: u16) -> LabelsRef<'static> {
+        LabelsRef {
+            verb,
+            group: "wardle.example.com",
+            version: "v1beta1",
+            resource,
+            code,
+            request_content_type: "",
+            response_content_type: "application/json",
+        }
+    }
+
+    /// A request's borrowed labels find the counter made by the first request with the same
+    /// labels, and only that one, whatever the order the counters were made in.
+    #[test]
+    fn borrowed_labels_find_their_counter() {
+        let m = Metrics::default();
+        let keys = [
+            key("GET", "flunders", 200),
+            key("LIST", "flunders", 200),
+            key("GET", "fischers", 404),
+            key("GET", "flunders", 404),
+            key("DELETE", "flunders", 200),
+        ];
+        for round in 0..3 {
+            for (i, k) in keys.iter().enumerate() {
+                if i <= round + 2 {
+                    m.record(k, 0.5);
+                }
+            }
+        }
+        let counters = m.requests.lock().unwrap();
+        assert_eq!(counters.len(), keys.len());
+        let counts: Vec<u64> = keys
+            .iter()
+            .map(|k| counters[k as &dyn LabelsKey].count)
+            .collect();
+        assert_eq!(counts, [3, 3, 3, 2, 1]);
+        for (labels, _) in counters.iter() {
+            assert_eq!(labels, &labels.key().to_owned());
+        }
+    }
+
     #[test]
     fn classifies_paths() {
         assert_eq!(
             classify("/apis/wardle.example.com/v1beta1/namespaces/default/flunders/x"),
-            Some((
-                "wardle.example.com".into(),
-                "v1beta1".into(),
-                "flunders".into(),
-                true
-            ))
+            Some(("wardle.example.com", "v1beta1", "flunders", true))
         );
         assert_eq!(
             classify("/apis/wardle.example.com/v1alpha1/fischers"),
-            Some((
-                "wardle.example.com".into(),
-                "v1alpha1".into(),
-                "fischers".into(),
-                false
-            ))
+            Some(("wardle.example.com", "v1alpha1", "fischers", false))
         );
         assert_eq!(classify("/apis/wardle.example.com"), None);
         assert_eq!(path_family("/openapi/v3/apis/x"), "/openapi/v3");
         assert_eq!(path_family("/x"), "other");
+        assert_eq!(path_family("/healthz"), "/healthz");
+        assert_eq!(path_family("/healthzx"), "other");
+        assert_eq!(
+            classify("/apis/wardle.example.com/v1beta1/namespaces/default/flunders"),
+            Some(("wardle.example.com", "v1beta1", "flunders", false))
+        );
+        assert_eq!(
+            classify("/apis/wardle.example.com/v1beta1/namespaces/default"),
+            Some(("wardle.example.com", "v1beta1", "namespaces", true))
+        );
     }
 }

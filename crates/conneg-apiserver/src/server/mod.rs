@@ -88,6 +88,13 @@ impl FromRef<AppState> for Context {
     }
 }
 
+/// The store alone, for the health checks (a handle, not the whole state, per probe).
+impl FromRef<AppState> for Store {
+    fn from_ref(state: &AppState) -> Self {
+        state.ctx.registry.store.clone()
+    }
+}
+
 /// Server options beyond storage.
 #[derive(Debug, Clone, Copy)]
 pub struct ServerOptions {
@@ -433,7 +440,7 @@ pub fn router(state: AppState) -> Router {
         .merge(plain)
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.metrics.clone(),
             metrics::layer,
         ))
         .with_state(state)

@@ -25,7 +25,7 @@
 use std::fmt;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use super::fanout::{Fanout, WatchBuffer};
@@ -78,6 +78,10 @@ struct Inner {
     write_failure: Mutex<Option<String>>,
     /// Transactions that committed writes since the store was opened.
     commits: AtomicU64,
+    /// The current revision, as `meta` has it since the last commit: this process is the
+    /// database's only writer, so a read of the revision (every consistent read asks it) needs
+    /// no transaction.
+    revision: AtomicI64,
 }
 
 impl Inner {
@@ -239,6 +243,9 @@ impl Inner {
                 .map_err(|e| self.db_err(e))?;
         }
         txn.commit().map_err(|e| self.db_err(e))?;
+        if let Some(last) = events.last() {
+            self.revision.store(last.revision(), Ordering::SeqCst);
+        }
         self.commits.fetch_add(1, Ordering::Relaxed);
         self.write_committed();
         // Still under the write lock: watchers get events in revision order.
@@ -397,6 +404,7 @@ impl EmbeddedStore {
             std::fs::create_dir_all(dir).map_err(backend)?;
         }
         let db = Database::create(&path).map_err(backend)?;
+        let revision;
         let mut txn = db.begin_write().map_err(backend)?;
         txn.set_durability(Durability::Immediate);
         {
@@ -407,6 +415,10 @@ impl EmbeddedStore {
                 meta.insert(META_REVISION, 1).map_err(backend)?;
                 meta.insert(META_COMPACTED, 0).map_err(backend)?;
             }
+            revision = meta
+                .get(META_REVISION)
+                .map_err(backend)?
+                .map_or(1, |v| v.value());
             // Stores written before the log was bounded in bytes: count it once.
             if meta.get(META_LOG_BYTES).map_err(backend)?.is_none() {
                 let mut bytes = 0i64;
@@ -428,6 +440,7 @@ impl EmbeddedStore {
             reopen: AtomicBool::new(false),
             write_failure: Mutex::new(None),
             commits: AtomicU64::new(0),
+            revision: AtomicI64::new(revision),
         });
         let committer = Arc::clone(&inner);
         let writer = GroupCommit::start(
@@ -547,11 +560,7 @@ impl Storage for EmbeddedStore {
     }
 
     async fn current_revision(&self) -> Result<Revision> {
-        self.blocking(|inner, db| {
-            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
-            Ok(Self::read_meta(&txn)?.0)
-        })
-        .await
+        Ok(self.inner.revision.load(Ordering::SeqCst))
     }
 
     async fn compacted_revision(&self) -> Result<Revision> {

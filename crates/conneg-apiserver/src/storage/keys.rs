@@ -5,12 +5,14 @@
 //! Names and namespaces never contain `/` (the HTTP layer validates them as Kubernetes path
 //! segment names), so a collection prefix ending in `/` selects exactly its objects.
 
+use std::sync::Arc;
+
 use crate::resource::ResourceInfo;
 
-/// Builds keys under a prefix.
+/// Builds keys under a prefix; cloned with every request's context, so the prefix is shared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Keys {
-    prefix: String,
+    prefix: Arc<str>,
 }
 
 impl Keys {
@@ -22,7 +24,7 @@ impl Keys {
     /// Keys under `prefix` (a trailing `/` is removed).
     pub fn new(prefix: &str) -> Self {
         Self {
-            prefix: prefix.trim_end_matches('/').to_owned(),
+            prefix: Arc::from(prefix.trim_end_matches('/')),
         }
     }
 
@@ -55,7 +57,7 @@ impl Keys {
     /// cluster-scoped).
     pub fn parse<'k>(&self, resource: &ResourceInfo, key: &'k str) -> Option<(&'k str, &'k str)> {
         let rest = key
-            .strip_prefix(self.prefix.as_str())?
+            .strip_prefix(&*self.prefix)?
             .strip_prefix('/')?
             .strip_prefix(resource.resource)?
             .strip_prefix('/')?;
