@@ -17,12 +17,12 @@
 //! (`/registry/<group>/<resource>/<namespace>/<name>`).
 
 pub mod codec;
-pub mod continue_token;
-pub mod embedded;
-pub mod etcd;
+pub(crate) mod continue_token;
+pub(crate) mod embedded;
+pub(crate) mod etcd;
 pub mod keys;
-pub mod memory;
-pub mod watch_cache;
+pub(crate) mod memory;
+pub(crate) mod watch_cache;
 
 mod fanout;
 mod group_commit;
