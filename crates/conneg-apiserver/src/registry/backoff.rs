@@ -11,13 +11,13 @@
 /// # }
 /// ```
 #[derive(Debug, Default)]
-pub struct ConflictBackoff {
+pub(crate) struct ConflictBackoff {
     attempt: u32,
 }
 
 impl ConflictBackoff {
     /// Waits the next step.
-    pub async fn wait(&mut self) {
+    pub(crate) async fn wait(&mut self) {
         self.attempt = self.attempt.saturating_add(1);
         if self.attempt <= 2 {
             tokio::task::yield_now().await;
