@@ -8,8 +8,8 @@
 //! fields, applying defaults). Value validation of custom resources (OpenAPI keywords and
 //! CEL) is [`crate::declarative`]'s; serving them is [`crate::customresource`]'s.
 
-pub mod jsonpath;
-pub mod schema;
+pub(crate) mod jsonpath;
+pub(crate) mod schema;
 pub mod types;
-pub mod validation;
-pub mod version_order;
+pub(crate) mod validation;
+pub(crate) mod version_order;

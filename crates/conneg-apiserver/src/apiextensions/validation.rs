@@ -31,9 +31,9 @@ use crate::names;
 use crate::validation::{BadValue, FieldError, validate_object_meta, validate_object_meta_update};
 
 /// The most selectable fields a version may declare.
-pub const MAX_SELECTABLE_FIELDS: usize = 8;
+pub(crate) const MAX_SELECTABLE_FIELDS: usize = 8;
 /// The longest `deprecationWarning`, in bytes.
-pub const MAX_DEPRECATION_WARNING_LEN: usize = 256;
+pub(crate) const MAX_DEPRECATION_WARNING_LEN: usize = 256;
 
 const PRINTER_COLUMN_TYPES: &[&str] = &["boolean", "date", "integer", "number", "string"];
 const PRINTER_COLUMN_FORMATS: &[&str] = &[
@@ -51,7 +51,7 @@ const CONVERSION_REVIEW_VERSIONS: &[&str] = &["v1", "v1beta1"];
 /// Which version fields Kubernetes moves to the top of `spec`, because every version has an
 /// equal value (`Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Hoisted {
+pub(crate) struct Hoisted {
     /// `schema` → `spec.validation`.
     pub schema: bool,
     /// `subresources` → `spec.subresources`.
@@ -64,7 +64,7 @@ pub struct Hoisted {
 
 impl Hoisted {
     /// What is hoisted in `spec` (nothing without versions).
-    pub fn of(spec: &CustomResourceDefinitionSpec) -> Self {
+    pub(crate) fn of(spec: &CustomResourceDefinitionSpec) -> Self {
         let Some(first) = spec.versions.first() else {
             return Self::default();
         };
@@ -95,7 +95,7 @@ impl Hoisted {
 /// crd.spec.versions.push(v2);
 /// assert_eq!(schema_path(&crd, 1), "spec.versions[1].schema.openAPIV3Schema");
 /// ```
-pub fn schema_path(crd: &CustomResourceDefinition, version_index: usize) -> String {
+pub(crate) fn schema_path(crd: &CustomResourceDefinition, version_index: usize) -> String {
     if Hoisted::of(&crd.spec).schema {
         "spec.validation.openAPIV3Schema".to_owned()
     } else {
@@ -105,7 +105,7 @@ pub fn schema_path(crd: &CustomResourceDefinition, version_index: usize) -> Stri
 
 /// One schema the structural-schema checker must look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaCheck {
+pub(crate) struct SchemaCheck {
     /// The version whose `schema.openAPIV3Schema` it is.
     pub version_index: usize,
     /// The path of its errors ([`schema_path`]).
@@ -116,7 +116,7 @@ pub struct SchemaCheck {
 
 /// The schemas to check, once each: one for a hoisted schema, else one per version that has
 /// a schema. Versions without one are reported by [`validate_create`] already.
-pub fn schema_checks(crd: &CustomResourceDefinition) -> Vec<SchemaCheck> {
+pub(crate) fn schema_checks(crd: &CustomResourceDefinition) -> Vec<SchemaCheck> {
     let spec = &crd.spec;
     let hoisted = Hoisted::of(spec);
     let has_status =
@@ -174,7 +174,7 @@ struct Options {
 /// let errs: Vec<String> = validate_create(&crd).iter().map(ToString::to_string).collect();
 /// assert_eq!(errs, [r#"spec.additionalPrinterColumns[0].type: Invalid value: "int": must be one of boolean,date,integer,number,string"#]);
 /// ```
-pub fn validate_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
+pub(crate) fn validate_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let opts = Options {
         require_schema: true,
         require_recognized_review_version: true,
@@ -194,7 +194,14 @@ pub fn validate_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
 /// does for data it accepted before: no schema required if `old` lacked one, more than 8
 /// selectable fields kept unchanged, an unrecognized conversion review version kept,
 /// `preserveUnknownFields: true` and an API-approval annotation kept.
-pub fn validate_update(
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "not wired yet: the Strategy trait has no update validation with the old object"
+    )
+)]
+pub(crate) fn validate_update(
     new: &CustomResourceDefinition,
     old: &CustomResourceDefinition,
 ) -> Vec<FieldError> {
@@ -248,7 +255,14 @@ pub fn validate_update(
 
 /// `ValidateUpdateCustomResourceDefinitionStatus`: a `/status` write checks only metadata
 /// and the accepted names (this is how `storedVersions` can shrink).
-pub fn validate_status_update(
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "not wired yet: the Strategy trait has no update validation with the old object"
+    )
+)]
+pub(crate) fn validate_status_update(
     new: &CustomResourceDefinition,
     old: &CustomResourceDefinition,
 ) -> Vec<FieldError> {
@@ -1110,7 +1124,7 @@ enum Approval {
 }
 
 /// `IsProtectedCommunityGroup`: `k8s.io`, `kubernetes.io` and their subdomains.
-pub fn is_protected_group(group: &str) -> bool {
+pub(crate) fn is_protected_group(group: &str) -> bool {
     ["k8s.io", "kubernetes.io"]
         .iter()
         .any(|g| group == *g || group.strip_suffix(g).is_some_and(|s| s.ends_with('.')))
@@ -1230,7 +1244,7 @@ fn validate_preserve_unknown_fields(
 /// assert_eq!(accepted.plural, "crontabz");
 /// assert_eq!(accepted.kind, "");
 /// ```
-pub fn accepted_names(
+pub(crate) fn accepted_names(
     crd: &CustomResourceDefinition,
     others: &[&CustomResourceDefinition],
 ) -> (
@@ -1305,7 +1319,7 @@ pub fn accepted_names(
 /// The `Established` condition the naming controller writes with `names_accepted`: the
 /// current one if already `True`; `False`/`Installing` once the names are accepted;
 /// otherwise the current one, or `False`/`NotAccepted`.
-pub fn established_after_naming(
+pub(crate) fn established_after_naming(
     crd: &CustomResourceDefinition,
     names_accepted: &CustomResourceDefinitionCondition,
 ) -> CustomResourceDefinitionCondition {

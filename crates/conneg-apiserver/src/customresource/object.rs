@@ -29,7 +29,7 @@ use crate::validation::FieldError;
 /// assert_eq!(serde_json::to_value(&cr).unwrap()["metadata"]["name"], "a");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CustomResource {
+pub(crate) struct CustomResource {
     /// `metadata`.
     pub metadata: ObjectMeta,
     /// Every other top-level field.
@@ -39,7 +39,7 @@ pub struct CustomResource {
 impl CustomResource {
     /// Whether `self` and `other` are equal but for their metadata, type and (`status`
     /// true: with a status subresource) their status: what moves `metadata.generation` on.
-    pub fn same_spec(&self, other: &Self, status: bool) -> bool {
+    pub(crate) fn same_spec(&self, other: &Self, status: bool) -> bool {
         fn rest(c: &CustomResource, status: bool) -> impl Iterator<Item = (&String, &Value)> {
             c.fields.iter().filter(move |(k, _)| {
                 let ignored = matches!(k.as_str(), "apiVersion" | "kind");
@@ -50,7 +50,7 @@ impl CustomResource {
     }
 
     /// `apiVersion` (empty when absent or not a string).
-    pub fn api_version(&self) -> &str {
+    pub(crate) fn api_version(&self) -> &str {
         self.fields
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -58,7 +58,7 @@ impl CustomResource {
     }
 
     /// `kind` (empty when absent or not a string).
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.fields
             .get("kind")
             .and_then(Value::as_str)
@@ -66,7 +66,7 @@ impl CustomResource {
     }
 
     /// Sets `apiVersion` and `kind`.
-    pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+    pub(crate) fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.fields
             .insert("apiVersion".into(), Value::String(api_version.to_owned()));
         self.fields
@@ -74,12 +74,12 @@ impl CustomResource {
     }
 
     /// The object as one JSON value.
-    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+    pub(crate) fn to_json(&self) -> Result<Value, serde_json::Error> {
         serde_json::to_value(self)
     }
 
     /// The object from one JSON value: `metadata` must be an object metadata.
-    pub fn from_json(v: Value) -> Result<Self, serde_json::Error> {
+    pub(crate) fn from_json(v: Value) -> Result<Self, serde_json::Error> {
         serde_json::from_value(v)
     }
 }

@@ -23,7 +23,7 @@ use super::Structural;
 /// apply_defaults(&mut cr, &s);
 /// assert_eq!(cr, json!({"kind": "Widget", "spec": {"replicas": 1}}));
 /// ```
-pub fn apply_defaults(obj: &mut Value, s: &Structural) {
+pub(crate) fn apply_defaults(obj: &mut Value, s: &Structural) {
     match obj {
         Value::Object(m) => {
             for (k, p) in &s.properties {

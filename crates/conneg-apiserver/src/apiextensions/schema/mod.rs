@@ -45,20 +45,20 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-pub use default::apply_defaults;
-pub use prune::prune;
-pub use structural::check;
+pub(crate) use default::apply_defaults;
+pub(crate) use prune::prune;
+pub(crate) use structural::check;
 
 /// The deepest schema [`check`] accepts, in schema levels (the root is level 1, and each
 /// `properties[x]`, `items`, `additionalProperties`, `allOf[i]`, `anyOf[i]`, `oneOf[i]`, `not`
 /// adds one). Kubernetes has no such limit; real CRDs stay far below it.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A structural schema: the parts of an `openAPIV3Schema` that give a custom resource its
 /// shape, read by [`Structural::from_json`]. Value validations and the logical junctors
 /// (`allOf`, `anyOf`, `oneOf`, `not`) are left out: they never change the shape.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Structural {
+pub(crate) struct Structural {
     /// `type`: `object`, `array`, `string`, `integer`, `number`, `boolean`, or empty.
     pub type_: String,
     /// `properties`, by name.
@@ -88,7 +88,7 @@ pub struct Structural {
 
 /// `additionalProperties`: a boolean or a schema.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AdditionalProperties {
+pub(crate) enum AdditionalProperties {
     /// `additionalProperties: true` or `false`. Either way the keys are kept by pruning (and
     /// anything nested in their values is pruned, as Kubernetes does).
     Bool(bool),
@@ -98,7 +98,7 @@ pub enum AdditionalProperties {
 
 impl AdditionalProperties {
     /// The schema of the values, if one is given.
-    pub fn schema(&self) -> Option<&Structural> {
+    pub(crate) fn schema(&self) -> Option<&Structural> {
         match self {
             AdditionalProperties::Bool(_) => None,
             AdditionalProperties::Schema(s) => Some(s),
@@ -120,13 +120,13 @@ impl Structural {
     ///     "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}));
     /// assert_eq!(s.properties["tags"].items.as_ref().unwrap().type_, "string");
     /// ```
-    pub fn from_json(schema: &Value) -> Structural {
+    pub(crate) fn from_json(schema: &Value) -> Structural {
         read(schema, 1)
     }
 
     /// The schema of the value under `key` of an object: its property, or else the
     /// `additionalProperties` schema.
-    pub fn field(&self, key: &str) -> Option<&Structural> {
+    pub(crate) fn field(&self, key: &str) -> Option<&Structural> {
         self.properties
             .get(key)
             .or_else(|| self.additional_properties.as_ref()?.schema())

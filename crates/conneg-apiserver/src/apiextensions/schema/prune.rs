@@ -32,7 +32,7 @@ use super::{Structural, is_meta_field};
 /// assert_eq!(prune(&mut cr, &s, true), ["extra", "spec.items[0].bar"]);
 /// assert_eq!(cr, json!({"kind": "Widget", "spec": {"items": [{"name": "a"}]}}));
 /// ```
-pub fn prune(obj: &mut Value, s: &Structural, is_root: bool) -> Vec<String> {
+pub(crate) fn prune(obj: &mut Value, s: &Structural, is_root: bool) -> Vec<String> {
     let mut paths = Vec::new();
     prune_unknown(obj, s, is_root, &mut paths);
     drop_nulls(obj, s);

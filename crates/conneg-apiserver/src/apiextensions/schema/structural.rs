@@ -37,7 +37,7 @@ use crate::validation::{BadValue, FieldError};
 /// assert_eq!(errs[0].to_string(), "spec.validation.openAPIV3Schema.properties[spec].type: \
 ///     Required value: must not be empty for specified object fields");
 /// ```
-pub fn check(schema: &Value, path: &str, status_subresource: bool) -> Vec<FieldError> {
+pub(crate) fn check(schema: &Value, path: &str, status_subresource: bool) -> Vec<FieldError> {
     let shape = shape_errors(schema, path);
     if !shape.is_empty() {
         return shape;
