@@ -16,7 +16,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 /// assert_eq!(*served.get(), ["flunders", "crontabs"]);
 /// ```
 #[derive(Debug, Default)]
-pub struct Live<T>(Arc<RwLock<Arc<T>>>);
+pub(crate) struct Live<T>(Arc<RwLock<Arc<T>>>);
 
 impl<T> Clone for Live<T> {
     fn clone(&self) -> Self {
@@ -26,12 +26,12 @@ impl<T> Clone for Live<T> {
 
 impl<T> Live<T> {
     /// Starts with `value`.
-    pub fn new(value: T) -> Self {
+    pub(crate) fn new(value: T) -> Self {
         Self(Arc::new(RwLock::new(Arc::new(value))))
     }
 
     /// The current value.
-    pub fn get(&self) -> Arc<T> {
+    pub(crate) fn get(&self) -> Arc<T> {
         self.0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -40,7 +40,7 @@ impl<T> Live<T> {
 
     /// Replaces the value with `f` of the current one, as one step: two updates never
     /// lose each other's change.
-    pub fn update(&self, f: impl FnOnce(&T) -> T) {
+    pub(crate) fn update(&self, f: impl FnOnce(&T) -> T) {
         let mut guard = self.0.write().unwrap_or_else(PoisonError::into_inner);
         let next = f(&guard);
         *guard = Arc::new(next);

@@ -30,14 +30,21 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
-pub mod discovery;
-pub mod filters;
-pub mod health;
-pub mod metrics;
+pub(crate) mod discovery;
+pub(crate) mod filters;
+pub(crate) mod health;
+pub(crate) mod metrics;
 pub mod openapi;
 mod serving;
 mod swagger;
 
+pub use crate::endpoints::{Endpoint, Served};
+pub use crate::flowcontrol::Overload;
+pub use crate::http2::Http2Limits;
+pub use crate::serve::ConnLimits;
+pub use crate::timeouts::Timeouts;
+pub use filters::Auth;
+pub use metrics::Metrics;
 pub use serving::Serving;
 
 use std::sync::Arc;
@@ -55,7 +62,7 @@ use crate::core_v1::Namespace;
 use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
 use crate::endpoints::admission::Plugin;
-use crate::endpoints::{Context, Endpoint, Served, catalog_of, watch};
+use crate::endpoints::{Context, catalog_of, watch};
 use crate::flowcontrol::Dispatcher;
 use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
 use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
@@ -74,9 +81,9 @@ pub struct AppState {
     /// Request counters for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
     /// Priority and fairness: the configuration in force and the levels' queues.
-    pub flowcontrol: Arc<Dispatcher>,
+    pub(crate) flowcontrol: Arc<Dispatcher>,
     /// The OpenAPI documents, built on first use.
-    pub openapi: Arc<Documents>,
+    pub(crate) openapi: Arc<Documents>,
     /// Custom resource definitions the server was built with, installed by
     /// [`AppState::bootstrap`].
     definitions: Arc<[CustomResourceDefinition]>,
