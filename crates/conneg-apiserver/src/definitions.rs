@@ -144,7 +144,7 @@ impl<'a> Definitions<'a> {
 
 /// The schema of a string enum (enum KEP): `enum` with the values, sorted, and the
 /// description followed by "Possible enum values", as Kubernetes publishes one.
-pub fn enum_schema(description: &str, values: &[&str]) -> Value {
+pub(crate) fn enum_schema(description: &str, values: &[&str]) -> Value {
     let mut schema = json!({"type": "string", "description": description, "enum": values});
     if let Value::Object(m) = &mut schema {
         describe_enum(m);
