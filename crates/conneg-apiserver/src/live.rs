@@ -5,16 +5,6 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 /// A shared value, replaced as a whole: readers get the current one and keep it as long as
 /// they need it, unaffected by a replacement meanwhile; cheap to clone.
-///
-/// ```
-/// use conneg_apiserver::live::Live;
-///
-/// let served = Live::new(vec!["flunders"]);
-/// let before = served.get();
-/// served.update(|v| v.iter().copied().chain(["crontabs"]).collect());
-/// assert_eq!(*before, ["flunders"]);
-/// assert_eq!(*served.get(), ["flunders", "crontabs"]);
-/// ```
 #[derive(Debug, Default)]
 pub(crate) struct Live<T>(Arc<RwLock<Arc<T>>>);
 
@@ -44,5 +34,21 @@ impl<T> Live<T> {
         let mut guard = self.0.write().unwrap_or_else(PoisonError::into_inner);
         let next = f(&guard);
         *guard = Arc::new(next);
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn live() {
+        use crate::live::Live;
+
+        let served = Live::new(vec!["flunders"]);
+        let before = served.get();
+        served.update(|v| v.iter().copied().chain(["crontabs"]).collect());
+        assert_eq!(*before, ["flunders"]);
+        assert_eq!(*served.get(), ["flunders", "crontabs"]);
     }
 }

@@ -88,21 +88,6 @@ enum Literal {
 }
 
 /// A parsed path.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::JsonPath;
-/// use serde_json::json;
-///
-/// let obj = json!({"status": {"conditions": [
-///     {"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}});
-/// let p = JsonPath::parse(r#".status.conditions[?(@.type=="Ready")].status"#).unwrap();
-/// assert_eq!(p.first(&obj), Some(&json!("False")));
-/// assert_eq!(JsonPath::parse(".status.replicas").unwrap().first(&obj), None);
-/// assert_eq!(
-///     JsonPath::parse(".spec..x").unwrap_err().to_string(),
-///     "recursive descent (..) is not supported"
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct JsonPath {
     steps: Vec<Step>,
@@ -583,17 +568,6 @@ fn passes(f: &Filter, item: &Value) -> Result<bool, EvalError> {
 /// A value as client-go's `PrintResults` prints it: strings bare, numbers and booleans as Go's
 /// `fmt` prints them (`1.5`, `1e+06`), objects and lists as compact JSON with Go's HTML
 /// escaping. `None` for `null`, which client-go cannot print.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::go_text;
-/// use serde_json::json;
-///
-/// assert_eq!(go_text(&json!("a")).as_deref(), Some("a"));
-/// assert_eq!(go_text(&json!(3)).as_deref(), Some("3"));
-/// assert_eq!(go_text(&json!(1000000.0)).as_deref(), Some("1e+06"));
-/// assert_eq!(go_text(&json!({"b": 1, "a": "<"})).as_deref(), Some(r#"{"a":"\u003c","b":1}"#));
-/// assert_eq!(go_text(&json!(null)), None);
-/// ```
 pub(crate) fn go_text(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
@@ -663,17 +637,6 @@ pub(crate) fn go_float(f: f64) -> String {
 /// a boolean, `string` prints any value (see [`go_text`]), `date` passes a string through (the
 /// Table layer turns it into an age, or `<invalid>`). Anything else, a missing value and
 /// `null` give `null`.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::cell;
-/// use serde_json::json;
-///
-/// assert_eq!(cell("integer", Some(&json!(2.9))), json!(2));
-/// assert_eq!(cell("number", Some(&json!(2))), json!(2.0));
-/// assert_eq!(cell("string", Some(&json!(7))), json!("7"));
-/// assert_eq!(cell("boolean", Some(&json!("true"))), json!(null));
-/// assert_eq!(cell("date", None), json!(null));
-/// ```
 pub(crate) fn cell(column_type: &str, value: Option<&Value>) -> Value {
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Value::Null;
@@ -885,5 +848,56 @@ mod tests {
             default_column_description(".spec.x"),
             "Custom resource definition column (in JSONPath format): .spec.x"
         );
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn json_path() {
+        use crate::apiextensions::jsonpath::JsonPath;
+        use serde_json::json;
+
+        let obj = json!({"status": {"conditions": [
+            {"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}});
+        let p = JsonPath::parse(r#".status.conditions[?(@.type=="Ready")].status"#).unwrap();
+        assert_eq!(p.first(&obj), Some(&json!("False")));
+        assert_eq!(
+            JsonPath::parse(".status.replicas").unwrap().first(&obj),
+            None
+        );
+        assert_eq!(
+            JsonPath::parse(".spec..x").unwrap_err().to_string(),
+            "recursive descent (..) is not supported"
+        );
+    }
+
+    #[test]
+    fn go_text() {
+        use crate::apiextensions::jsonpath::go_text;
+        use serde_json::json;
+
+        assert_eq!(go_text(&json!("a")).as_deref(), Some("a"));
+        assert_eq!(go_text(&json!(3)).as_deref(), Some("3"));
+        assert_eq!(go_text(&json!(1000000.0)).as_deref(), Some("1e+06"));
+        assert_eq!(
+            go_text(&json!({"b": 1, "a": "<"})).as_deref(),
+            Some(r#"{"a":"\u003c","b":1}"#)
+        );
+        assert_eq!(go_text(&json!(null)), None);
+    }
+
+    #[test]
+    fn cell() {
+        use crate::apiextensions::jsonpath::cell;
+        use serde_json::json;
+
+        assert_eq!(cell("integer", Some(&json!(2.9))), json!(2));
+        assert_eq!(cell("number", Some(&json!(2))), json!(2.0));
+        assert_eq!(cell("string", Some(&json!(7))), json!("7"));
+        assert_eq!(cell("boolean", Some(&json!("true"))), json!(null));
+        assert_eq!(cell("date", None), json!(null));
     }
 }

@@ -83,18 +83,6 @@ impl Hoisted {
 /// The path under which the schema of version `version_index` reports its errors, ending in
 /// `openAPIV3Schema`: `spec.validation.openAPIV3Schema` when every version has the same
 /// schema, `spec.versions[i].schema.openAPIV3Schema` otherwise.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::{types::*, validation::schema_path};
-///
-/// let mut crd = CustomResourceDefinition::default();
-/// crd.spec.versions.push(CustomResourceDefinitionVersion { name: "v1".into(), ..Default::default() });
-/// assert_eq!(schema_path(&crd, 0), "spec.validation.openAPIV3Schema");
-/// let mut v2 = crd.spec.versions[0].clone();
-/// v2.schema = Some(CustomResourceValidation { open_api_v3_schema: Some(serde_json::json!({})) });
-/// crd.spec.versions.push(v2);
-/// assert_eq!(schema_path(&crd, 1), "spec.versions[1].schema.openAPIV3Schema");
-/// ```
 pub(crate) fn schema_path(crd: &CustomResourceDefinition, version_index: usize) -> String {
     if Hoisted::of(&crd.spec).schema {
         "spec.validation.openAPIV3Schema".to_owned()
@@ -158,22 +146,6 @@ struct Options {
 
 /// `ValidateCustomResourceDefinition`: a new CRD, after [`set_defaults`](super::types::set_defaults).
 /// The structural schema is checked apart ([`schema_checks`]).
-///
-/// ```
-/// use conneg_apiserver::apiextensions::{types::*, validation::validate_create};
-///
-/// let mut crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "crontabs.stable.example.com"},
-///     "spec": {"group": "stable.example.com", "scope": "Namespaced",
-///              "names": {"plural": "crontabs", "kind": "CronTab"},
-///              "versions": [{"name": "v1", "served": true, "storage": true,
-///                            "schema": {"openAPIV3Schema": {"type": "object"}},
-///                            "additionalPrinterColumns": [{"name": "R", "type": "int", "jsonPath": ".spec.r"}]}]}
-/// })).unwrap();
-/// set_defaults(&mut crd);
-/// let errs: Vec<String> = validate_create(&crd).iter().map(ToString::to_string).collect();
-/// assert_eq!(errs, [r#"spec.additionalPrinterColumns[0].type: Invalid value: "int": must be one of boolean,date,integer,number,string"#]);
-/// ```
 pub(crate) fn validate_create(crd: &CustomResourceDefinition) -> Vec<FieldError> {
     let opts = Options {
         require_schema: true,
@@ -1223,27 +1195,6 @@ fn validate_preserve_unknown_fields(
 /// already holds is kept, but asking for a name it accepted under another role (say its old
 /// plural as a short name) conflicts with itself. A requested name that conflicts is not
 /// taken: the accepted one stays. Categories are always taken.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::{types::*, validation::accepted_names};
-///
-/// let names = |plural: &str, kind: &str| CustomResourceDefinitionNames {
-///     plural: plural.into(), singular: plural.trim_end_matches('s').into(),
-///     kind: kind.into(), list_kind: format!("{kind}List"), ..Default::default()
-/// };
-/// let mut first = CustomResourceDefinition::default();
-/// first.spec.group = "stable.example.com".into();
-/// first.status.accepted_names = names("crontabs", "CronTab");
-/// let mut second = first.clone();
-/// second.status.accepted_names = Default::default();
-/// second.spec.names = names("crontabz", "CronTab");
-///
-/// let (accepted, cond) = accepted_names(&second, &[&first]);
-/// assert_eq!((cond.status.as_str(), cond.reason.as_str()), ("False", "ListKindConflict"));
-/// assert_eq!(cond.message, r#""CronTabList" is already in use"#);
-/// assert_eq!(accepted.plural, "crontabz");
-/// assert_eq!(accepted.kind, "");
-/// ```
 pub(crate) fn accepted_names(
     crd: &CustomResourceDefinition,
     others: &[&CustomResourceDefinition],
@@ -2216,5 +2167,84 @@ mod tests {
         assert_eq!(cond.reason, "NoConflicts");
         assert_eq!(acc.short_names, ["ct", "cts", "new"]);
         assert_eq!(established_after_naming(&me, &cond).status, "True");
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn schema_path() {
+        use crate::apiextensions::{types::*, validation::schema_path};
+
+        let mut crd = CustomResourceDefinition::default();
+        crd.spec.versions.push(CustomResourceDefinitionVersion {
+            name: "v1".into(),
+            ..Default::default()
+        });
+        assert_eq!(schema_path(&crd, 0), "spec.validation.openAPIV3Schema");
+        let mut v2 = crd.spec.versions[0].clone();
+        v2.schema = Some(CustomResourceValidation {
+            open_api_v3_schema: Some(serde_json::json!({})),
+        });
+        crd.spec.versions.push(v2);
+        assert_eq!(
+            schema_path(&crd, 1),
+            "spec.versions[1].schema.openAPIV3Schema"
+        );
+    }
+
+    #[test]
+    fn validate_create() {
+        use crate::apiextensions::{types::*, validation::validate_create};
+
+        let mut crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                     "names": {"plural": "crontabs", "kind": "CronTab"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object"}},
+                                   "additionalPrinterColumns": [{"name": "R", "type": "int", "jsonPath": ".spec.r"}]}]}
+        })).unwrap();
+        set_defaults(&mut crd);
+        let errs: Vec<String> = validate_create(&crd)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            [
+                r#"spec.additionalPrinterColumns[0].type: Invalid value: "int": must be one of boolean,date,integer,number,string"#
+            ]
+        );
+    }
+
+    #[test]
+    fn accepted_names() {
+        use crate::apiextensions::{types::*, validation::accepted_names};
+
+        let names = |plural: &str, kind: &str| CustomResourceDefinitionNames {
+            plural: plural.into(),
+            singular: plural.trim_end_matches('s').into(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            ..Default::default()
+        };
+        let mut first = CustomResourceDefinition::default();
+        first.spec.group = "stable.example.com".into();
+        first.status.accepted_names = names("crontabs", "CronTab");
+        let mut second = first.clone();
+        second.status.accepted_names = Default::default();
+        second.spec.names = names("crontabz", "CronTab");
+
+        let (accepted, cond) = accepted_names(&second, &[&first]);
+        assert_eq!(
+            (cond.status.as_str(), cond.reason.as_str()),
+            ("False", "ListKindConflict")
+        );
+        assert_eq!(cond.message, r#""CronTabList" is already in use"#);
+        assert_eq!(accepted.plural, "crontabz");
+        assert_eq!(accepted.kind, "");
     }
 }

@@ -17,17 +17,6 @@ use crate::validation::FieldError;
 
 /// An object of a custom resource: `metadata` as [`ObjectMeta`], every other top-level field
 /// (`apiVersion`, `kind`, `spec`, `status`, ...) as it came.
-///
-/// ```
-/// use conneg_apiserver::customresource::CustomResource;
-///
-/// let cr: CustomResource = serde_json::from_str(
-///     r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a"},"spec":{"replicas":1}}"#,
-/// ).unwrap();
-/// assert_eq!(cr.metadata.name, "a");
-/// assert_eq!(cr.fields["spec"]["replicas"], 1);
-/// assert_eq!(serde_json::to_value(&cr).unwrap()["metadata"]["name"], "a");
-/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct CustomResource {
     /// `metadata`.
@@ -252,5 +241,22 @@ mod tests {
         let e =
             serde_json::from_value::<CustomResource>(json!({"metadata": {"name": 3}})).unwrap_err();
         assert!(e.to_string().starts_with("metadata:"), "{e}");
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn custom_resource() {
+        use crate::customresource::CustomResource;
+
+        let cr: CustomResource = serde_json::from_str(
+            r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a"},"spec":{"replicas":1}}"#,
+        ).unwrap();
+        assert_eq!(cr.metadata.name, "a");
+        assert_eq!(cr.fields["spec"]["replicas"], 1);
+        assert_eq!(serde_json::to_value(&cr).unwrap()["metadata"]["name"], "a");
     }
 }

@@ -18,22 +18,6 @@
 //! [`prune`] and [`apply_defaults`], which recurse only along the schema, are bounded by it too.
 //! The one exception is copying a `default` value (`Clone`), which recurses as deep as the
 //! value itself: that depth is the request decoder's to bound.
-//!
-//! ```
-//! use conneg_apiserver::apiextensions::schema::{Structural, apply_defaults, check, prune};
-//! use serde_json::json;
-//!
-//! let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-//!     "replicas": {"type": "integer", "default": 1}}}}});
-//! assert!(check(&schema, "spec.validation.openAPIV3Schema", false).is_empty());
-//!
-//! let s = Structural::from_json(&schema);
-//! let mut cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
-//!     "spec": {"size": 3}});
-//! assert_eq!(prune(&mut cr, &s, true), ["spec.size"]);
-//! apply_defaults(&mut cr, &s);
-//! assert_eq!(cr["spec"], json!({"replicas": 1}));
-//! ```
 
 mod default;
 mod prune;
@@ -111,15 +95,6 @@ impl Structural {
     /// passed [`check`], so a malformed keyword is read as absent, and nodes deeper than
     /// [`MAX_DEPTH`] are read as `x-kubernetes-preserve-unknown-fields: true` (their data is
     /// kept, not pruned).
-    ///
-    /// ```
-    /// use conneg_apiserver::apiextensions::schema::Structural;
-    /// use serde_json::json;
-    ///
-    /// let s = Structural::from_json(&json!({"type": "object",
-    ///     "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}));
-    /// assert_eq!(s.properties["tags"].items.as_ref().unwrap().type_, "string");
-    /// ```
     pub(crate) fn from_json(schema: &Value) -> Structural {
         read(schema, 1)
     }
@@ -283,5 +258,37 @@ mod read_tests {
         }
         assert_eq!(depth, MAX_DEPTH + 1);
         assert!(n.preserve_unknown_fields && n.type_.is_empty());
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn schema_module() {
+        use crate::apiextensions::schema::{Structural, apply_defaults, check, prune};
+        use serde_json::json;
+
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 1}}}}});
+        assert!(check(&schema, "spec.validation.openAPIV3Schema", false).is_empty());
+
+        let s = Structural::from_json(&schema);
+        let mut cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": 3}});
+        assert_eq!(prune(&mut cr, &s, true), ["spec.size"]);
+        apply_defaults(&mut cr, &s);
+        assert_eq!(cr["spec"], json!({"replicas": 1}));
+    }
+
+    #[test]
+    fn structural_from_json() {
+        use crate::apiextensions::schema::Structural;
+        use serde_json::json;
+
+        let s = Structural::from_json(&json!({"type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}));
+        assert_eq!(s.properties["tags"].items.as_ref().unwrap().type_, "string");
     }
 }
