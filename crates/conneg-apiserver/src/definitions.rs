@@ -15,9 +15,9 @@ pub(crate) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 ///
 /// A type that derives [`JsonSchema`] has it: its declaration ([`crate::declarative`]) is
 /// what it publishes. Types whose schemas Kubernetes publishes by hand (core `v1`'s) write
-/// theirs with the [`Definitions`] helpers.
+/// theirs with the `Definitions` helpers.
 pub trait OpenApiSchema {
-    /// Adds the type's schemas to `defs` (whose [`Definitions::version`] is the type's).
+    /// Adds the type's schemas to `defs` (whose `Definitions::version` is the type's).
     fn definitions(defs: &mut Definitions<'_>);
 }
 

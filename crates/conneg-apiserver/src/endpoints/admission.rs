@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use conneg::Status;
-//! use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
+//! use conneg_apiserver::admission::{Operation, Plugin, Request};
 //! use conneg_apiserver::registry::Registry;
 //! use futures_util::future::BoxFuture;
 //!

@@ -1,16 +1,16 @@
 //! The generic registry: what every kind's objects go through between the endpoints and
 //! storage, written once (Kubernetes' `registry/generic/registry.Store`). No HTTP here: the
-//! endpoints ([`crate::endpoints`]) decide what a request asks; the registry reads, creates,
+//! endpoints (`crate::endpoints`) decide what a request asks; the registry reads, creates,
 //! updates and deletes objects of any kind (its [`Strategy`]) in their storage version.
 //!
 //! * [`Registry`]: the storage stack of a server (store, storage codec, key layout) and what
 //!   it serves, with the verbs over it: [`Registry::get`], `list_stored` (pages, continue
 //!   tokens, revisions), [`Registry::list_all`], [`Registry::create`] (with `generateName`
 //!   retries), [`Registry::update`] (one compare-and-swap; the deletion of a finalized object)
-//!   and, in [`delete`], DELETE with its options, finalizers and preconditions.
-//! * [`strategy`]: the [`Strategy`] trait, what differs between kinds; [`status`]: the status
+//!   and, in `delete`, DELETE with its options, finalizers and preconditions.
+//! * `strategy`: the [`Strategy`] trait, what differs between kinds; `status`: the status
 //!   subresource of any kind that declares one.
-//! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
+//! * `backoff`: how a write that lost a compare-and-swap race waits before it retries.
 
 pub(crate) mod backoff;
 mod counts;
@@ -248,7 +248,7 @@ impl Registry {
 
     /// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
     /// the last finalizer of an object being deleted, deletes it and answers `old` (see
-    /// [`delete`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
+    /// `delete`). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
     pub async fn update<K: Object>(
         &self,
         res: &'static ResourceInfo,

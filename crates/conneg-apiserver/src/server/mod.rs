@@ -302,7 +302,7 @@ impl AppState {
     /// that are missing and puts the stored ones in force, following their changes.
     ///
     /// When custom resource definitions are served (standalone too), it also starts their
-    /// controller ([`crate::customresource::controller`]), which serves the established
+    /// controller (`crate::customresource::controller`), which serves the established
     /// ones from then on.
     ///
     /// A step that storage cannot answer (503 or 504: etcd unreachable, or without quorum)

@@ -12,7 +12,7 @@
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
 //! before leaving validation to the server, and `explain` renders the schemas. A type
 //! publishes its enums (enum KEP: `enum` plus "Possible enum values" in the description,
-//! [`enum_schema`](crate::definitions::enum_schema)) and its validation rules as `x-kubernetes-validations` (CEL, as the
+//! `enum_schema`) and its validation rules as `x-kubernetes-validations` (CEL, as the
 //! declarative-validation KEP publishes them).
 //!
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so

@@ -440,7 +440,7 @@ impl EmbeddedStore {
         })
     }
 
-    /// Open the store of the server of `group` in `data_dir` ([`file_name`]).
+    /// Open the store of the server of `group` in `data_dir` (`file_name`).
     pub fn open_dir(
         data_dir: impl AsRef<Path>,
         group: &str,
