@@ -45,7 +45,7 @@ pub use etcd::{EtcdOptions, EtcdTls};
 pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
-pub use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
+pub(crate) use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
 pub use watch_cache::{WatchCache, WatchCacheOptions};
 
 /// A storage revision (etcd's `int64` revision; Kubernetes' `resourceVersion`).
