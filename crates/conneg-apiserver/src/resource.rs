@@ -1,5 +1,5 @@
 //! What a server serves, as data: group versions ([`GroupVersion`]), resources
-//! ([`ResourceInfo`]), the [`Catalog`] of both that routing and discovery read, and the traits a
+//! ([`ResourceInfo`]), the catalog of both that routing and discovery read, and the traits a
 //! versioned Rust type implements to be served ([`Versioned`], [`VersionedObject`],
 //! [`VersionedList`]).
 //!
