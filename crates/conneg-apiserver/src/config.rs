@@ -166,8 +166,8 @@ impl AuthArgs {
     pub fn build(
         &self,
         codecs: conneg::Codecs,
-        metrics: std::sync::Arc<crate::server::metrics::Metrics>,
-    ) -> std::result::Result<crate::server::filters::Auth, String> {
+        metrics: std::sync::Arc<crate::server::Metrics>,
+    ) -> std::result::Result<crate::server::Auth, String> {
         use crate::auth::{
             AccessWebhook, Authenticator, Authorizer, Mode, Policy, RequestHeader, TokenWebhook,
             Webhook, X509,
@@ -237,7 +237,7 @@ impl AuthArgs {
                 }
             });
         }
-        Ok(crate::server::filters::Auth {
+        Ok(crate::server::Auth {
             authenticator,
             authorizer: Authorizer::new(modes)
                 .always_allow_paths(self.authorization_always_allow_paths.clone()),

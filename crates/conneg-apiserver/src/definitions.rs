@@ -15,9 +15,9 @@ pub(crate) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 ///
 /// A type that derives [`JsonSchema`] has it: its declaration ([`crate::declarative`]) is
 /// what it publishes. Types whose schemas Kubernetes publishes by hand (core `v1`'s) write
-/// theirs with the [`Definitions`] helpers.
+/// theirs with the `Definitions` helpers.
 pub trait OpenApiSchema {
-    /// Adds the type's schemas to `defs` (whose [`Definitions::version`] is the type's).
+    /// Adds the type's schemas to `defs` (whose `Definitions::version` is the type's).
     fn definitions(defs: &mut Definitions<'_>);
 }
 
@@ -144,7 +144,7 @@ impl<'a> Definitions<'a> {
 
 /// The schema of a string enum (enum KEP): `enum` with the values, sorted, and the
 /// description followed by "Possible enum values", as Kubernetes publishes one.
-pub fn enum_schema(description: &str, values: &[&str]) -> Value {
+pub(crate) fn enum_schema(description: &str, values: &[&str]) -> Value {
     let mut schema = json!({"type": "string", "description": description, "enum": values});
     if let Value::Object(m) = &mut schema {
         describe_enum(m);

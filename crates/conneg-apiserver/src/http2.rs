@@ -68,7 +68,7 @@ impl Http2Limits {
     /// to match (as Kubernetes does for `--http2-max-streams-per-connection`).
     ///
     /// ```
-    /// use conneg_apiserver::http2::Http2Limits;
+    /// use conneg_apiserver::server::Http2Limits;
     /// let limits = Http2Limits::with_max_streams(1000);
     /// assert_eq!(limits.connection_window, 1000 * limits.stream_window);
     /// ```

@@ -6,7 +6,7 @@
 //! ```text
 //! let state = ServerBuilder::new(openapi_info)
 //!     .serve::<v1::Widget>()        // a versioned type whose internal type has a registry::Strategy
-//!     .admission(MyPlugin)          // an endpoints::admission::Plugin
+//!     .admission(MyPlugin)          // an admission::Plugin
 //!     .build(storage, options);     // AppState
 //! state.serve(listener, serve_args.serving(), shutdown).await?;  // bounded, bootstrapped
 //! ```
@@ -14,30 +14,29 @@
 //! `examples/minimal-apiserver` is that in one file; `examples/sample-apiserver` (Kubernetes'
 //! wardle.example.com) is a fuller one.
 //!
-//! The layers, each importing only from those below it (`docs/architecture.md` follows one
-//! request through them):
+//! The public API is what a server author needs: the [`prelude`], [`kind`], and these
+//! modules. Everything else (the endpoints, the serving plumbing, selectors, patches, field
+//! ownership, flow control, custom-resource serving) is private to the crate and reached
+//! through the router; `scripts/public-api` counts what is public.
 //!
-//! * [`server`]: the builder, [`AppState`](server::AppState), the router, discovery, OpenAPI
-//!   documents, metrics, health, and [`Serving`](server::Serving) (connection bounds,
-//!   timeouts, TLS, authentication) around them; [`config`]: the command-line options every
-//!   server shares.
-//! * [`core_v1`]: namespaces for a standalone server, registered as a user's kinds are.
-//! * [`endpoints`]: the resource verbs over HTTP (create, get, list, watch, update, patch and
-//!   apply, delete, deletecollection), watch-list, metadata-only and Table answers,
-//!   server-side apply's field manager, and the [`admission`](endpoints::admission) chain.
-//! * [`registry`]: the generic store of every kind, no HTTP in it: get, list and pages,
-//!   create, one compare-and-swap update, delete with finalizers, the status subresource;
-//!   the kind's strategy ([`Strategy`](registry::Strategy)).
+//! * [`server`]: the builder, [`AppState`](server::AppState), the router, OpenAPI documents,
+//!   and [`Serving`](server::Serving) with what it holds (connection bounds, timeouts, TLS,
+//!   authentication); [`config`]: the command-line options every server shares.
+//! * [`admission`]: the plugins a server adds to every write; [`core_v1`]: namespaces, the
+//!   built-in kind of a standalone server, registered as a user's kinds are.
+//! * [`registry`]: the generic store of every kind, no HTTP in it (get, list, create,
+//!   update), and the kind's strategy ([`Strategy`](registry::Strategy)).
 //! * [`storage`]: revisioned key-value storage shaped after etcd's v3 API, with three backends
 //!   (in memory, embedded on disk with redb, and etcd for more than one replica) behind one
-//!   [`Storage`](storage::Storage) trait, and one conformance suite that all three pass.
+//!   [`Storage`](storage::Storage) trait.
 //! * The object types and what they are checked with: [`resource`] (group versions,
-//!   resources, the traits of a served versioned type), [`meta`] (`metav1`), [`definitions`]
-//!   (the OpenAPI schemas a type publishes), [`declarative`] (rules declared once on the
-//!   types, published in OpenAPI and enforced), [`validation`], [`names`], [`selector`],
-//!   [`patch`], [`apply`] (field ownership), [`metadata_only`].
-//! * Serving connections: [`serve`] and [`timeouts`] (cap, idle and header-read timeouts,
-//!   request deadlines), [`tls`] and [`auth`] (who sent a request and whether they may).
+//!   resources, the traits of a served versioned type), [`meta`] (`metav1`), [`declarative`]
+//!   (rules declared once on the types, published in OpenAPI and enforced), [`validation`],
+//!   [`apiextensions`] (CustomResourceDefinitions).
+//! * [`tls`] and [`auth`]: secure serving, who sent a request and whether they may.
+//!
+//! The layers inside, each importing only from those below it, are in
+//! `docs/architecture.md`, which follows one request through them.
 //!
 //! Cargo features:
 //!
@@ -47,7 +46,8 @@
 //!   (`default-features = false`) the memory and embedded backends remain, the crate has
 //!   fewer dependencies, and a server refuses `--etcd-servers` saying the feature is off.
 //! * `testing`: test support for servers built on this crate (a real etcd process,
-//!   `testing::Etcd`).
+//!   `testing::Etcd`); it also opens two internal modules, hidden from this documentation, to
+//!   the repository's own tests and benchmarks (not a public API).
 #![deny(unsafe_code)]
 // `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
 // boxing it everywhere would only add noise (conneg makes the same call).
@@ -57,33 +57,62 @@
 extern crate self as conneg_apiserver;
 
 pub mod apiextensions;
-pub mod apply;
 pub mod auth;
 pub mod config;
 pub mod core_v1;
-pub mod customresource;
 pub mod declarative;
-pub mod definitions;
-pub mod endpoints;
-pub mod flowcontrol;
-pub mod http2;
-pub mod live;
 pub mod meta;
-pub mod metadata_only;
-pub mod names;
-pub mod patch;
 pub mod prelude;
 pub mod registry;
 pub mod resource;
-pub mod selector;
-pub mod serve;
 pub mod server;
 pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod timeouts;
 pub mod tls;
 pub mod validation;
+
+mod customresource;
+mod definitions;
+mod endpoints;
+mod http2;
+mod live;
+mod metadata_only;
+mod names;
+mod serve;
+mod timeouts;
+
+/// Declares modules private to the crate that the feature `testing` opens, hidden from the
+/// documentation, to this repository's integration tests and benchmarks of internals (field
+/// ownership, patches); they are not a public API. Their items stay `pub` for that, so
+/// without the feature they are allowed to be unreachable.
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "testing")]
+        #[doc(hidden)]
+        pub mod $name;
+        #[cfg(not(feature = "testing"))]
+        #[allow(unreachable_pub)]
+        mod $name;
+    )*};
+}
+internal_modules!(apply, patch);
+
+mod flowcontrol;
+mod selector;
+
+pub use definitions::OpenApiSchema;
+pub use endpoints::admission;
+/// Parses a patch or apply body of the given type as the server does before applying it:
+/// JSON, JSON patch, merge patch, strategic merge patch, or an apply configuration in YAML
+/// (bounded in size and depth), into a JSON value; a malformed body is a `400 BadRequest`
+/// [`Status`](conneg::Status) saying why.
+///
+/// ```
+/// let doc = conneg_apiserver::parse_patch(conneg::PatchType::ApplyYaml, b"kind: Widget\n").unwrap();
+/// assert_eq!(doc, serde_json::json!({"kind": "Widget"}));
+/// ```
+pub use patch::parse as parse_patch;
 
 /// Declares an object kind once: its group, version, kind and resource, and with them the
 /// fields every object carries and the traits a served type implements.

@@ -5,18 +5,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 /// A shared value, replaced as a whole: readers get the current one and keep it as long as
 /// they need it, unaffected by a replacement meanwhile; cheap to clone.
-///
-/// ```
-/// use conneg_apiserver::live::Live;
-///
-/// let served = Live::new(vec!["flunders"]);
-/// let before = served.get();
-/// served.update(|v| v.iter().copied().chain(["crontabs"]).collect());
-/// assert_eq!(*before, ["flunders"]);
-/// assert_eq!(*served.get(), ["flunders", "crontabs"]);
-/// ```
 #[derive(Debug, Default)]
-pub struct Live<T>(Arc<RwLock<Arc<T>>>);
+pub(crate) struct Live<T>(Arc<RwLock<Arc<T>>>);
 
 impl<T> Clone for Live<T> {
     fn clone(&self) -> Self {
@@ -26,12 +16,12 @@ impl<T> Clone for Live<T> {
 
 impl<T> Live<T> {
     /// Starts with `value`.
-    pub fn new(value: T) -> Self {
+    pub(crate) fn new(value: T) -> Self {
         Self(Arc::new(RwLock::new(Arc::new(value))))
     }
 
     /// The current value.
-    pub fn get(&self) -> Arc<T> {
+    pub(crate) fn get(&self) -> Arc<T> {
         self.0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -40,9 +30,25 @@ impl<T> Live<T> {
 
     /// Replaces the value with `f` of the current one, as one step: two updates never
     /// lose each other's change.
-    pub fn update(&self, f: impl FnOnce(&T) -> T) {
+    pub(crate) fn update(&self, f: impl FnOnce(&T) -> T) {
         let mut guard = self.0.write().unwrap_or_else(PoisonError::into_inner);
         let next = f(&guard);
         *guard = Arc::new(next);
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn live() {
+        use crate::live::Live;
+
+        let served = Live::new(vec!["flunders"]);
+        let before = served.get();
+        served.update(|v| v.iter().copied().chain(["crontabs"]).collect());
+        assert_eq!(*before, ["flunders"]);
+        assert_eq!(*served.get(), ["flunders", "crontabs"]);
     }
 }

@@ -395,7 +395,7 @@ pub struct ObjectMeta {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub finalizers: Vec<String>,
-    /// Server-side apply bookkeeping ([`crate::apply`]). `None` when absent or null; an
+    /// Server-side apply bookkeeping. `None` when absent or null; an
     /// empty list is kept apart, as a client's way to clear the entries.
     #[serde(default, skip_serializing_if = "none_or_empty")]
     pub managed_fields: Option<Vec<ManagedFieldsEntry>>,

@@ -25,7 +25,7 @@ const LIST: &str = "PartialObjectMetadataList";
 
 /// Every metadata-only conversion Kubernetes serves, in every codec (CBOR included): the
 /// object and list forms in `meta.k8s.io/v1` and `meta.k8s.io/v1beta1`.
-pub const CONVERSIONS: [Conversion; 4] = [
+pub(crate) const CONVERSIONS: [Conversion; 4] = [
     Conversion::partial_object_metadata(),
     Conversion::partial_object_metadata_list(),
     Conversion::new(OBJECT, META_GROUP, "v1beta1"),
@@ -33,13 +33,13 @@ pub const CONVERSIONS: [Conversion; 4] = [
 ];
 
 /// Whether `conv` asks for metadata only (one of [`CONVERSIONS`]).
-pub fn is_metadata(conv: &Conversion) -> bool {
+pub(crate) fn is_metadata(conv: &Conversion) -> bool {
     CONVERSIONS.contains(conv)
 }
 
 /// One object as `PartialObjectMetadata`; 406 if `conv` asked for a list. `go_type` names the
 /// object's type as Kubernetes' message does (`*wardle.Flunder`).
-pub fn object<M: Serialize + ?Sized>(
+pub(crate) fn object<M: Serialize + ?Sized>(
     conv: &Conversion,
     go_type: &str,
     metadata: &M,
@@ -50,7 +50,7 @@ pub fn object<M: Serialize + ?Sized>(
 
 /// A list as `PartialObjectMetadataList`; 406 if `conv` asked for a single object. `go_type`
 /// names the list's type as Kubernetes' message does (`*wardle.FlunderList`).
-pub fn list<'a, M: Serialize + 'a, L: Serialize + ?Sized>(
+pub(crate) fn list<'a, M: Serialize + 'a, L: Serialize + ?Sized>(
     conv: &Conversion,
     go_type: &str,
     items: impl IntoIterator<Item = &'a M>,
@@ -75,7 +75,7 @@ pub fn list<'a, M: Serialize + 'a, L: Serialize + ?Sized>(
 
 /// 406 if `conv` asks for a list: what a get, and each event of a watch, carry is one object
 /// (`go_type` as for [`object`]). A watch checks this before it starts.
-pub fn check_object(conv: &Conversion, go_type: &str) -> Result<(), Status> {
+pub(crate) fn check_object(conv: &Conversion, go_type: &str) -> Result<(), Status> {
     if conv.kind == LIST {
         return Err(not_acceptable(format!(
             "you requested {LIST}, but the requested object is not a list ({go_type})"
@@ -86,7 +86,10 @@ pub fn check_object(conv: &Conversion, go_type: &str) -> Result<(), Status> {
 
 /// `metadata` as a `PartialObjectMetadata` in `conv`'s group and version, whichever kind `conv`
 /// names (for objects that are neither a list nor a stored object, such as a bookmark's).
-pub fn partial<M: Serialize + ?Sized>(conv: &Conversion, metadata: &M) -> Result<Value, Status> {
+pub(crate) fn partial<M: Serialize + ?Sized>(
+    conv: &Conversion,
+    metadata: &M,
+) -> Result<Value, Status> {
     Ok(json!({
         "kind": OBJECT,
         "apiVersion": api_version(conv),

@@ -9,9 +9,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const QUALIFIED_NAME_MAX: usize = 63;
 const LABEL_VALUE_MAX: usize = 63;
 /// The longest RFC 1123 label, hence the longest namespace.
-pub const DNS1123_LABEL_MAX: usize = 63;
+pub(crate) const DNS1123_LABEL_MAX: usize = 63;
 /// The longest RFC 1123 subdomain, hence the longest object name.
-pub const DNS1123_SUBDOMAIN_MAX: usize = 253;
+pub(crate) const DNS1123_SUBDOMAIN_MAX: usize = 253;
 
 const QNAME_FMT: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const QNAME_EXAMPLES: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
@@ -38,7 +38,7 @@ fn is_dns_label_syntax(s: &str) -> bool {
 }
 
 /// `IsDNS1123Label`: problems with `s` as an RFC 1123 label (empty when valid).
-pub fn dns1123_label_errors(s: &str) -> Vec<String> {
+pub(crate) fn dns1123_label_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > DNS1123_LABEL_MAX {
         errs.push(max_len_msg(DNS1123_LABEL_MAX));
@@ -53,7 +53,7 @@ const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alp
 
 /// `IsDNS1035Label`: problems with `s` as an RFC 1035 label, which starts with a letter
 /// (empty when valid). Custom resource names and versions are such labels.
-pub fn dns1035_label_errors(s: &str) -> Vec<String> {
+pub(crate) fn dns1035_label_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > DNS1123_LABEL_MAX {
         errs.push(max_len_msg(DNS1123_LABEL_MAX));
@@ -65,7 +65,7 @@ pub fn dns1035_label_errors(s: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Subdomain`: problems with `s` as an RFC 1123 subdomain (empty when valid).
-pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
+pub(crate) fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > DNS1123_SUBDOMAIN_MAX {
         errs.push(max_len_msg(DNS1123_SUBDOMAIN_MAX));
@@ -81,7 +81,7 @@ pub fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
 /// storage key and a DNS name alike. With `prefix`, checks a `generateName`: as Kubernetes'
 /// `maskTrailingDash`, a final `-` (after which the random suffix goes) and the byte before it
 /// are replaced by `a` before the check.
-pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
+pub(crate) fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
     match name.strip_suffix('-') {
         Some(rest) if prefix && !rest.is_empty() => {
             // Byte-wise, as Go slices; a cut character is not ASCII, so invalid either way.
@@ -93,7 +93,7 @@ pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
 }
 
 /// `IsQualifiedName`: `[prefix/]name` as label and annotation keys (empty when valid).
-pub fn qualified_name_errors(s: &str) -> Vec<String> {
+pub(crate) fn qualified_name_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = s.split('/').collect();
     let name = match parts[..] {
@@ -129,7 +129,7 @@ pub fn qualified_name_errors(s: &str) -> Vec<String> {
 }
 
 /// `IsValidLabelValue` (empty when valid).
-pub fn label_value_errors(s: &str) -> Vec<String> {
+pub(crate) fn label_value_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if s.len() > LABEL_VALUE_MAX {
         errs.push(max_len_msg(LABEL_VALUE_MAX));
@@ -142,7 +142,7 @@ pub fn label_value_errors(s: &str) -> Vec<String> {
 
 /// `ValidatePathSegmentName`: what names of wardle objects must satisfy (they become URL path
 /// segments and storage key segments). With `prefix`, checks a `generateName`.
-pub fn path_segment_name_errors(name: &str, prefix: bool) -> Vec<String> {
+pub(crate) fn path_segment_name_errors(name: &str, prefix: bool) -> Vec<String> {
     let mut errs = Vec::new();
     if !prefix {
         for bad in [".", ".."] {
@@ -180,7 +180,7 @@ fn random_u64() -> u64 {
 
 /// `SimpleNameGenerator.GenerateName`: `base` (cut to 58 characters) plus 5 random
 /// characters from Kubernetes' alphabet (no vowels, no confusable digits).
-pub fn generate_name(base: &str) -> String {
+pub(crate) fn generate_name(base: &str) -> String {
     let max_base = MAX_GENERATED_NAME_LENGTH - RANDOM_LENGTH;
     let mut cut = base.len().min(max_base);
     while !base.is_char_boundary(cut) {
@@ -198,7 +198,7 @@ pub fn generate_name(base: &str) -> String {
 }
 
 /// A random (version 4 layout) UUID for `metadata.uid`.
-pub fn new_uid() -> String {
+pub(crate) fn new_uid() -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut b = [0u8; 16];
     b[..8].copy_from_slice(&random_u64().to_be_bytes());

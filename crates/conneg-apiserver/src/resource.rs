@@ -1,5 +1,5 @@
 //! What a server serves, as data: group versions ([`GroupVersion`]), resources
-//! ([`ResourceInfo`]), the [`Catalog`] of both that routing and discovery read, and the traits a
+//! ([`ResourceInfo`]), the catalog of both that routing and discovery read, and the traits a
 //! versioned Rust type implements to be served ([`Versioned`], [`VersionedObject`],
 //! [`VersionedList`]).
 //!
@@ -149,20 +149,20 @@ impl ResourceInfo {
 /// What a server serves: group versions, preferred first within their group, each with its
 /// resources in discovery order. Routing, discovery and OpenAPI read it.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     versions: Vec<(GroupVersion, Vec<&'static ResourceInfo>)>,
 }
 
 impl Catalog {
     /// Serves nothing.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Also serves `resource` in `version`. Within a group, versions added first are
     /// preferred; within a version, resources keep the order they were added in.
     #[must_use]
-    pub fn with(mut self, version: GroupVersion, resource: &'static ResourceInfo) -> Self {
+    pub(crate) fn with(mut self, version: GroupVersion, resource: &'static ResourceInfo) -> Self {
         match self.versions.iter_mut().find(|(v, _)| *v == version) {
             Some((_, resources)) => resources.push(resource),
             None => self.versions.push((version, vec![resource])),
@@ -171,17 +171,17 @@ impl Catalog {
     }
 
     /// Every served group version.
-    pub fn versions(&self) -> impl Iterator<Item = GroupVersion> + '_ {
+    pub(crate) fn versions(&self) -> impl Iterator<Item = GroupVersion> + '_ {
         self.versions.iter().map(|(v, _)| *v)
     }
 
     /// The served versions of `group`, preferred first.
-    pub fn versions_of(&self, group: &str) -> Vec<GroupVersion> {
+    pub(crate) fn versions_of(&self, group: &str) -> Vec<GroupVersion> {
         self.versions().filter(|v| v.group() == group).collect()
     }
 
     /// The named groups (not core), in the order their first version was added.
-    pub fn groups(&self) -> Vec<&'static str> {
+    pub(crate) fn groups(&self) -> Vec<&'static str> {
         let mut groups: Vec<&'static str> = Vec::new();
         for v in self.versions() {
             if v.group() != CORE_GROUP && !groups.contains(&v.group()) {
@@ -192,18 +192,18 @@ impl Catalog {
     }
 
     /// Whether `version` is served.
-    pub fn serves(&self, version: GroupVersion) -> bool {
+    pub(crate) fn serves(&self, version: GroupVersion) -> bool {
         self.versions().any(|v| v == version)
     }
 
     /// The served group version `group`/`version`.
-    pub fn find(&self, group: &str, version: &str) -> Option<GroupVersion> {
+    pub(crate) fn find(&self, group: &str, version: &str) -> Option<GroupVersion> {
         self.versions()
             .find(|v| v.group() == group && v.version() == version)
     }
 
     /// The resources `version` serves, in discovery order (none if it is not served).
-    pub fn resources(&self, version: GroupVersion) -> &[&'static ResourceInfo] {
+    pub(crate) fn resources(&self, version: GroupVersion) -> &[&'static ResourceInfo] {
         self.versions
             .iter()
             .find(|(v, _)| *v == version)
@@ -211,7 +211,11 @@ impl Catalog {
     }
 
     /// The resource named `resource` in `version`.
-    pub fn resource(&self, version: GroupVersion, resource: &str) -> Option<&'static ResourceInfo> {
+    pub(crate) fn resource(
+        &self,
+        version: GroupVersion,
+        resource: &str,
+    ) -> Option<&'static ResourceInfo> {
         self.resources(version)
             .iter()
             .find(|r| r.resource == resource)

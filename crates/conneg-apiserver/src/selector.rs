@@ -9,7 +9,7 @@ use crate::names;
 
 /// A selector that failed to parse; the HTTP layer answers 400 BadRequest with its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelectorError(pub String);
+pub(crate) struct SelectorError(pub String);
 
 impl fmt::Display for SelectorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -25,7 +25,7 @@ fn err<T>(msg: impl Into<String>) -> Result<T, SelectorError> {
 
 /// A label-requirement operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LabelOp {
+pub(crate) enum LabelOp {
     /// `key` (label present).
     Exists,
     /// `!key` (label absent).
@@ -46,7 +46,7 @@ pub enum LabelOp {
 
 /// One requirement of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// Label key.
     pub key: String,
     /// Operator.
@@ -57,7 +57,7 @@ pub struct Requirement {
 
 impl Requirement {
     /// Whether `labels` satisfy this requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         let v = labels.get(&self.key);
         match self.op {
             LabelOp::Exists => v.is_some(),
@@ -83,7 +83,7 @@ impl Requirement {
 
 /// A parsed label selector: all requirements must hold. Empty selects everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     /// The requirements, in the order given.
     pub requirements: Vec<Requirement>,
 }
@@ -164,7 +164,7 @@ fn invalid_requirement(value: &str, msgs: &[String]) -> SelectorError {
 }
 
 /// Validate a label key (`[prefix/]name`, a qualified name).
-pub fn validate_label_key(key: &str) -> Result<(), SelectorError> {
+pub(crate) fn validate_label_key(key: &str) -> Result<(), SelectorError> {
     let msgs = names::qualified_name_errors(key);
     if msgs.is_empty() {
         Ok(())
@@ -174,7 +174,7 @@ pub fn validate_label_key(key: &str) -> Result<(), SelectorError> {
 }
 
 /// Validate a label value (empty, or up to 63 name characters).
-pub fn validate_label_value(value: &str) -> Result<(), SelectorError> {
+pub(crate) fn validate_label_value(value: &str) -> Result<(), SelectorError> {
     let msgs = names::label_value_errors(value);
     if msgs.is_empty() {
         Ok(())
@@ -184,18 +184,13 @@ pub fn validate_label_value(value: &str) -> Result<(), SelectorError> {
 }
 
 impl LabelSelector {
-    /// The selector that selects everything.
-    pub fn everything() -> Self {
-        Self::default()
-    }
-
     /// Whether this selects everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
     /// Parse `a=b,c!=d,e in (x,y),!f,g,h>3`.
-    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+    pub(crate) fn parse(s: &str) -> Result<Self, SelectorError> {
         let toks = lex(s)?;
         let mut reqs = Vec::new();
         let mut i = 0;
@@ -324,14 +319,14 @@ impl LabelSelector {
     }
 
     /// Whether `labels` satisfy every requirement.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 }
 
 /// A field-requirement operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldOp {
+pub(crate) enum FieldOp {
     /// `=` or `==`.
     Equals,
     /// `!=`.
@@ -340,7 +335,7 @@ pub enum FieldOp {
 
 /// One term of a field selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldRequirement {
+pub(crate) struct FieldRequirement {
     /// Field path, e.g. `metadata.name`.
     pub field: String,
     /// Operator.
@@ -352,13 +347,13 @@ pub struct FieldRequirement {
 /// A parsed field selector. Only `metadata.name` and `metadata.namespace` are supported
 /// (`ObjectMetaFieldsSet`), as for every wardle resource.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSelector {
+pub(crate) struct FieldSelector {
     /// The terms, all of which must hold.
     pub requirements: Vec<FieldRequirement>,
 }
 
 /// The field labels wardle resources support.
-pub const SUPPORTED_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
+pub(crate) const SUPPORTED_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
 
 fn unescape_field_value(s: &str) -> Result<String, SelectorError> {
     let mut out = String::with_capacity(s.len());
@@ -402,20 +397,15 @@ fn split_unescaped_commas(s: &str) -> Vec<&str> {
 }
 
 impl FieldSelector {
-    /// The selector that selects everything.
-    pub fn everything() -> Self {
-        Self::default()
-    }
-
     /// Whether this selects everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
     /// Parse `metadata.name=x,metadata.namespace!=y` (values may escape `\,` `\=` `\\`);
     /// a field other than [`SUPPORTED_FIELDS`] is an error
     /// (`field label not supported: spec.x`).
-    pub fn parse(s: &str) -> Result<Self, SelectorError> {
+    pub(crate) fn parse(s: &str) -> Result<Self, SelectorError> {
         let mut requirements = Vec::new();
         for term in split_unescaped_commas(s) {
             if term.is_empty() {
@@ -439,7 +429,7 @@ impl FieldSelector {
     }
 
     /// Match against a field set (e.g. [`object_meta_fields`]).
-    pub fn matches_fields(&self, fields: &BTreeMap<&str, &str>) -> bool {
+    pub(crate) fn matches_fields(&self, fields: &BTreeMap<&str, &str>) -> bool {
         self.requirements.iter().all(|r| {
             let have = fields.get(r.field.as_str()).copied().unwrap_or("");
             match r.op {
@@ -450,17 +440,8 @@ impl FieldSelector {
     }
 
     /// Match an object's metadata (`metadata.name`, `metadata.namespace`).
-    pub fn matches_meta(&self, meta: &ObjectMeta) -> bool {
+    pub(crate) fn matches_meta(&self, meta: &ObjectMeta) -> bool {
         self.matches_fields(&object_meta_fields(meta))
-    }
-
-    /// If the selector pins `metadata.name` to one value, that name (lets a list become a
-    /// single get, as Kubernetes does).
-    pub fn requires_exact_name(&self) -> Option<&str> {
-        self.requirements
-            .iter()
-            .find(|r| r.field == "metadata.name" && r.op == FieldOp::Equals)
-            .map(|r| r.value.as_str())
     }
 }
 
@@ -488,7 +469,7 @@ fn split_field_term(term: &str) -> Option<(&str, FieldOp, &str)> {
 }
 
 /// `generic.ObjectMetaFieldsSet(meta, true)`: `metadata.name` and `metadata.namespace`.
-pub fn object_meta_fields(meta: &ObjectMeta) -> BTreeMap<&str, &str> {
+pub(crate) fn object_meta_fields(meta: &ObjectMeta) -> BTreeMap<&str, &str> {
     BTreeMap::from([
         ("metadata.name", meta.name.as_str()),
         ("metadata.namespace", meta.namespace.as_str()),
@@ -497,7 +478,7 @@ pub fn object_meta_fields(meta: &ObjectMeta) -> BTreeMap<&str, &str> {
 
 /// Both selectors of a list or watch request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selectors {
+pub(crate) struct Selectors {
     /// `labelSelector`.
     pub labels: LabelSelector,
     /// `fieldSelector`.
@@ -506,7 +487,7 @@ pub struct Selectors {
 
 impl Selectors {
     /// Parse both query parameters (absent means everything).
-    pub fn parse(label: Option<&str>, field: Option<&str>) -> Result<Self, SelectorError> {
+    pub(crate) fn parse(label: Option<&str>, field: Option<&str>) -> Result<Self, SelectorError> {
         Ok(Self {
             labels: LabelSelector::parse(label.unwrap_or(""))?,
             fields: FieldSelector::parse(field.unwrap_or(""))?,
@@ -514,12 +495,135 @@ impl Selectors {
     }
 
     /// Whether an object with this metadata is selected.
-    pub fn matches(&self, meta: &ObjectMeta) -> bool {
+    pub(crate) fn matches(&self, meta: &ObjectMeta) -> bool {
         self.labels.matches(&meta.labels) && self.fields.matches_meta(meta)
     }
 
     /// Whether both select everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
+    }
+}
+
+/// Moved from `examples/sample-apiserver/tests/selector.rs`: the selectors are this crate's
+/// internals, not public API.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::meta::ObjectMeta;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn label_selector_grammar_and_matching() {
+        let s = LabelSelector::parse("a=b,c!=d,e in (x,y),!f,g").unwrap();
+        assert_eq!(s.requirements.len(), 5);
+        assert!(s.matches(&labels(&[("a", "b"), ("e", "x"), ("g", "")])));
+        assert!(s.matches(&labels(&[("a", "b"), ("c", "z"), ("e", "y"), ("g", "1")])));
+        assert!(
+            !s.matches(&labels(&[("a", "b"), ("c", "d"), ("e", "x"), ("g", "")])),
+            "c!=d"
+        );
+        assert!(
+            !s.matches(&labels(&[("a", "b"), ("e", "x"), ("f", "1"), ("g", "")])),
+            "!f"
+        );
+        assert!(
+            !s.matches(&labels(&[("a", "b"), ("e", "z"), ("g", "")])),
+            "e in"
+        );
+        assert!(!s.matches(&labels(&[("a", "b"), ("e", "x")])), "g exists");
+        assert!(!s.matches(&labels(&[])), "a=b");
+
+        let s = LabelSelector::parse(" env notin ( prod , staging ) , tier==web ").unwrap();
+        assert!(s.matches(&labels(&[("tier", "web")])));
+        assert!(!s.matches(&labels(&[("tier", "web"), ("env", "prod")])));
+
+        let s = LabelSelector::parse("example.com/team=a-b_c.d,n>3,m<10").unwrap();
+        assert!(s.matches(&labels(&[
+            ("example.com/team", "a-b_c.d"),
+            ("n", "4"),
+            ("m", "9")
+        ])));
+        assert!(!s.matches(&labels(&[
+            ("example.com/team", "a-b_c.d"),
+            ("n", "3"),
+            ("m", "9")
+        ])));
+        assert!(!s.matches(&labels(&[
+            ("example.com/team", "a-b_c.d"),
+            ("n", "x"),
+            ("m", "9")
+        ])));
+
+        assert!(LabelSelector::parse("").unwrap().matches(&labels(&[])));
+        assert!(
+            LabelSelector::parse("a=")
+                .unwrap()
+                .matches(&labels(&[("a", "")]))
+        );
+        for bad in [
+            "a=b,", "a in ()", "a in (b", "=b", "a=b c", "-a=b", "a=-b", "n>x", "a b", "!a=b",
+            "a in b",
+        ] {
+            assert!(LabelSelector::parse(bad).is_err(), "{bad:?} should fail");
+        }
+    }
+
+    #[test]
+    fn field_selector() {
+        let m = ObjectMeta {
+            name: "n1".into(),
+            namespace: "ns".into(),
+            ..Default::default()
+        };
+        assert!(
+            FieldSelector::parse("metadata.name=n1")
+                .unwrap()
+                .matches_meta(&m)
+        );
+        assert!(
+            FieldSelector::parse("metadata.name==n1,metadata.namespace=ns")
+                .unwrap()
+                .matches_meta(&m)
+        );
+        assert!(
+            !FieldSelector::parse("metadata.namespace!=ns")
+                .unwrap()
+                .matches_meta(&m)
+        );
+        assert!(FieldSelector::parse("").unwrap().matches_meta(&m));
+        let esc = FieldSelector::parse(r"metadata.name=a\,b\=c\\").unwrap();
+        assert_eq!(esc.requirements[0].value, r"a,b=c\");
+        assert_eq!(
+            FieldSelector::parse("spec.x=1").unwrap_err().to_string(),
+            "field label not supported: spec.x"
+        );
+        assert!(FieldSelector::parse("metadata.name").is_err());
+        assert!(FieldSelector::parse(r"metadata.name=a\x").is_err());
+
+        let both = Selectors::parse(Some("a=b"), Some("metadata.name=n1")).unwrap();
+        let mut m2 = m.clone();
+        m2.labels.insert("a".into(), "b".into());
+        assert!(both.matches(&m2));
+        assert!(!both.matches(&m));
+    }
+
+    #[test]
+    fn label_selector_errors_name_the_value() {
+        let e = LabelSelector::parse("-a=b").unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                r#"unable to parse requirement: <nil>: Invalid value: "-a": name part must consist of"#
+            ),
+            "{e}"
+        );
     }
 }

@@ -88,7 +88,7 @@ impl Default for ConnLimits {
 
 /// A TCP listener that accepts at most [`ConnLimits::max_connections`] connections at once and
 /// wraps each in a [`LimitedConn`], after a TLS handshake when it has an acceptor.
-pub struct LimitedListener {
+pub(crate) struct LimitedListener {
     inner: TcpListener,
     permits: Arc<Semaphore>,
     limits: ConnLimits,
@@ -108,7 +108,7 @@ impl std::fmt::Debug for LimitedListener {
 
 impl LimitedListener {
     /// Wraps a bound listener; with `tls`, every connection is a TLS one.
-    pub fn new(inner: TcpListener, limits: ConnLimits, tls: Option<TlsAcceptor>) -> Self {
+    pub(crate) fn new(inner: TcpListener, limits: ConnLimits, tls: Option<TlsAcceptor>) -> Self {
         Self {
             inner,
             permits: Arc::new(Semaphore::new(limits.max_connections)),
@@ -189,15 +189,6 @@ impl LimitedListener {
                 }
             }
         }
-    }
-
-    /// The address listened on.
-    ///
-    /// # Errors
-    ///
-    /// As [`TcpListener::local_addr`].
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
     }
 }
 
@@ -319,7 +310,7 @@ impl Activity {
 /// `ConnectInfo<ConnActivity>`): the handle on its `Activity`, and the client certificate it
 /// presented.
 #[derive(Debug, Clone)]
-pub struct ConnActivity {
+pub(crate) struct ConnActivity {
     activity: Arc<Activity>,
     client_certificates: Arc<[CertificateDer<'static>]>,
 }
@@ -327,7 +318,7 @@ pub struct ConnActivity {
 impl ConnActivity {
     /// The client certificate chain of a TLS connection, leaf first (empty without one): it
     /// chains to one of the client CAs, and which one the authenticators decide.
-    pub fn client_certificates(&self) -> &[CertificateDer<'static>] {
+    pub(crate) fn client_certificates(&self) -> &[CertificateDer<'static>] {
         &self.client_certificates
     }
 }
@@ -374,7 +365,7 @@ impl Drop for InFlight {
 /// The middleware that tells a [`LimitedConn`] a request is in flight
 /// (`axum::middleware::from_fn(serve::track)`); a no-op for requests that did not come through
 /// a [`LimitedListener`].
-pub async fn track(req: Request, next: Next) -> Response {
+pub(crate) async fn track(req: Request, next: Next) -> Response {
     let Some(activity) = req
         .extensions()
         .get::<ConnectInfo<ConnActivity>>()
@@ -420,7 +411,7 @@ impl http_body::Body for Tracked {
 /// A connection under [`ConnLimits`]: reads fail with `TimedOut` when it has been idle for
 /// the idle timeout, or has spent the header-read timeout on one request head.
 #[derive(Debug)]
-pub struct LimitedConn {
+pub(crate) struct LimitedConn {
     io: Stream,
     client_certificates: Arc<[CertificateDer<'static>]>,
     _permit: OwnedSemaphorePermit,
@@ -613,8 +604,8 @@ mod tests {
     /// A server of `GET /x` on loopback with `limits`; its address.
     async fn serve(limits: ConnLimits) -> SocketAddr {
         let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tcp.local_addr().unwrap();
         let listener = LimitedListener::new(tcp, limits, None);
-        let addr = listener.local_addr().unwrap();
         let app = Router::new()
             .route("/x", get(|| async { "ok" }))
             .layer(axum::middleware::from_fn(track));

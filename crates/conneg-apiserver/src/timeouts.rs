@@ -42,7 +42,7 @@ impl Default for Timeouts {
 /// Kubernetes' answer when a request outlives `--request-timeout` (apiserver's timeout
 /// filter: `apierrors.NewTimeoutError("request did not complete within the allotted
 /// timeout", 0)`).
-pub fn timeout_status() -> Status {
+pub(crate) fn timeout_status() -> Status {
     Status::failure(
         StatusCode::GATEWAY_TIMEOUT,
         StatusReason::Timeout,
@@ -58,7 +58,7 @@ pub(crate) fn is_long_running(req: &Request) -> bool {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state(timeouts, timeouts::layer)`).
-pub async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Response {
     let long_running = is_long_running(&req);
     // A request without a body (most reads) has nothing to wait for: no deadline to keep.
     let req = if req.body().is_end_stream() {

@@ -12,7 +12,7 @@
 //!   them; a client without one still connects (it may use a token, or be anonymous), as in
 //!   Kubernetes (`crate::auth::X509` reads the user from a certificate).
 //! * ALPN offers `h2` then `http/1.1`: a client that speaks HTTP/2 gets it, as from Go's
-//!   server ([`crate::http2`] has its bounds); one that offers nothing gets HTTP/1.1.
+//!   server (`crate::http2` has its bounds); one that offers nothing gets HTTP/1.1.
 
 use std::fmt;
 use std::io;

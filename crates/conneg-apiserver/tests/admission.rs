@@ -8,8 +8,8 @@ use support::{call, memory_storage};
 use std::sync::{Arc, Mutex};
 
 use conneg::Status;
+use conneg_apiserver::admission::{Operation, Plugin, Request};
 use conneg_apiserver::core_v1::Namespace;
-use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
 use conneg_apiserver::registry::Registry;
 use conneg_apiserver::server::openapi::OpenApiInfo;
 use conneg_apiserver::server::{AppState, ServerBuilder, ServerOptions, router};

@@ -328,7 +328,7 @@ fn decode_yaml(bytes: &[u8]) -> Result<Vec<Value>, String> {
         // Documents are numbered as they are reported later: empty ones do not count.
         n += 1;
         let which = format!("document {n}");
-        let v = match conneg_apiserver::patch::parse(conneg::PatchType::ApplyYaml, chunk) {
+        let v = match conneg_apiserver::parse_patch(conneg::PatchType::ApplyYaml, chunk) {
             Ok(v) => v,
             Err(s) if s.message == "the body of the patch must be a JSON or CBOR object" => {
                 return Err(format!("{which} is not an object"));

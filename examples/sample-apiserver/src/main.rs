@@ -35,7 +35,7 @@ struct Cli {
     standalone: bool,
     /// The bytes objects' encoded responses may take in memory, kept so that a GET or LIST
     /// sends an unchanged object without decoding and encoding it again; 0 keeps none.
-    #[arg(long, default_value_t = conneg_apiserver::endpoints::DEFAULT_ENCODED_CACHE)]
+    #[arg(long, default_value_t = conneg_apiserver::server::DEFAULT_ENCODED_CACHE)]
     encoded_cache_bytes: u64,
     #[command(flatten)]
     storage: StorageArgs,

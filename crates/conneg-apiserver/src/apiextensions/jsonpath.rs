@@ -20,13 +20,13 @@ use std::fmt;
 use serde_json::Value;
 
 /// The longest path accepted, in bytes.
-pub const MAX_PATH_LEN: usize = 512;
+pub(crate) const MAX_PATH_LEN: usize = 512;
 /// The most steps (fields, indices, wildcards, filters, and the steps inside filters).
-pub const MAX_SEGMENTS: usize = 32;
+pub(crate) const MAX_SEGMENTS: usize = 32;
 
 /// Why a path does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError(String);
+pub(crate) struct ParseError(String);
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -88,30 +88,15 @@ enum Literal {
 }
 
 /// A parsed path.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::JsonPath;
-/// use serde_json::json;
-///
-/// let obj = json!({"status": {"conditions": [
-///     {"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}});
-/// let p = JsonPath::parse(r#".status.conditions[?(@.type=="Ready")].status"#).unwrap();
-/// assert_eq!(p.first(&obj), Some(&json!("False")));
-/// assert_eq!(JsonPath::parse(".status.replicas").unwrap().first(&obj), None);
-/// assert_eq!(
-///     JsonPath::parse(".spec..x").unwrap_err().to_string(),
-///     "recursive descent (..) is not supported"
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct JsonPath {
+pub(crate) struct JsonPath {
     steps: Vec<Step>,
 }
 
 impl JsonPath {
     /// Parses `path`, with or without client-go's surrounding `{}`, optionally starting with
     /// `$`.
-    pub fn parse(path: &str) -> Result<Self, ParseError> {
+    pub(crate) fn parse(path: &str) -> Result<Self, ParseError> {
         if path.len() > MAX_PATH_LEN {
             return err(format!("must be at most {MAX_PATH_LEN} bytes"));
         }
@@ -149,26 +134,14 @@ impl JsonPath {
 
     /// Every result, in order (client-go's `FindResults` for one expression). A `null`
     /// member is a result (`Value::Null`); a missing one is not.
-    pub fn find<'a>(&self, obj: &'a Value) -> Vec<&'a Value> {
+    pub(crate) fn find<'a>(&self, obj: &'a Value) -> Vec<&'a Value> {
         eval(&self.steps, vec![obj]).unwrap_or_default()
     }
 
     /// The first result: what a Table cell shows (the server uses only `results[0][0]`, so
     /// `.spec.items[*].name` shows the first name there).
-    pub fn first<'a>(&self, obj: &'a Value) -> Option<&'a Value> {
+    pub(crate) fn first<'a>(&self, obj: &'a Value) -> Option<&'a Value> {
         self.find(obj).into_iter().next()
-    }
-
-    /// The results printed as `kubectl get -o jsonpath` prints them: each as [`go_text`],
-    /// separated by spaces. `None` when one of them cannot be printed (`null`) or there are
-    /// none.
-    pub fn text(&self, obj: &Value) -> Option<String> {
-        let found = self.find(obj);
-        if found.is_empty() {
-            return None;
-        }
-        let parts: Option<Vec<String>> = found.into_iter().map(go_text).collect();
-        parts.map(|p| p.join(" "))
     }
 }
 
@@ -595,18 +568,7 @@ fn passes(f: &Filter, item: &Value) -> Result<bool, EvalError> {
 /// A value as client-go's `PrintResults` prints it: strings bare, numbers and booleans as Go's
 /// `fmt` prints them (`1.5`, `1e+06`), objects and lists as compact JSON with Go's HTML
 /// escaping. `None` for `null`, which client-go cannot print.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::go_text;
-/// use serde_json::json;
-///
-/// assert_eq!(go_text(&json!("a")).as_deref(), Some("a"));
-/// assert_eq!(go_text(&json!(3)).as_deref(), Some("3"));
-/// assert_eq!(go_text(&json!(1000000.0)).as_deref(), Some("1e+06"));
-/// assert_eq!(go_text(&json!({"b": 1, "a": "<"})).as_deref(), Some(r#"{"a":"\u003c","b":1}"#));
-/// assert_eq!(go_text(&json!(null)), None);
-/// ```
-pub fn go_text(v: &Value) -> Option<String> {
+pub(crate) fn go_text(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
@@ -639,7 +601,7 @@ fn go_json(v: &Value) -> String {
 
 /// Go's `%v` of a `float64`: the shortest digits, in `%e` form when the exponent is below -4
 /// or at least 6 (the shortest-precision rule of `strconv.FormatFloat(f, 'g', -1, 64)`).
-pub fn go_float(f: f64) -> String {
+pub(crate) fn go_float(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
@@ -675,18 +637,7 @@ pub fn go_float(f: f64) -> String {
 /// a boolean, `string` prints any value (see [`go_text`]), `date` passes a string through (the
 /// Table layer turns it into an age, or `<invalid>`). Anything else, a missing value and
 /// `null` give `null`.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::jsonpath::cell;
-/// use serde_json::json;
-///
-/// assert_eq!(cell("integer", Some(&json!(2.9))), json!(2));
-/// assert_eq!(cell("number", Some(&json!(2))), json!(2.0));
-/// assert_eq!(cell("string", Some(&json!(7))), json!("7"));
-/// assert_eq!(cell("boolean", Some(&json!("true"))), json!(null));
-/// assert_eq!(cell("date", None), json!(null));
-/// ```
-pub fn cell(column_type: &str, value: Option<&Value>) -> Value {
+pub(crate) fn cell(column_type: &str, value: Option<&Value>) -> Value {
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Value::Null;
     };
@@ -706,7 +657,7 @@ pub fn cell(column_type: &str, value: Option<&Value>) -> Value {
 
 /// The description of a column without one:
 /// `Custom resource definition column (in JSONPath format): <path>`.
-pub fn default_column_description(json_path: &str) -> String {
+pub(crate) fn default_column_description(json_path: &str) -> String {
     format!("Custom resource definition column (in JSONPath format): {json_path}")
 }
 
@@ -843,10 +794,9 @@ mod tests {
     #[test]
     fn text_and_floats() {
         let p = JsonPath::parse(".spec.items[*].name").unwrap();
-        assert_eq!(p.text(&obj()).as_deref(), Some("x y"));
+        assert_eq!(p.find(&obj()), [&json!("x"), &json!("y")]);
         assert_eq!(p.first(&obj()), Some(&json!("x")));
-        assert_eq!(JsonPath::parse(".spec.nothing").unwrap().text(&obj()), None);
-        assert_eq!(JsonPath::parse(".spec.gone").unwrap().text(&obj()), None);
+        assert_eq!(JsonPath::parse(".spec.gone").unwrap().first(&obj()), None);
         for (f, s) in [
             (1.5, "1.5"),
             (3.0, "3"),
@@ -898,5 +848,56 @@ mod tests {
             default_column_description(".spec.x"),
             "Custom resource definition column (in JSONPath format): .spec.x"
         );
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn json_path() {
+        use crate::apiextensions::jsonpath::JsonPath;
+        use serde_json::json;
+
+        let obj = json!({"status": {"conditions": [
+            {"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}});
+        let p = JsonPath::parse(r#".status.conditions[?(@.type=="Ready")].status"#).unwrap();
+        assert_eq!(p.first(&obj), Some(&json!("False")));
+        assert_eq!(
+            JsonPath::parse(".status.replicas").unwrap().first(&obj),
+            None
+        );
+        assert_eq!(
+            JsonPath::parse(".spec..x").unwrap_err().to_string(),
+            "recursive descent (..) is not supported"
+        );
+    }
+
+    #[test]
+    fn go_text() {
+        use crate::apiextensions::jsonpath::go_text;
+        use serde_json::json;
+
+        assert_eq!(go_text(&json!("a")).as_deref(), Some("a"));
+        assert_eq!(go_text(&json!(3)).as_deref(), Some("3"));
+        assert_eq!(go_text(&json!(1000000.0)).as_deref(), Some("1e+06"));
+        assert_eq!(
+            go_text(&json!({"b": 1, "a": "<"})).as_deref(),
+            Some(r#"{"a":"\u003c","b":1}"#)
+        );
+        assert_eq!(go_text(&json!(null)), None);
+    }
+
+    #[test]
+    fn cell() {
+        use crate::apiextensions::jsonpath::cell;
+        use serde_json::json;
+
+        assert_eq!(cell("integer", Some(&json!(2.9))), json!(2));
+        assert_eq!(cell("number", Some(&json!(2))), json!(2.0));
+        assert_eq!(cell("string", Some(&json!(7))), json!("7"));
+        assert_eq!(cell("boolean", Some(&json!("true"))), json!(null));
+        assert_eq!(cell("date", None), json!(null));
     }
 }

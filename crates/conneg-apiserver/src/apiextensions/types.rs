@@ -40,9 +40,9 @@ pub const API_VERSION: &str = "apiextensions.k8s.io/v1";
 /// The kind, `CustomResourceDefinition`.
 pub const KIND: &str = "CustomResourceDefinition";
 
-/// `scope: Namespaced`.
+/// The `spec.scope` of a definition whose objects live in namespaces.
 pub const NAMESPACE_SCOPED: &str = "Namespaced";
-/// `scope: Cluster`.
+/// The `spec.scope` of a definition whose objects are cluster-wide.
 pub const CLUSTER_SCOPED: &str = "Cluster";
 
 /// `conversion.strategy: None`: only `apiVersion` changes between versions.

@@ -2,13 +2,6 @@
 //! `v1`, `v1beta2`, `v1beta1`, `v1alpha1`, then names of no such shape in alphabetical
 //! order. Discovery lists a definition's versions in it (the first is preferred), and a
 //! deprecated version's warning names the best one.
-//!
-//! ```
-//! use conneg_apiserver::apiextensions::version_order::sorted;
-//!
-//! assert_eq!(sorted(["v1alpha1", "foo", "v1", "v2beta1", "v1beta2"]),
-//!            ["v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
-//! ```
 
 use std::cmp::Ordering;
 
@@ -37,7 +30,7 @@ fn parse(v: &str) -> Option<(u8, u64, u64)> {
 }
 
 /// The kube-aware order: `Less` when `a` comes first (is newer or more stable).
-pub fn compare(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare(a: &str, b: &str) -> Ordering {
     match (parse(a), parse(b)) {
         (Some(x), Some(y)) => y.cmp(&x),
         (Some(_), None) => Ordering::Less,
@@ -46,16 +39,24 @@ pub fn compare(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// `versions` in the kube-aware order.
-pub fn sorted<'a>(versions: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut v: Vec<&str> = versions.into_iter().collect();
-    v.sort_by(|a, b| compare(a, b));
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `versions` in the kube-aware order.
+    fn sorted<'a>(versions: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+        let mut v: Vec<&str> = versions.into_iter().collect();
+        v.sort_by(|a, b| compare(a, b));
+        v
+    }
+
+    #[test]
+    fn ga_then_beta_then_alpha_then_other_names() {
+        assert_eq!(
+            sorted(["v1alpha1", "foo", "v1", "v2beta1", "v1beta2"]),
+            ["v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]
+        );
+    }
 
     #[test]
     fn stability_then_major_then_minor() {

@@ -32,7 +32,7 @@ pub const NAMESPACES: ResourceInfo = ResourceInfo {
     scale_subresource: false,
 };
 
-/// `v1`.
+/// The `apiVersion` of core objects (`v1`: the core group has no group name).
 pub const API_VERSION: &str = "v1";
 
 /// The finalizer the namespace controller removes once a namespace is empty (`kubernetes`).
@@ -132,7 +132,7 @@ pub struct Namespace {
     pub status: NamespaceStatus,
 }
 
-/// `NamespaceList`.
+/// A list of namespaces, as `GET /api/v1/namespaces` answers (`kind: NamespaceList`).
 pub type NamespaceList = crate::resource::List<Namespace>;
 
 impl Namespace {

@@ -25,7 +25,7 @@ use crate::resource::ResourceInfo;
 use crate::storage::Storage;
 
 /// How often the controller looks again without a change.
-pub const RESYNC: Duration = Duration::from_secs(2);
+pub(crate) const RESYNC: Duration = Duration::from_secs(2);
 
 /// What one definition serves, kept while it does not change: its endpoints keep their
 /// facts (and their watches go on) until the definition's spec or names change.
@@ -44,7 +44,7 @@ struct Installed {
 
 /// How long endpoints that are no longer served keep their watches: the events of the
 /// last changes (a deleted definition's objects going) reach watchers first.
-pub const RETIRE_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const RETIRE_AFTER: Duration = Duration::from_secs(1);
 
 impl Drop for Installed {
     fn drop(&mut self) {
@@ -71,7 +71,7 @@ struct Controller {
 /// Runs the controller for the server of `ctx`, whose compiled endpoints are `base`: one
 /// pass now (so definitions in storage are served when this returns), then a task that
 /// follows every change.
-pub async fn start(ctx: Context, base: Vec<Endpoint>) {
+pub(crate) async fn start(ctx: Context, base: Vec<Endpoint>) {
     let mut c = Controller {
         ctx,
         base,

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-pub use crate::apiextensions::types::CUSTOM_RESOURCE_DEFINITIONS;
+pub(crate) use crate::apiextensions::types::CUSTOM_RESOURCE_DEFINITIONS;
 use crate::apiextensions::types::{
     CLEANUP_FINALIZER, CONDITION_TRUE, CustomResourceDefinition, CustomResourceDefinitionCondition,
     TERMINATING,
@@ -21,7 +21,7 @@ use conneg::Status;
 
 /// The compiled declaration of `schema` (value validations and CEL rules, cost-checked),
 /// worded as kube-apiserver words a custom resource's errors.
-pub fn compile(schema: &serde_json::Value) -> Result<Validator, String> {
+pub(crate) fn compile(schema: &serde_json::Value) -> Result<Validator, String> {
     let mut schemas = serde_json::Map::new();
     schemas.insert("root".into(), schema.clone());
     Validator::compile(&schemas, "root")
@@ -122,7 +122,10 @@ impl Strategy for CustomResourceDefinition {
 /// # Errors
 ///
 /// The 422 of an invalid definition, or a storage error.
-pub async fn install(registry: &Registry, mut crd: CustomResourceDefinition) -> Result<(), Status> {
+pub(crate) async fn install(
+    registry: &Registry,
+    mut crd: CustomResourceDefinition,
+) -> Result<(), Status> {
     let name = crd.metadata.name.clone();
     let key = registry.key(&CUSTOM_RESOURCE_DEFINITIONS, "", &name);
     let stored = registry

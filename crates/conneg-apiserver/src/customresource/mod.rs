@@ -10,12 +10,11 @@
 //!   version's facts (schemas that prune and default, the declaration that validates,
 //!   printer columns); `intern.rs`: the names a served resource keeps for the process's life.
 
-pub mod controller;
-pub mod definition;
+pub(crate) mod controller;
+pub(crate) mod definition;
 mod intern;
 mod object;
 mod served;
 mod version;
 
-pub use object::CustomResource;
-pub use version::{CustomVersion, PrinterColumn};
+pub(crate) use object::CustomResource;

@@ -17,19 +17,8 @@ use crate::validation::FieldError;
 
 /// An object of a custom resource: `metadata` as [`ObjectMeta`], every other top-level field
 /// (`apiVersion`, `kind`, `spec`, `status`, ...) as it came.
-///
-/// ```
-/// use conneg_apiserver::customresource::CustomResource;
-///
-/// let cr: CustomResource = serde_json::from_str(
-///     r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a"},"spec":{"replicas":1}}"#,
-/// ).unwrap();
-/// assert_eq!(cr.metadata.name, "a");
-/// assert_eq!(cr.fields["spec"]["replicas"], 1);
-/// assert_eq!(serde_json::to_value(&cr).unwrap()["metadata"]["name"], "a");
-/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CustomResource {
+pub(crate) struct CustomResource {
     /// `metadata`.
     pub metadata: ObjectMeta,
     /// Every other top-level field.
@@ -39,7 +28,7 @@ pub struct CustomResource {
 impl CustomResource {
     /// Whether `self` and `other` are equal but for their metadata, type and (`status`
     /// true: with a status subresource) their status: what moves `metadata.generation` on.
-    pub fn same_spec(&self, other: &Self, status: bool) -> bool {
+    pub(crate) fn same_spec(&self, other: &Self, status: bool) -> bool {
         fn rest(c: &CustomResource, status: bool) -> impl Iterator<Item = (&String, &Value)> {
             c.fields.iter().filter(move |(k, _)| {
                 let ignored = matches!(k.as_str(), "apiVersion" | "kind");
@@ -50,7 +39,7 @@ impl CustomResource {
     }
 
     /// `apiVersion` (empty when absent or not a string).
-    pub fn api_version(&self) -> &str {
+    pub(crate) fn api_version(&self) -> &str {
         self.fields
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -58,7 +47,7 @@ impl CustomResource {
     }
 
     /// `kind` (empty when absent or not a string).
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.fields
             .get("kind")
             .and_then(Value::as_str)
@@ -66,7 +55,7 @@ impl CustomResource {
     }
 
     /// Sets `apiVersion` and `kind`.
-    pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+    pub(crate) fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.fields
             .insert("apiVersion".into(), Value::String(api_version.to_owned()));
         self.fields
@@ -74,12 +63,12 @@ impl CustomResource {
     }
 
     /// The object as one JSON value.
-    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+    pub(crate) fn to_json(&self) -> Result<Value, serde_json::Error> {
         serde_json::to_value(self)
     }
 
     /// The object from one JSON value: `metadata` must be an object metadata.
-    pub fn from_json(v: Value) -> Result<Self, serde_json::Error> {
+    pub(crate) fn from_json(v: Value) -> Result<Self, serde_json::Error> {
         serde_json::from_value(v)
     }
 }
@@ -252,5 +241,22 @@ mod tests {
         let e =
             serde_json::from_value::<CustomResource>(json!({"metadata": {"name": 3}})).unwrap_err();
         assert!(e.to_string().starts_with("metadata:"), "{e}");
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn custom_resource() {
+        use crate::customresource::CustomResource;
+
+        let cr: CustomResource = serde_json::from_str(
+            r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"a"},"spec":{"replicas":1}}"#,
+        ).unwrap();
+        assert_eq!(cr.metadata.name, "a");
+        assert_eq!(cr.fields["spec"]["replicas"], 1);
+        assert_eq!(serde_json::to_value(&cr).unwrap()["metadata"]["name"], "a");
     }
 }

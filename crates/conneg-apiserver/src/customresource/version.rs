@@ -19,7 +19,7 @@ use crate::resource::{GroupVersion, List, ResourceInfo};
 
 /// A printer column (`additionalPrinterColumns[i]`), its path parsed.
 #[derive(Debug, Clone)]
-pub struct PrinterColumn {
+pub(crate) struct PrinterColumn {
     /// The column definition as a Table publishes it.
     pub definition: Value,
     /// The column's type (`string`, `integer`, `number`, `boolean`, `date`).
@@ -30,7 +30,7 @@ pub struct PrinterColumn {
 
 impl PrinterColumn {
     /// The column `name` of type `ty` (with `format`, `description`, `priority`) at `path`.
-    pub fn new(
+    pub(crate) fn new(
         (name, ty, format): (&str, &str, &str),
         description: &str,
         priority: i32,
@@ -53,7 +53,7 @@ impl PrinterColumn {
     }
 
     /// The Age column a definition without columns gets.
-    pub fn age() -> Self {
+    pub(crate) fn age() -> Self {
         let path = ".metadata.creationTimestamp";
         let parsed = JsonPath::parse(path).expect("a constant path parses");
         Self::new(("Age", "date", ""), "", 0, parsed, path)
@@ -64,7 +64,7 @@ impl PrinterColumn {
 /// objects are written in, the schemas that prune and default them, the declaration that
 /// validates them, the printer columns.
 #[derive(Debug)]
-pub struct CustomVersion {
+pub(crate) struct CustomVersion {
     /// The resource (its names as accepted).
     pub resource: &'static ResourceInfo,
     /// This version.

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use conneg::Status;
-//! use conneg_apiserver::endpoints::admission::{Operation, Plugin, Request};
+//! use conneg_apiserver::admission::{Operation, Plugin, Request};
 //! use conneg_apiserver::registry::Registry;
 //! use futures_util::future::BoxFuture;
 //!
@@ -149,7 +149,7 @@ pub trait Plugin: Debug + Send + Sync + 'static {
 }
 
 /// Runs every registered plugin, in order, until one refuses.
-pub async fn admit(st: &Context, req: Request<'_>) -> Result<(), Status> {
+pub(crate) async fn admit(st: &Context, req: Request<'_>) -> Result<(), Status> {
     for plugin in st.admission.iter() {
         plugin.admit(&st.registry, req).await.inspect_err(|s| {
             tracing::debug!(

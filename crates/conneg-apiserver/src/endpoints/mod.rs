@@ -58,7 +58,7 @@ pub use encoded::DEFAULT_CAPACITY as DEFAULT_ENCODED_CACHE;
 pub(crate) use encoded::EncodedForms;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
-pub use scale::ScalePaths;
+pub(crate) use scale::ScalePaths;
 pub(crate) use table::age;
 
 /// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
@@ -89,7 +89,7 @@ pub struct Context {
 
 /// The catalog of what `endpoints` serve: group versions in the order they first appear
 /// (preferred first within a group), resources in order.
-pub fn catalog_of(endpoints: &[Endpoint]) -> Catalog {
+pub(crate) fn catalog_of(endpoints: &[Endpoint]) -> Catalog {
     endpoints
         .iter()
         .fold(Catalog::new(), |c, e| c.with(e.version, e.resource))
@@ -98,7 +98,7 @@ pub fn catalog_of(endpoints: &[Endpoint]) -> Catalog {
 /// The resource routes (namespaced and cluster-wide forms) of named groups (`/apis/{group}`)
 /// and of the core group (`/api`), for any application state the [`Context`] comes from;
 /// a path that names nothing served is answered 404.
-pub fn routes<S>() -> Router<S>
+pub(crate) fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     Context: FromRef<S>,
@@ -128,7 +128,7 @@ where
 }
 
 /// 404 for a path that names no resource.
-pub fn resource_not_found() -> Status {
+pub(crate) fn resource_not_found() -> Status {
     Status::failure(
         StatusCode::NOT_FOUND,
         StatusReason::NotFound,

@@ -165,7 +165,7 @@ fn schema(
 }
 
 /// The mandatory priority levels: `exempt` and `catch-all` (5 shares, rejects past them).
-pub fn mandatory_priority_levels() -> Vec<PriorityLevelConfiguration> {
+pub(crate) fn mandatory_priority_levels() -> Vec<PriorityLevelConfiguration> {
     vec![
         exempt_level("exempt"),
         limited_level("catch-all", 5, 0, None),
@@ -173,7 +173,7 @@ pub fn mandatory_priority_levels() -> Vec<PriorityLevelConfiguration> {
 }
 
 /// The mandatory flow schemas: `exempt` (group `system:masters`) and `catch-all` (everyone).
-pub fn mandatory_flow_schemas() -> Vec<FlowSchema> {
+pub(crate) fn mandatory_flow_schemas() -> Vec<FlowSchema> {
     vec![
         schema(
             "exempt",
@@ -193,7 +193,7 @@ pub fn mandatory_flow_schemas() -> Vec<FlowSchema> {
 }
 
 /// The suggested priority levels, created when missing.
-pub fn suggested_priority_levels() -> Vec<PriorityLevelConfiguration> {
+pub(crate) fn suggested_priority_levels() -> Vec<PriorityLevelConfiguration> {
     vec![
         limited_level("system", 30, 33, Some((64, 6, 50))),
         limited_level("node-high", 40, 25, Some((64, 6, 50))),
@@ -205,7 +205,7 @@ pub fn suggested_priority_levels() -> Vec<PriorityLevelConfiguration> {
 }
 
 /// The suggested flow schemas, created when missing.
-pub fn suggested_flow_schemas() -> Vec<FlowSchema> {
+pub(crate) fn suggested_flow_schemas() -> Vec<FlowSchema> {
     let leader_subjects = {
         let mut s = users(&[CONTROLLER_MANAGER, SCHEDULER]);
         s.push(kube_system_service_account(EVERY));

@@ -51,7 +51,7 @@ async fn create_missing<K: Object>(
 /// # Errors
 ///
 /// When storage fails.
-pub async fn bootstrap(registry: &Registry) -> Result<(), Status> {
+pub(crate) async fn bootstrap(registry: &Registry) -> Result<(), Status> {
     if !registry.serves(FLOWCONTROL_V1) {
         return Ok(());
     }
@@ -75,7 +75,7 @@ async fn load(registry: &Registry, dispatcher: &Dispatcher) -> Result<(), Status
 
 /// Puts the stored configuration in force now, then after every change, for as long as the
 /// server runs (a task); nothing when the objects are not served.
-pub async fn follow(registry: Registry, dispatcher: Arc<Dispatcher>) -> Result<(), Status> {
+pub(crate) async fn follow(registry: Registry, dispatcher: Arc<Dispatcher>) -> Result<(), Status> {
     if !registry.serves(FLOWCONTROL_V1) {
         return Ok(());
     }

@@ -224,7 +224,7 @@ struct Inputs {
 /// Priority and fairness for one server: classifies requests and admits them into their
 /// levels; cheap to share (`Arc`).
 #[derive(Debug)]
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     config: Live<Config>,
     inputs: Mutex<Inputs>,
     /// Counters by (level, schema), kept across reconfigurations.
@@ -254,7 +254,7 @@ fn uid_of(meta: &mut crate::meta::ObjectMeta) -> HeaderValue {
 impl Dispatcher {
     /// A dispatcher of `seats` with the built-in configuration, estimating lists with
     /// `counts`, letting requests wait at most `queue_wait`.
-    pub fn new(seats: u32, queue_wait: Duration, counts: ObjectCounts) -> Self {
+    pub(crate) fn new(seats: u32, queue_wait: Duration, counts: ObjectCounts) -> Self {
         let mut levels = bootstrap::mandatory_priority_levels();
         levels.extend(bootstrap::suggested_priority_levels());
         let mut schemas = bootstrap::mandatory_flow_schemas();
@@ -280,7 +280,7 @@ impl Dispatcher {
 
     /// Puts `schemas` and `levels` in force (the mandatory ones are added when missing);
     /// requests waiting in a level that stays keep their place.
-    pub fn apply(&self, schemas: Vec<FlowSchema>, levels: Vec<PriorityLevelConfiguration>) {
+    pub(crate) fn apply(&self, schemas: Vec<FlowSchema>, levels: Vec<PriorityLevelConfiguration>) {
         let mut inputs = self.inputs();
         inputs.schemas = schemas;
         inputs.levels = levels;
@@ -289,7 +289,7 @@ impl Dispatcher {
 
     /// Sets the server's seats (every level's share changes with it) and the longest wait
     /// in a queue.
-    pub fn set_limits(&self, seats: u32, queue_wait: Duration) {
+    pub(crate) fn set_limits(&self, seats: u32, queue_wait: Duration) {
         let mut inputs = self.inputs();
         inputs.seats = seats;
         inputs.queue_wait = queue_wait;
@@ -412,7 +412,7 @@ impl Dispatcher {
     }
 
     /// The metrics text.
-    pub fn render_metrics(&self) -> String {
+    pub(crate) fn render_metrics(&self) -> String {
         let config = self.config.get();
         let levels: Vec<LevelReport<'_>> = config
             .levels

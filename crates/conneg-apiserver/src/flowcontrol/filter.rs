@@ -26,9 +26,10 @@ use super::work_estimate;
 use crate::auth::{Attributes, UserInfo};
 
 /// `X-Kubernetes-PF-FlowSchema-UID`.
-pub const FLOW_SCHEMA_UID: HeaderName = HeaderName::from_static("x-kubernetes-pf-flowschema-uid");
+pub(crate) const FLOW_SCHEMA_UID: HeaderName =
+    HeaderName::from_static("x-kubernetes-pf-flowschema-uid");
 /// `X-Kubernetes-PF-PriorityLevel-UID`.
-pub const PRIORITY_LEVEL_UID: HeaderName =
+pub(crate) const PRIORITY_LEVEL_UID: HeaderName =
     HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
 
 /// What a client is told to wait before it retries a rejected request, in seconds.
@@ -52,7 +53,7 @@ pub(crate) fn too_many_requests() -> Response {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state(dispatcher, filter::layer)`).
-pub async fn layer(State(d): State<Arc<Dispatcher>>, req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(d): State<Arc<Dispatcher>>, req: Request, next: Next) -> Response {
     if is_probe(req.uri().path()) {
         return next.run(req).await;
     }

@@ -16,14 +16,14 @@ use super::filter::{hold, is_probe, too_many_requests};
 
 /// The two limits.
 #[derive(Debug)]
-pub struct MaxInFlight {
+pub(crate) struct MaxInFlight {
     reads: Option<Arc<Semaphore>>,
     mutating: Option<Arc<Semaphore>>,
 }
 
 impl MaxInFlight {
     /// `reads` and `mutating` requests at once (0: unlimited).
-    pub fn new(reads: usize, mutating: usize) -> Self {
+    pub(crate) fn new(reads: usize, mutating: usize) -> Self {
         let limit = |n: usize| (n > 0).then(|| Arc::new(Semaphore::new(n)));
         Self {
             reads: limit(reads),
@@ -33,7 +33,7 @@ impl MaxInFlight {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state(limits, max_in_flight::layer)`).
-pub async fn layer(State(m): State<Arc<MaxInFlight>>, req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(m): State<Arc<MaxInFlight>>, req: Request, next: Next) -> Response {
     if is_probe(req.uri().path()) || crate::timeouts::is_long_running(&req) {
         return next.run(req).await;
     }

@@ -13,19 +13,21 @@
 //! `apiserver_flowcontrol_*`. With priority and fairness off, [`max_in_flight`] applies
 //! `--max-requests-inflight` and `--max-mutating-requests-inflight` as two plain limits.
 
-pub mod bootstrap;
-pub mod configuration;
-pub mod dispatcher;
+pub(crate) mod bootstrap;
+pub(crate) mod configuration;
+pub(crate) mod dispatcher;
 pub(crate) mod fair_queuing;
-pub mod filter;
-pub mod limits;
+pub(crate) mod filter;
+pub(crate) mod limits;
 pub(crate) mod matching;
-pub mod max_in_flight;
+pub(crate) mod max_in_flight;
 pub(crate) mod metrics;
-pub mod objects;
+pub(crate) mod objects;
 mod strategy;
+#[cfg(test)]
+mod tests;
 pub(crate) mod work_estimate;
 
-pub use dispatcher::Dispatcher;
+pub(crate) use dispatcher::Dispatcher;
 pub use limits::Overload;
-pub use max_in_flight::MaxInFlight;
+pub(crate) use max_in_flight::MaxInFlight;

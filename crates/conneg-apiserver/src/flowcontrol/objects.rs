@@ -10,12 +10,13 @@ use crate::meta::null_as_default;
 use crate::resource::{GroupVersion, ResourceInfo, VERBS};
 
 /// The API group.
-pub const GROUP: &str = "flowcontrol.apiserver.k8s.io";
+pub(crate) const GROUP: &str = "flowcontrol.apiserver.k8s.io";
 /// `flowcontrol.apiserver.k8s.io/v1`.
-pub const FLOWCONTROL_V1: GroupVersion = GroupVersion::new("flowcontrol.apiserver.k8s.io/v1");
+pub(crate) const FLOWCONTROL_V1: GroupVersion =
+    GroupVersion::new("flowcontrol.apiserver.k8s.io/v1");
 
 /// `flowschemas` (cluster-scoped).
-pub const FLOW_SCHEMAS: ResourceInfo = ResourceInfo {
+pub(crate) const FLOW_SCHEMAS: ResourceInfo = ResourceInfo {
     group: GROUP,
     resource: "flowschemas",
     singular: "flowschema",
@@ -30,7 +31,7 @@ pub const FLOW_SCHEMAS: ResourceInfo = ResourceInfo {
 };
 
 /// `prioritylevelconfigurations` (cluster-scoped).
-pub const PRIORITY_LEVEL_CONFIGURATIONS: ResourceInfo = ResourceInfo {
+pub(crate) const PRIORITY_LEVEL_CONFIGURATIONS: ResourceInfo = ResourceInfo {
     group: GROUP,
     resource: "prioritylevelconfigurations",
     singular: "prioritylevelconfiguration",
@@ -45,25 +46,25 @@ pub const PRIORITY_LEVEL_CONFIGURATIONS: ResourceInfo = ResourceInfo {
 };
 
 /// `FlowDistinguisherMethod` type `ByUser`: one flow per user name.
-pub const BY_USER: &str = "ByUser";
+pub(crate) const BY_USER: &str = "ByUser";
 /// `FlowDistinguisherMethod` type `ByNamespace`: one flow per namespace.
-pub const BY_NAMESPACE: &str = "ByNamespace";
+pub(crate) const BY_NAMESPACE: &str = "ByNamespace";
 /// `PriorityLevelEnablement` `Exempt`: never limited nor queued.
-pub const EXEMPT: &str = "Exempt";
+pub(crate) const EXEMPT: &str = "Exempt";
 /// `PriorityLevelEnablement` `Limited`: a share of the server's concurrency.
-pub const LIMITED: &str = "Limited";
+pub(crate) const LIMITED: &str = "Limited";
 /// `LimitResponseType` `Queue`.
-pub const QUEUE: &str = "Queue";
+pub(crate) const QUEUE: &str = "Queue";
 /// `LimitResponseType` `Reject`.
-pub const REJECT: &str = "Reject";
+pub(crate) const REJECT: &str = "Reject";
 /// `*`: every verb, group, resource, namespace or name.
-pub const EVERY: &str = "*";
+pub(crate) const EVERY: &str = "*";
 
 /// `FlowSchema`: which requests it matches, in which priority level, split into which flows.
 #[crate::kind(version = "v1", resource = FLOW_SCHEMAS)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FlowSchema {
+pub(crate) struct FlowSchema {
     /// What the schema matches and where it sends it.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: FlowSchemaSpec,
@@ -72,13 +73,10 @@ pub struct FlowSchema {
     pub status: FlowControlStatus,
 }
 
-/// `FlowSchemaList`.
-pub type FlowSchemaList = crate::resource::List<FlowSchema>;
-
 /// `FlowSchemaSpec`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FlowSchemaSpec {
+pub(crate) struct FlowSchemaSpec {
     /// The priority level of the matched requests.
     #[serde(default, deserialize_with = "null_as_default")]
     pub priority_level_configuration: PriorityLevelReference,
@@ -99,7 +97,7 @@ pub struct FlowSchemaSpec {
 
 /// `PriorityLevelConfigurationReference`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct PriorityLevelReference {
+pub(crate) struct PriorityLevelReference {
     /// The priority level's name.
     #[serde(default, deserialize_with = "null_as_default")]
     pub name: String,
@@ -107,7 +105,7 @@ pub struct PriorityLevelReference {
 
 /// `FlowDistinguisherMethod`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct FlowDistinguisherMethod {
+pub(crate) struct FlowDistinguisherMethod {
     /// `ByUser` or `ByNamespace`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     pub type_: String,
@@ -116,7 +114,7 @@ pub struct FlowDistinguisherMethod {
 /// `PolicyRulesWithSubjects`: who (any subject) does what (any rule).
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PolicyRulesWithSubjects {
+pub(crate) struct PolicyRulesWithSubjects {
     /// The users, groups and service accounts this applies to.
     #[serde(default, deserialize_with = "null_as_default")]
     pub subjects: Vec<Subject>,
@@ -139,7 +137,7 @@ pub struct PolicyRulesWithSubjects {
 /// `Subject`: a user, a group or a service account, by `kind`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Subject {
+pub(crate) struct Subject {
     /// `User`, `Group` or `ServiceAccount`.
     #[serde(default, deserialize_with = "null_as_default")]
     pub kind: String,
@@ -156,7 +154,7 @@ pub struct Subject {
 
 /// `UserSubject` and `GroupSubject`: a name, `*` for any.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct Named {
+pub(crate) struct Named {
     /// The name.
     #[serde(default, deserialize_with = "null_as_default")]
     pub name: String,
@@ -164,7 +162,7 @@ pub struct Named {
 
 /// `ServiceAccountSubject`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct ServiceAccountSubject {
+pub(crate) struct ServiceAccountSubject {
     /// The service account's namespace.
     #[serde(default, deserialize_with = "null_as_default")]
     pub namespace: String,
@@ -176,7 +174,7 @@ pub struct ServiceAccountSubject {
 /// `ResourcePolicyRule`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResourcePolicyRule {
+pub(crate) struct ResourcePolicyRule {
     /// Verbs (`*`: any).
     #[serde(default, deserialize_with = "null_as_default")]
     pub verbs: Vec<String>,
@@ -201,7 +199,7 @@ pub struct ResourcePolicyRule {
 /// `NonResourcePolicyRule`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NonResourcePolicyRule {
+pub(crate) struct NonResourcePolicyRule {
     /// Verbs (`*`: any).
     #[serde(default, deserialize_with = "null_as_default")]
     pub verbs: Vec<String>,
@@ -216,7 +214,7 @@ pub struct NonResourcePolicyRule {
 
 /// `FlowSchemaStatus` and `PriorityLevelConfigurationStatus`: conditions.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct FlowControlStatus {
+pub(crate) struct FlowControlStatus {
     /// The conditions.
     #[serde(
         default,
@@ -229,7 +227,7 @@ pub struct FlowControlStatus {
 /// `FlowSchemaCondition` and `PriorityLevelConfigurationCondition`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FlowControlCondition {
+pub(crate) struct FlowControlCondition {
     /// `Dangling` (a schema naming a missing level), ...
     #[serde(rename = "type")]
     pub type_: String,
@@ -251,7 +249,7 @@ pub struct FlowControlCondition {
 #[crate::kind(version = "v1", resource = PRIORITY_LEVEL_CONFIGURATIONS)]
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PriorityLevelConfiguration {
+pub(crate) struct PriorityLevelConfiguration {
     /// The level's limits.
     #[serde(default, deserialize_with = "null_as_default")]
     pub spec: PriorityLevelSpec,
@@ -260,12 +258,9 @@ pub struct PriorityLevelConfiguration {
     pub status: FlowControlStatus,
 }
 
-/// `PriorityLevelConfigurationList`.
-pub type PriorityLevelConfigurationList = crate::resource::List<PriorityLevelConfiguration>;
-
 /// `PriorityLevelConfigurationSpec`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct PriorityLevelSpec {
+pub(crate) struct PriorityLevelSpec {
     /// `Exempt` or `Limited`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     pub type_: String,
@@ -280,7 +275,7 @@ pub struct PriorityLevelSpec {
 /// `LimitedPriorityLevelConfiguration`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LimitedPriorityLevel {
+pub(crate) struct LimitedPriorityLevel {
     /// This level's part of the server's concurrency, against the sum over all levels
     /// (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -299,7 +294,7 @@ pub struct LimitedPriorityLevel {
 /// `ExemptPriorityLevelConfiguration`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ExemptPriorityLevel {
+pub(crate) struct ExemptPriorityLevel {
     /// Shares (0 by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nominal_concurrency_shares: Option<i32>,
@@ -310,7 +305,7 @@ pub struct ExemptPriorityLevel {
 
 /// `LimitResponse`.
 #[derive(Debug, Clone, Default, PartialEq, conneg_cbor::Serialize, Deserialize)]
-pub struct LimitResponse {
+pub(crate) struct LimitResponse {
     /// `Queue` or `Reject`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
     pub type_: String,
@@ -322,7 +317,7 @@ pub struct LimitResponse {
 /// `QueuingConfiguration`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, conneg_cbor::Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueuingConfiguration {
+pub(crate) struct QueuingConfiguration {
     /// Queues of the level (default 64).
     #[serde(default)]
     pub queues: i32,

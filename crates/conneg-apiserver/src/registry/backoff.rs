@@ -3,21 +3,14 @@
 /// Waits before retrying a write that lost a compare-and-swap race: a yield for the first
 /// retries, then a short sleep that doubles up to ~16 ms, jittered so that racing writers
 /// spread out. Retries go on while the request lives; `--request-timeout` bounds them.
-///
-/// ```
-/// # async fn demo() {
-/// let mut backoff = conneg_apiserver::registry::backoff::ConflictBackoff::default();
-/// backoff.wait().await; // a yield
-/// # }
-/// ```
 #[derive(Debug, Default)]
-pub struct ConflictBackoff {
+pub(crate) struct ConflictBackoff {
     attempt: u32,
 }
 
 impl ConflictBackoff {
     /// Waits the next step.
-    pub async fn wait(&mut self) {
+    pub(crate) async fn wait(&mut self) {
         self.attempt = self.attempt.saturating_add(1);
         if self.attempt <= 2 {
             tokio::task::yield_now().await;

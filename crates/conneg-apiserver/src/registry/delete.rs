@@ -28,7 +28,7 @@ use conneg::Status;
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DeleteOptions {
+pub(crate) struct DeleteOptions {
     /// Seconds before the object should be deleted; no effect on kinds without graceful
     /// deletion.
     #[serde(default)]
@@ -50,7 +50,7 @@ pub struct DeleteOptions {
 /// `metav1.Preconditions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Preconditions {
+pub(crate) struct Preconditions {
     /// The object's uid must be this.
     #[serde(default)]
     pub uid: Option<String>,
@@ -61,7 +61,7 @@ pub struct Preconditions {
 
 impl DeleteOptions {
     /// `ValidateDeleteOptions`: 422 `DeleteOptions.meta.k8s.io "" is invalid: ...`.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub(crate) fn validate(&self) -> Result<(), Error> {
         let mut errs = Vec::new();
         if let Some(policy) = &self.propagation_policy {
             if self.orphan_dependents.is_some() {
@@ -99,13 +99,13 @@ impl DeleteOptions {
     }
 
     /// Whether nothing may change (`dryRun: ["All"]`; other values were refused).
-    pub fn dry_run(&self) -> bool {
+    pub(crate) fn dry_run(&self) -> bool {
         !self.dry_run.is_empty()
     }
 
     /// The answer's status: 202 Accepted for an object kept (finalizers pending) when the
     /// client asked for `orphanDependents: false`, 200 otherwise, as Kubernetes answers.
-    pub fn status_code(&self, deleted: bool) -> StatusCode {
+    pub(crate) fn status_code(&self, deleted: bool) -> StatusCode {
         if !deleted && self.orphan_dependents == Some(false) {
             StatusCode::ACCEPTED
         } else {
@@ -182,7 +182,7 @@ fn first_gc_finalizer(meta: &ObjectMeta) -> Option<&str> {
 
 /// What a DELETE does to the stored object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deletion {
+pub(crate) enum Deletion {
     /// Remove it from storage.
     Now,
     /// Keep it with the metadata [`plan_delete`] changed: finalizers are pending.
@@ -193,7 +193,7 @@ pub enum Deletion {
 /// included) and changes `meta` as the deletion requires: preconditions (409), the garbage
 /// collector's finalizers per the options (`deletionFinalizersForGarbageCollection`), then,
 /// while finalizers remain, the deletion mark (`markAsDeleting`).
-pub fn plan_delete(
+pub(crate) fn plan_delete(
     meta: &mut ObjectMeta,
     opts: &DeleteOptions,
     resource: &'static ResourceInfo,
@@ -236,7 +236,7 @@ fn mark_deleting(meta: &mut ObjectMeta, now: Time) {
 /// Whether an update from `old` to `new` deletes the object (`shouldDeleteDuringUpdate`):
 /// its deletion has started, it has no grace period left, and `new` has no finalizers, of
 /// its metadata or of its kind ([`Object::finalizing`]).
-pub fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
+pub(crate) fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
     let (nm, om) = (new.meta(), old.meta());
     nm.finalizers.is_empty()
         && !new.finalizing()
@@ -246,7 +246,7 @@ pub fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
 
 /// What a DELETE did.
 #[derive(Debug)]
-pub struct Deleted<K> {
+pub(crate) struct Deleted<K> {
     /// The object: as it was before removal, or as kept.
     pub object: K,
     /// Whether it was removed from storage (or, in a dry run, would have been).
@@ -259,7 +259,7 @@ impl Registry {
     /// read, before anything changes (Kubernetes' `deleteValidation`: admission, for the
     /// endpoints). A lost compare-and-swap race is retried; only the client's preconditions
     /// conflict.
-    pub async fn delete<K: Object, F>(
+    pub(crate) async fn delete<K: Object, F>(
         &self,
         res: &'static ResourceInfo,
         key: &str,

@@ -1,24 +1,24 @@
 //! The generic registry: what every kind's objects go through between the endpoints and
 //! storage, written once (Kubernetes' `registry/generic/registry.Store`). No HTTP here: the
-//! endpoints ([`crate::endpoints`]) decide what a request asks; the registry reads, creates,
+//! endpoints (`crate::endpoints`) decide what a request asks; the registry reads, creates,
 //! updates and deletes objects of any kind (its [`Strategy`]) in their storage version.
 //!
 //! * [`Registry`]: the storage stack of a server (store, storage codec, key layout) and what
-//!   it serves, with the verbs over it: [`Registry::get`], [`Registry::list`] (pages, continue
+//!   it serves, with the verbs over it: [`Registry::get`], `list_stored` (pages, continue
 //!   tokens, revisions), [`Registry::list_all`], [`Registry::create`] (with `generateName`
 //!   retries), [`Registry::update`] (one compare-and-swap; the deletion of a finalized object)
-//!   and, in [`delete`], DELETE with its options, finalizers and preconditions.
-//! * [`strategy`]: the [`Strategy`] trait, what differs between kinds; [`status`]: the status
+//!   and, in `delete`, DELETE with its options, finalizers and preconditions.
+//! * `strategy`: the [`Strategy`] trait, what differs between kinds; `status`: the status
 //!   subresource of any kind that declares one.
-//! * [`backoff`]: how a write that lost a compare-and-swap race waits before it retries.
+//! * `backoff`: how a write that lost a compare-and-swap race waits before it retries.
 
-pub mod backoff;
+pub(crate) mod backoff;
 mod counts;
-pub mod delete;
+pub(crate) mod delete;
 mod error;
 mod object;
-pub mod status;
-pub mod strategy;
+pub(crate) mod status;
+pub(crate) mod strategy;
 
 use conneg::Status;
 
@@ -45,7 +45,7 @@ pub struct Registry {
     /// The key layout.
     pub keys: Keys,
     /// What is served now: the group versions and resources.
-    pub catalog: Live<Catalog>,
+    pub(crate) catalog: Live<Catalog>,
     /// How many objects each collection held at its last full list.
     pub counts: ObjectCounts,
 }
@@ -55,16 +55,16 @@ const GENERATE_NAME_RETRIES: usize = 7;
 
 /// One page of a list.
 #[derive(Debug)]
-pub struct Page<K> {
+pub(crate) struct Page<K> {
     /// The objects, in key order.
     pub items: Vec<K>,
     /// List metadata (revision, continue, remaining).
     pub meta: ListMeta,
 }
 
-/// What [`Registry::list`] reads.
+/// What [`Registry::list_stored`] reads: one page.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ListRequest<'a> {
+pub(crate) struct ListRequest<'a> {
     /// At most this many objects (`None`: all).
     pub limit: Option<usize>,
     /// The continue token of the previous page.
@@ -75,7 +75,7 @@ pub struct ListRequest<'a> {
 }
 
 /// A storage error on the object `name` of `res`, as the API error Kubernetes answers with.
-pub fn storage_status(e: StorageError, res: &'static ResourceInfo, name: &str) -> Status {
+pub(crate) fn storage_status(e: StorageError, res: &'static ResourceInfo, name: &str) -> Status {
     Error::storage(e, res, name).into()
 }
 
@@ -151,30 +151,10 @@ impl Registry {
     /// One page of the objects of `res` in `namespace` (or everywhere) that `sel` matches: at
     /// most `req.limit` of them, from `req.continue_token` on, at `req.revision`. Storage is
     /// read until the page is full or the collection ends, so a selective filter still
-    /// fills pages.
-    pub async fn list<K: Object>(
-        &self,
-        res: &'static ResourceInfo,
-        namespace: Option<&str>,
-        req: ListRequest<'_>,
-        sel: &Selectors,
-    ) -> Result<Page<K>, Error> {
-        let page = self.list_stored::<K>(res, namespace, req, sel).await?;
-        let items = page
-            .items
-            .iter()
-            .map(|kv| self.decode(res, kv))
-            .collect::<Result<_, _>>()?;
-        Ok(Page {
-            items,
-            meta: page.meta,
-        })
-    }
-
-    /// [`list`](Self::list) as stored: the page's objects are left as storage holds them (their
-    /// bytes shared with the watch cache, not copied), for a caller that decodes them one at a
-    /// time. The objects are decoded here only when `sel` needs them, and dropped once matched.
-    pub async fn list_stored<K: Object>(
+    /// fills pages. The page's objects are left as storage holds them (their bytes shared
+    /// with the watch cache, not copied), for a caller that decodes them one at a time; they
+    /// are decoded here only when `sel` needs them, and dropped once matched.
+    pub(crate) async fn list_stored<K: Object>(
         &self,
         res: &'static ResourceInfo,
         namespace: Option<&str>,
@@ -276,7 +256,7 @@ impl Registry {
 
     /// Writes `new` over `old`, the object stored at `expected` revision; or, when `new` drops
     /// the last finalizer of an object being deleted, deletes it and answers `old` (see
-    /// [`delete`]). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
+    /// `delete`). `Ok(None)` on a revision conflict (the caller decides: 409 or retry).
     pub async fn update<K: Object>(
         &self,
         res: &'static ResourceInfo,
@@ -311,7 +291,7 @@ impl Registry {
     /// decides (409, or read again: a DELETE that finds the object gone answers 404, so of
     /// two racing DELETEs one succeeds and the other is told the object was not there, as
     /// Kubernetes answers).
-    pub async fn remove<K: Object>(
+    pub(crate) async fn remove<K: Object>(
         &self,
         res: &'static ResourceInfo,
         key: &str,

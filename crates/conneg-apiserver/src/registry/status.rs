@@ -25,7 +25,7 @@ fn from_json<K: Object>(m: serde_json::Map<String, Value>) -> Result<K, Error> {
 
 /// A create: the status is the kind's default (Kubernetes' strategies clear it; the
 /// controller that owns the status writes it through `/status`).
-pub fn clear_status<K: Object>(new: &mut K) -> Result<(), Error> {
+pub(crate) fn clear_status<K: Object>(new: &mut K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     if n.remove("status").is_some() {
         *new = from_json(n)?;
@@ -34,7 +34,7 @@ pub fn clear_status<K: Object>(new: &mut K) -> Result<(), Error> {
 }
 
 /// A write to the object: its status is `old`'s.
-pub fn keep_status<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
+pub(crate) fn keep_status<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut n = to_json(new)?;
     match to_json(old)?.remove("status") {
         Some(status) => n.insert("status".into(), status),
@@ -46,7 +46,7 @@ pub fn keep_status<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
 
 /// A write to `/status`: everything but the status is `old`'s, except the `resourceVersion`
 /// (the client's precondition) and the `managedFields` it sent.
-pub fn status_only<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
+pub(crate) fn status_only<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
     let mut o = to_json(old)?;
     match to_json(new)?.remove("status") {
         Some(status) => o.insert("status".into(), status),
@@ -63,7 +63,7 @@ pub fn status_only<K: Object>(new: &mut K, old: &K) -> Result<(), Error> {
 /// Whether `a` and `b` are equal but for their metadata and status (and type meta), compared
 /// in their storage version as JSON: what moves `metadata.generation` on. Objects that do not
 /// encode are taken as different.
-pub fn same_spec<K: Object>(a: &K, b: &K) -> bool {
+pub(crate) fn same_spec<K: Object>(a: &K, b: &K) -> bool {
     let spec = |k: &K| {
         to_json(k).ok().map(|mut m| {
             for meta in ["metadata", "status", "apiVersion", "kind"] {

@@ -119,10 +119,10 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn prepare_for_create(&mut self) {}
     /// Fields an update of the object may not change, carried over from `old`
     /// (`PrepareForUpdate`). The status of a kind with a status subresource is already
-    /// carried over ([`super::status`]); this is for what else the kind keeps.
+    /// carried over (`super::status`); this is for what else the kind keeps.
     fn prepare_for_update(&mut self, _old: &Self) {}
     /// For a kind with a status subresource: what else a write to `/status` may not change,
-    /// after everything but the status was carried over from `old` ([`super::status`]).
+    /// after everything but the status was carried over from `old` (`super::status`).
     fn prepare_for_status_update(&mut self, _old: &Self) {}
     /// The rules a write to `/status` must follow (`ValidateStatusUpdate`).
     fn validate_status_update(&self) -> Vec<FieldError> {

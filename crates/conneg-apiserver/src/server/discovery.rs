@@ -18,7 +18,7 @@ use crate::endpoints::resource_not_found;
 use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo, STATUS_VERBS};
 
 /// The discovery routes.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/api", get(api))
         .route("/apis", get(apis))
@@ -70,7 +70,7 @@ async fn index(State(st): State<AppState>, n: Negotiated) -> Response {
 }
 
 /// `/version`.
-pub fn version_info() -> Value {
+pub(crate) fn version_info() -> Value {
     json!({
         "major": "1",
         "minor": "32",

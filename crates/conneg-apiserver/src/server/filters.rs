@@ -52,7 +52,7 @@ impl Auth {
 
 /// The middleware: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
 /// otherwise the request goes on with its `UserInfo`.
-pub async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
     let conn: Option<&ConnectInfo<ConnActivity>> = req.extensions().get();
     let credentials = Credentials {
         client_certificates: conn.map_or(&[], |c| c.0.client_certificates()),

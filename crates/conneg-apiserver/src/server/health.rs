@@ -15,7 +15,7 @@ use super::AppState;
 use crate::storage::{Storage, Store};
 
 /// The health routes.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     let mut r = Router::new();
     for base in ["/healthz", "/livez", "/readyz"] {
         r = r

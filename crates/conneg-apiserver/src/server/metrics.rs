@@ -28,7 +28,7 @@ use super::AppState;
 
 /// The labels of one counter.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Labels {
+pub(crate) struct Labels {
     /// Kubernetes-style verb: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION.
     pub verb: &'static str,
     /// API group (empty for non-resource paths).
@@ -251,7 +251,7 @@ fn labels(l: &Labels) -> String {
 }
 
 /// `GET /metrics`.
-pub async fn serve(State(st): State<AppState>) -> Response {
+pub(crate) async fn serve(State(st): State<AppState>) -> Response {
     let mut text = st.metrics.render();
     text.push_str(&st.flowcontrol.render_metrics());
     let mut r = text.into_response();
@@ -263,7 +263,7 @@ pub async fn serve(State(st): State<AppState>) -> Response {
 }
 
 /// Inner middleware: hands the negotiation result to [`layer`].
-pub async fn capture(req: Request, next: Next) -> Response {
+pub(crate) async fn capture(req: Request, next: Next) -> Response {
     let negotiated = req.extensions().get::<Negotiated>().cloned();
     let mut resp = next.run(req).await;
     if let Some(n) = negotiated {
@@ -327,7 +327,11 @@ fn path_family(path: &str) -> &'static str {
 
 /// Outer middleware: counts every request. Nothing is copied from the request but handles
 /// (its URI and `Content-Type` share the bytes hyper read).
-pub async fn layer(State(metrics): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
+pub(crate) async fn layer(
+    State(metrics): State<Arc<Metrics>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();

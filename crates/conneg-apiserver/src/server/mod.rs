@@ -30,14 +30,21 @@
 //! offers the aggregated `APIGroupDiscoveryList`; OpenAPI is JSON only, so a CBOR-preferring
 //! client (`Accept: application/cbor, */*`) gets JSON rather than 406.
 
-pub mod discovery;
-pub mod filters;
-pub mod health;
-pub mod metrics;
+pub(crate) mod discovery;
+pub(crate) mod filters;
+pub(crate) mod health;
+pub(crate) mod metrics;
 pub mod openapi;
 mod serving;
 mod swagger;
 
+pub use crate::endpoints::{Endpoint, Served};
+pub use crate::flowcontrol::Overload;
+pub use crate::http2::Http2Limits;
+pub use crate::serve::ConnLimits;
+pub use crate::timeouts::Timeouts;
+pub use filters::Auth;
+pub use metrics::Metrics;
 pub use serving::Serving;
 
 use std::sync::Arc;
@@ -54,8 +61,9 @@ use crate::apiextensions::types::CustomResourceDefinition;
 use crate::core_v1::Namespace;
 use crate::core_v1::lifecycle::NamespaceLifecycle;
 use crate::definitions::OpenApiSchema;
+pub use crate::endpoints::DEFAULT_ENCODED_CACHE;
 use crate::endpoints::admission::Plugin;
-use crate::endpoints::{Context, EncodedForms, Endpoint, Served, catalog_of, watch};
+use crate::endpoints::{Context, EncodedForms, catalog_of, watch};
 use crate::flowcontrol::Dispatcher;
 use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
 use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
@@ -74,9 +82,9 @@ pub struct AppState {
     /// Request counters for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
     /// Priority and fairness: the configuration in force and the levels' queues.
-    pub flowcontrol: Arc<Dispatcher>,
+    pub(crate) flowcontrol: Arc<Dispatcher>,
     /// The OpenAPI documents, built on first use.
-    pub openapi: Arc<Documents>,
+    pub(crate) openapi: Arc<Documents>,
     /// Custom resource definitions the server was built with, installed by
     /// [`AppState::bootstrap`].
     definitions: Arc<[CustomResourceDefinition]>,
@@ -107,7 +115,7 @@ pub struct ServerOptions {
     pub standalone: bool,
     /// The bytes objects' encoded responses may take, kept so that a GET or LIST sends an
     /// unchanged object without decoding and encoding it again (`0`: none kept;
-    /// [`DEFAULT_ENCODED_CACHE`](crate::endpoints::DEFAULT_ENCODED_CACHE) by default).
+    /// [`DEFAULT_ENCODED_CACHE`] by default).
     pub encoded_cache: u64,
 }
 
@@ -116,7 +124,7 @@ impl Default for ServerOptions {
         Self {
             cbor: true,
             standalone: true,
-            encoded_cache: crate::endpoints::DEFAULT_ENCODED_CACHE,
+            encoded_cache: DEFAULT_ENCODED_CACHE,
         }
     }
 }
@@ -308,7 +316,7 @@ impl AppState {
     /// that are missing and puts the stored ones in force, following their changes.
     ///
     /// When custom resource definitions are served (standalone too), it also starts their
-    /// controller ([`crate::customresource::controller`]), which serves the established
+    /// controller (`crate::customresource::controller`), which serves the established
     /// ones from then on.
     ///
     /// A step that storage cannot answer (503 or 504: etcd unreachable, or without quorum)

@@ -12,7 +12,7 @@
 //! (found by `x-kubernetes-group-version-kind`) takes a `fieldValidation` query parameter
 //! before leaving validation to the server, and `explain` renders the schemas. A type
 //! publishes its enums (enum KEP: `enum` plus "Possible enum values" in the description,
-//! [`enum_schema`](crate::definitions::enum_schema)) and its validation rules as `x-kubernetes-validations` (CEL, as the
+//! `enum_schema`) and its validation rules as `x-kubernetes-validations` (CEL, as the
 //! declarative-validation KEP publishes them).
 //!
 //! The documents exist only as JSON; the layer for these routes offers JSON only, so
@@ -37,7 +37,7 @@ use crate::endpoints::{Endpoint, catalog_of, resource_not_found};
 use crate::resource::{CORE_GROUP, GroupVersion, ResourceInfo};
 
 /// The OpenAPI routes.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/openapi/v2", get(v2))
         .route("/openapi/v3", get(v3_index))
@@ -65,7 +65,7 @@ struct Doc {
 /// A server's OpenAPI documents, built on first use from what it serves, and built again
 /// once what it serves has changed (a custom resource definition established or gone).
 #[derive(Debug)]
-pub struct Documents {
+pub(crate) struct Documents {
     info: OpenApiInfo,
     v3: Built<Vec<(GroupVersion, Doc)>>,
     v2: Built<Bytes>,
@@ -101,7 +101,7 @@ impl std::fmt::Debug for Doc {
 
 impl Documents {
     /// The documents of a server described by `info`.
-    pub fn new(info: OpenApiInfo) -> Self {
+    pub(crate) fn new(info: OpenApiInfo) -> Self {
         Self {
             info,
             v3: Mutex::new(None),
@@ -223,7 +223,7 @@ fn group_word(v: GroupVersion) -> String {
 }
 
 /// The component schemas of one version: metav1's and those of every type served in it.
-pub fn schemas(package: &'static str, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
+pub(crate) fn schemas(package: &'static str, v: GroupVersion, endpoints: &[Endpoint]) -> Value {
     let mut s = meta_schemas();
     if let Some(map) = s.as_object_mut() {
         let mut defs = Definitions::new(v, package, map);

@@ -14,7 +14,7 @@ use super::{ListResult, Revision};
 const TOKEN_VERSION: &str = "meta.k8s.io/v1";
 
 /// The message of Kubernetes' 410 when a continue token's revision has been compacted.
-pub const CONTINUE_EXPIRED_MSG: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+pub(crate) const CONTINUE_EXPIRED_MSG: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 #[derive(Serialize, Deserialize)]
 struct Token {
@@ -26,7 +26,7 @@ struct Token {
 /// A continue token that cannot be used; the HTTP layer answers 400 BadRequest with
 /// `invalid continue token: <this>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ContinueError {
+pub(crate) enum ContinueError {
     /// Not base64url/JSON, or a start key that escapes the prefix.
     InvalidKey(String),
     /// A `v` other than `meta.k8s.io/v1`.
@@ -59,7 +59,11 @@ impl std::error::Error for ContinueError {}
 
 /// Encode the token for continuing at `next_key` (inclusive) of the list under `prefix` read
 /// at `revision`.
-pub fn encode(next_key: &str, prefix: &str, revision: Revision) -> Result<String, ContinueError> {
+pub(crate) fn encode(
+    next_key: &str,
+    prefix: &str,
+    revision: Revision,
+) -> Result<String, ContinueError> {
     let start = next_key
         .strip_prefix(prefix)
         .ok_or(ContinueError::KeyOutsidePrefix)?;
@@ -73,7 +77,10 @@ pub fn encode(next_key: &str, prefix: &str, revision: Revision) -> Result<String
 }
 
 /// The token for the page after `page` (listed under `prefix`), if there is one.
-pub fn for_next_page(page: &ListResult, prefix: &str) -> Result<Option<String>, ContinueError> {
+pub(crate) fn for_next_page(
+    page: &ListResult,
+    prefix: &str,
+) -> Result<Option<String>, ContinueError> {
     page.next_start_key()
         .map(|k| encode(&k, prefix, page.revision))
         .transpose()
@@ -92,7 +99,7 @@ fn is_clean(key: &str) -> bool {
 
 /// Decode a token for the list under `prefix`: the key to start at (inclusive) and the
 /// revision to read at. Start keys that would escape the prefix (`../`) are refused.
-pub fn decode(token: &str, prefix: &str) -> Result<(String, Revision), ContinueError> {
+pub(crate) fn decode(token: &str, prefix: &str) -> Result<(String, Revision), ContinueError> {
     let raw = URL_SAFE_NO_PAD
         .decode(token)
         .map_err(|e| ContinueError::InvalidKey(e.to_string()))?;

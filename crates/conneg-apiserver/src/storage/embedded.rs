@@ -47,7 +47,7 @@ const META_LOG_BYTES: &str = "log_bytes";
 
 /// The file of a server's store inside its data directory: the first label of its API group,
 /// `.redb` (`wardle.redb` for `wardle.example.com`).
-pub fn file_name(group: &str) -> String {
+pub(crate) fn file_name(group: &str) -> String {
     let label = group
         .split('.')
         .next()
@@ -453,7 +453,7 @@ impl EmbeddedStore {
         })
     }
 
-    /// Open the store of the server of `group` in `data_dir` ([`file_name`]).
+    /// Open the store of the server of `group` in `data_dir` (`file_name`).
     pub fn open_dir(
         data_dir: impl AsRef<Path>,
         group: &str,

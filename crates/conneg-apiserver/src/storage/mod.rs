@@ -17,12 +17,12 @@
 //! (`/registry/<group>/<resource>/<namespace>/<name>`).
 
 pub mod codec;
-pub mod continue_token;
-pub mod embedded;
-pub mod etcd;
+pub(crate) mod continue_token;
+pub(crate) mod embedded;
+pub(crate) mod etcd;
 pub mod keys;
-pub mod memory;
-pub mod watch_cache;
+pub(crate) mod memory;
+pub(crate) mod watch_cache;
 
 mod fanout;
 mod group_commit;
@@ -45,7 +45,7 @@ pub use etcd::{EtcdOptions, EtcdTls};
 pub use fanout::WatchBuffer;
 pub use history::History;
 pub use memory::MemoryStore;
-pub use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
+pub(crate) use status::{OPTIMISTIC_LOCK_MSG, ToStatus};
 pub use watch_cache::{WatchCache, WatchCacheOptions};
 
 /// A storage revision (etcd's `int64` revision; Kubernetes' `resourceVersion`).

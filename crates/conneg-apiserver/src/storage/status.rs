@@ -6,11 +6,11 @@ use super::StorageError;
 use crate::resource::ResourceInfo;
 
 /// The message of Kubernetes' 409 `Conflict` for a stale `resourceVersion`.
-pub const OPTIMISTIC_LOCK_MSG: &str =
+pub(crate) const OPTIMISTIC_LOCK_MSG: &str =
     "the object has been modified; please apply your changes to the latest version and try again";
 
 /// The Kubernetes error for a storage failure on an object.
-pub trait ToStatus {
+pub(crate) trait ToStatus {
     /// The Kubernetes error for this failure on `name` of `resource`.
     fn to_status(&self, resource: &ResourceInfo, name: &str) -> Status;
 }

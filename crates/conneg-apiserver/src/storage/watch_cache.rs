@@ -51,10 +51,10 @@ use super::{
 
 /// How long a read waits for the cache to reach its revision before storage answers it
 /// (Kubernetes waits 3 s too).
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(3);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(3);
 
 /// The most resources cached at once; reads of further resources go to storage.
-pub const MAX_RESOURCES: usize = 1024;
+pub(crate) const MAX_RESOURCES: usize = 1024;
 
 /// The first wait before a broken cache is filled again; doubled up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(100);

@@ -2,13 +2,13 @@
 //! in any Fischer's `disallowedFlunders` is refused with 403 Forbidden.
 
 use conneg::Status;
-use conneg_apiserver::endpoints::admission::{Plugin, Request};
+use conneg_apiserver::admission::{Plugin, Request};
 use conneg_apiserver::registry::{Registry, Strategy};
 use futures_util::future::BoxFuture;
 
 use super::{FLUNDERS, internal};
 
-pub use conneg_apiserver::endpoints::admission::Operation;
+pub use conneg_apiserver::admission::Operation;
 
 /// The BanFlunder plugin. Stateless: the caller supplies the current Fischers (Kubernetes
 /// reads them from an informer; the HTTP layer lists them from storage or a cache).

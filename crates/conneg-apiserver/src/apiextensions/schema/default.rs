@@ -11,19 +11,7 @@ use super::Structural;
 /// `additionalProperties`. A default put in place is walked like any other value, so defaults
 /// nested inside it apply too. Run [`prune`](super::prune) first: `null`s without a default
 /// are its to drop.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::schema::{Structural, apply_defaults};
-/// use serde_json::json;
-///
-/// let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
-///     "type": "object", "default": {},
-///     "properties": {"replicas": {"type": "integer", "default": 1}}}}}));
-/// let mut cr = json!({"kind": "Widget"});
-/// apply_defaults(&mut cr, &s);
-/// assert_eq!(cr, json!({"kind": "Widget", "spec": {"replicas": 1}}));
-/// ```
-pub fn apply_defaults(obj: &mut Value, s: &Structural) {
+pub(crate) fn apply_defaults(obj: &mut Value, s: &Structural) {
     match obj {
         Value::Object(m) => {
             for (k, p) in &s.properties {
@@ -159,5 +147,23 @@ mod tests {
             json!({"spec": [1, 2]})
         );
         assert_eq!(defaulted(schema, json!("x")), json!("x"));
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn apply_defaults() {
+        use crate::apiextensions::schema::{Structural, apply_defaults};
+        use serde_json::json;
+
+        let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "default": {},
+            "properties": {"replicas": {"type": "integer", "default": 1}}}}}));
+        let mut cr = json!({"kind": "Widget"});
+        apply_defaults(&mut cr, &s);
+        assert_eq!(cr, json!({"kind": "Widget", "spec": {"replicas": 1}}));
     }
 }

@@ -18,22 +18,6 @@
 //! [`prune`] and [`apply_defaults`], which recurse only along the schema, are bounded by it too.
 //! The one exception is copying a `default` value (`Clone`), which recurses as deep as the
 //! value itself: that depth is the request decoder's to bound.
-//!
-//! ```
-//! use conneg_apiserver::apiextensions::schema::{Structural, apply_defaults, check, prune};
-//! use serde_json::json;
-//!
-//! let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-//!     "replicas": {"type": "integer", "default": 1}}}}});
-//! assert!(check(&schema, "spec.validation.openAPIV3Schema", false).is_empty());
-//!
-//! let s = Structural::from_json(&schema);
-//! let mut cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
-//!     "spec": {"size": 3}});
-//! assert_eq!(prune(&mut cr, &s, true), ["spec.size"]);
-//! apply_defaults(&mut cr, &s);
-//! assert_eq!(cr["spec"], json!({"replicas": 1}));
-//! ```
 
 mod default;
 mod prune;
@@ -45,20 +29,20 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-pub use default::apply_defaults;
-pub use prune::prune;
-pub use structural::check;
+pub(crate) use default::apply_defaults;
+pub(crate) use prune::prune;
+pub(crate) use structural::check;
 
 /// The deepest schema [`check`] accepts, in schema levels (the root is level 1, and each
 /// `properties[x]`, `items`, `additionalProperties`, `allOf[i]`, `anyOf[i]`, `oneOf[i]`, `not`
 /// adds one). Kubernetes has no such limit; real CRDs stay far below it.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A structural schema: the parts of an `openAPIV3Schema` that give a custom resource its
 /// shape, read by [`Structural::from_json`]. Value validations and the logical junctors
 /// (`allOf`, `anyOf`, `oneOf`, `not`) are left out: they never change the shape.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Structural {
+pub(crate) struct Structural {
     /// `type`: `object`, `array`, `string`, `integer`, `number`, `boolean`, or empty.
     pub type_: String,
     /// `properties`, by name.
@@ -88,7 +72,7 @@ pub struct Structural {
 
 /// `additionalProperties`: a boolean or a schema.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AdditionalProperties {
+pub(crate) enum AdditionalProperties {
     /// `additionalProperties: true` or `false`. Either way the keys are kept by pruning (and
     /// anything nested in their values is pruned, as Kubernetes does).
     Bool(bool),
@@ -98,7 +82,7 @@ pub enum AdditionalProperties {
 
 impl AdditionalProperties {
     /// The schema of the values, if one is given.
-    pub fn schema(&self) -> Option<&Structural> {
+    pub(crate) fn schema(&self) -> Option<&Structural> {
         match self {
             AdditionalProperties::Bool(_) => None,
             AdditionalProperties::Schema(s) => Some(s),
@@ -111,22 +95,13 @@ impl Structural {
     /// passed [`check`], so a malformed keyword is read as absent, and nodes deeper than
     /// [`MAX_DEPTH`] are read as `x-kubernetes-preserve-unknown-fields: true` (their data is
     /// kept, not pruned).
-    ///
-    /// ```
-    /// use conneg_apiserver::apiextensions::schema::Structural;
-    /// use serde_json::json;
-    ///
-    /// let s = Structural::from_json(&json!({"type": "object",
-    ///     "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}));
-    /// assert_eq!(s.properties["tags"].items.as_ref().unwrap().type_, "string");
-    /// ```
-    pub fn from_json(schema: &Value) -> Structural {
+    pub(crate) fn from_json(schema: &Value) -> Structural {
         read(schema, 1)
     }
 
     /// The schema of the value under `key` of an object: its property, or else the
     /// `additionalProperties` schema.
-    pub fn field(&self, key: &str) -> Option<&Structural> {
+    pub(crate) fn field(&self, key: &str) -> Option<&Structural> {
         self.properties
             .get(key)
             .or_else(|| self.additional_properties.as_ref()?.schema())
@@ -283,5 +258,37 @@ mod read_tests {
         }
         assert_eq!(depth, MAX_DEPTH + 1);
         assert!(n.preserve_unknown_fields && n.type_.is_empty());
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn schema_module() {
+        use crate::apiextensions::schema::{Structural, apply_defaults, check, prune};
+        use serde_json::json;
+
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 1}}}}});
+        assert!(check(&schema, "spec.validation.openAPIV3Schema", false).is_empty());
+
+        let s = Structural::from_json(&schema);
+        let mut cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"size": 3}});
+        assert_eq!(prune(&mut cr, &s, true), ["spec.size"]);
+        apply_defaults(&mut cr, &s);
+        assert_eq!(cr["spec"], json!({"replicas": 1}));
+    }
+
+    #[test]
+    fn structural_from_json() {
+        use crate::apiextensions::schema::Structural;
+        use serde_json::json;
+
+        let s = Structural::from_json(&json!({"type": "object",
+            "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}));
+        assert_eq!(s.properties["tags"].items.as_ref().unwrap().type_, "string");
     }
 }

@@ -19,20 +19,7 @@ use super::{Structural, is_meta_field};
 /// * an `x-kubernetes-embedded-resource` object keeps `apiVersion`, `kind` and `metadata`
 ///   untouched, and so does the root when `is_root` (a custom resource itself): metadata is
 ///   coerced elsewhere.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::schema::{Structural, prune};
-/// use serde_json::json;
-///
-/// let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
-///     "type": "object", "properties": {"items": {"type": "array", "items": {
-///         "type": "object", "properties": {"name": {"type": "string"}}}}}}}}));
-/// let mut cr = json!({"kind": "Widget", "extra": 1,
-///     "spec": {"items": [{"name": "a", "bar": true}]}});
-/// assert_eq!(prune(&mut cr, &s, true), ["extra", "spec.items[0].bar"]);
-/// assert_eq!(cr, json!({"kind": "Widget", "spec": {"items": [{"name": "a"}]}}));
-/// ```
-pub fn prune(obj: &mut Value, s: &Structural, is_root: bool) -> Vec<String> {
+pub(crate) fn prune(obj: &mut Value, s: &Structural, is_root: bool) -> Vec<String> {
     let mut paths = Vec::new();
     prune_unknown(obj, s, is_root, &mut paths);
     drop_nulls(obj, s);
@@ -499,5 +486,27 @@ mod tests {
             v = a.pop().unwrap_or(Value::Null);
         }
         assert_eq!(v, json!({}));
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn prune() {
+        use crate::apiextensions::schema::{Structural, prune};
+        use serde_json::json;
+
+        let s = Structural::from_json(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {"items": {"type": "array", "items": {
+                "type": "object", "properties": {"name": {"type": "string"}}}}}}}}));
+        let mut cr = json!({"kind": "Widget", "extra": 1,
+            "spec": {"items": [{"name": "a", "bar": true}]}});
+        assert_eq!(prune(&mut cr, &s, true), ["extra", "spec.items[0].bar"]);
+        assert_eq!(
+            cr,
+            json!({"kind": "Widget", "spec": {"items": [{"name": "a"}]}})
+        );
     }
 }

@@ -27,17 +27,7 @@ use crate::validation::{BadValue, FieldError};
 /// whether that version enables `/status`. A schema nested deeper than
 /// [`MAX_DEPTH`](super::MAX_DEPTH) gets one error and is not walked; a node that is not a
 /// JSON object (which a typed decoder would have refused) gets one error per node.
-///
-/// ```
-/// use conneg_apiserver::apiextensions::schema::check;
-/// use serde_json::json;
-///
-/// let errs = check(&json!({"type": "object", "properties": {"spec": {"properties": {}}}}),
-///     "spec.validation.openAPIV3Schema", false);
-/// assert_eq!(errs[0].to_string(), "spec.validation.openAPIV3Schema.properties[spec].type: \
-///     Required value: must not be empty for specified object fields");
-/// ```
-pub fn check(schema: &Value, path: &str, status_subresource: bool) -> Vec<FieldError> {
+pub(crate) fn check(schema: &Value, path: &str, status_subresource: bool) -> Vec<FieldError> {
     let shape = shape_errors(schema, path);
     if !shape.is_empty() {
         return shape;
@@ -1132,5 +1122,27 @@ fn list_and_map_types(m: &Map<String, Value>, path: &str, errs: &mut Vec<FieldEr
                 }
             }
         }
+    }
+}
+
+/// The examples of this file's documentation, run as tests: the module is private to the
+/// crate, so rustdoc does not run them.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn check() {
+        use crate::apiextensions::schema::check;
+        use serde_json::json;
+
+        let errs = check(
+            &json!({"type": "object", "properties": {"spec": {"properties": {}}}}),
+            "spec.validation.openAPIV3Schema",
+            false,
+        );
+        assert_eq!(
+            errs[0].to_string(),
+            "spec.validation.openAPIV3Schema.properties[spec].type: \
+            Required value: must not be empty for specified object fields"
+        );
     }
 }

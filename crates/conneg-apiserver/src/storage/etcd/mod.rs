@@ -56,16 +56,16 @@ pub(crate) use client::WatchRequests;
 pub use store::EtcdStore;
 
 /// Kubernetes' default `--etcd-prefix`.
-pub const DEFAULT_ETCD_PREFIX: &str = "/registry";
+pub(crate) const DEFAULT_ETCD_PREFIX: &str = "/registry";
 
 /// How long one etcd call may take before it fails with `StorageError::Timeout`.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often the compactor runs (Kubernetes' `--etcd-compaction-interval` default).
-pub const DEFAULT_COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_COMPACTION_INTERVAL: Duration = Duration::from_secs(300);
 
 /// The name of the key, under the key prefix, that records the last compaction.
-pub const COMPACT_KEY_NAME: &str = "compact_rev_key";
+pub(crate) const COMPACT_KEY_NAME: &str = "compact_rev_key";
 
 /// Options of the etcd store.
 #[derive(Debug, Clone, PartialEq, Eq)]
