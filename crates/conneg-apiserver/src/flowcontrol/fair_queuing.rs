@@ -330,7 +330,7 @@ mod tests {
             h ^= h >> 7;
             h ^= h << 17;
             let (flow, seats) = (h % 5, 1 + u32::try_from(h % 3).unwrap());
-            if h % 4 == 0 && !running.is_empty() {
+            if h.is_multiple_of(4) && !running.is_empty() {
                 let (queue, seats) = running.remove(0);
                 direct.finish(Some(queue), seats);
                 queued.finish(Some(queue), seats);
