@@ -458,6 +458,40 @@ async fn a_stricter_schema_keeps_serving_stored_objects_and_ratchets_updates() {
     assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY);
 }
 
+/// An update of a definition is validated against the definition it replaces
+/// (`ValidateCustomResourceDefinitionUpdate`): its group and plural never change, its kind
+/// not once established; a change that keeps them passes.
+#[tokio::test]
+async fn a_definitions_group_plural_and_kind_are_fixed_by_updates() {
+    let (_state, app) = server().await;
+    install(&app).await;
+    let uri = format!("{CRDS}/crontabs.stable.example.com");
+    let (_, crd) = call(&app, Method::GET, &uri, JSON, Value::Null).await;
+    let changed = |at: &str, to: &str| {
+        let mut c = crd.clone();
+        *c.pointer_mut(at).unwrap() = json!(to);
+        c
+    };
+    for (at, to, field) in [
+        ("/spec/group", "other.example.com", "spec.group"),
+        ("/spec/names/plural", "crontabz", "spec.names.plural"),
+        ("/spec/names/kind", "CronTabZ", "spec.names.kind"),
+    ] {
+        let (code, e) = call(&app, Method::PUT, &uri, JSON, changed(at, to)).await;
+        assert_eq!(code, StatusCode::UNPROCESSABLE_ENTITY, "{at}: {e}");
+        assert!(e["message"].as_str().unwrap().contains(field), "{e}");
+    }
+    let (code, e) = call(
+        &app,
+        Method::PUT,
+        &uri,
+        JSON,
+        changed("/spec/names/singular", "tab"),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{e}");
+}
+
 /// Responses are kept encoded per object and served version: a changed definition (a new
 /// default, applied on read) must change what unchanged stored objects are served as, in a
 /// GET and in a LIST, in JSON and in CBOR.

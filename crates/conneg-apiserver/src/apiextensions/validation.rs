@@ -166,13 +166,6 @@ pub(crate) fn validate_create(crd: &CustomResourceDefinition) -> Vec<FieldError>
 /// does for data it accepted before: no schema required if `old` lacked one, more than 8
 /// selectable fields kept unchanged, an unrecognized conversion review version kept,
 /// `preserveUnknownFields: true` and an API-approval annotation kept.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "not wired yet: the Strategy trait has no update validation with the old object"
-    )
-)]
 pub(crate) fn validate_update(
     new: &CustomResourceDefinition,
     old: &CustomResourceDefinition,

@@ -70,6 +70,13 @@ impl Strategy for CustomResourceDefinition {
         errs.extend(schema_errors(self));
         errs
     }
+    /// `spec.group` and `spec.names.plural` fixed, `scope` and `kind` once established, the
+    /// rest as on create (loosened for what the old definition already had).
+    fn validate_update(&self, old: &Self) -> Vec<FieldError> {
+        let mut errs = validation::validate_update(self, old);
+        errs.extend(schema_errors(self));
+        errs
+    }
     /// The status starts empty but for the storage version in `storedVersions`.
     fn prepare_for_create(&mut self) {
         self.status = Default::default();

@@ -171,6 +171,9 @@ impl Object for CustomResource {
     fn validate_create(&self) -> Vec<FieldError> {
         Vec::new()
     }
+    fn validate_update(&self, _old: &Self) -> Vec<FieldError> {
+        Vec::new()
+    }
     fn prepare_for_create(&mut self) {}
     fn prepare_for_update(&mut self, _old: &Self) {}
     fn prepare_for_status_update(&mut self, _old: &Self) {}

@@ -15,6 +15,7 @@ use super::validate::{check_declared_update, valid};
 use super::{Context, HResult, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
+use crate::registry::Object;
 use crate::registry::backoff::ConflictBackoff;
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
@@ -143,6 +144,9 @@ pub(super) async fn commit<T: Served>(
         field_manager::record_update::<T>(Some(old), &mut new, manager, &via, f)?;
     }
     prepare_update::<T>(t.resource, (&mut new, old), f)?;
+    if t.subresource() != "status" {
+        valid(t.resource, &new, &new.validate_update(old))?;
+    }
     check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
     admission::admit(
         st,

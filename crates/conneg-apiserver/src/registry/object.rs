@@ -33,6 +33,8 @@ pub trait Object: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn from_stored_json(m: Map<String, Value>) -> Result<Self, String>;
     /// [`Strategy::validate_create`].
     fn validate_create(&self) -> Vec<FieldError>;
+    /// [`Strategy::validate_update`].
+    fn validate_update(&self, old: &Self) -> Vec<FieldError>;
     /// [`Strategy::prepare_for_create`].
     fn prepare_for_create(&mut self);
     /// [`Strategy::prepare_for_update`].
@@ -76,6 +78,9 @@ impl<K: Strategy> Object for K {
     }
     fn validate_create(&self) -> Vec<FieldError> {
         Strategy::validate_create(self)
+    }
+    fn validate_update(&self, old: &Self) -> Vec<FieldError> {
+        Strategy::validate_update(self, old)
     }
     fn prepare_for_create(&mut self) {
         Strategy::prepare_for_create(self);

@@ -102,6 +102,11 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn validate_create(&self) -> Vec<FieldError> {
         Vec::new()
     }
+    /// Validation of an update of the object (not its `/status`) replacing `old` (the
+    /// strategy's `ValidateUpdate`), after the fields it may not change were put back.
+    fn validate_update(&self, _old: &Self) -> Vec<FieldError> {
+        Vec::new()
+    }
     /// Whether everything but metadata and status is equal: only a change outside them moves
     /// `metadata.generation` on, as Kubernetes' strategies do. By default the two are
     /// compared in their storage version as JSON, as Kubernetes compares custom resources; a
