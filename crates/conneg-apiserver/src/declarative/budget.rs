@@ -85,24 +85,8 @@ impl<'a, S: Shape> Budget<'a, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::declarative::cost::Opaque;
     use serde_json::json;
-
-    /// Nothing known of the schema: every value is bounded by the size alone.
-    struct Opaque;
-    impl Shape for Opaque {
-        fn property(&self, _: &str) -> Option<&Self> {
-            None
-        }
-        fn element(&self) -> Option<&Self> {
-            None
-        }
-        fn max_size(&self) -> u64 {
-            MAX_OBJECT_BYTES
-        }
-        fn max_count(&self) -> u64 {
-            MAX_OBJECT_BYTES
-        }
-    }
 
     /// What charging every exact estimate in turn answers, the rule this budget keeps.
     fn exact(left: u64, charges: &[(&Rule, u64)]) -> Vec<Result<(), Refused>> {

@@ -237,27 +237,30 @@ fn entries(
     })
 }
 
+/// Nothing known of the schema: every value is bounded by the cap alone (for tests).
+#[cfg(test)]
+pub(super) struct Opaque;
+
+#[cfg(test)]
+impl Shape for Opaque {
+    fn property(&self, _: &str) -> Option<&Self> {
+        None
+    }
+    fn element(&self) -> Option<&Self> {
+        None
+    }
+    fn max_size(&self) -> u64 {
+        MAX_OBJECT_BYTES
+    }
+    fn max_count(&self) -> u64 {
+        MAX_OBJECT_BYTES
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kube_cel::cel::Program;
-
-    /// Nothing known of the schema: every value is bounded by the cap alone.
-    struct Opaque;
-    impl Shape for Opaque {
-        fn property(&self, _: &str) -> Option<&Self> {
-            None
-        }
-        fn element(&self) -> Option<&Self> {
-            None
-        }
-        fn max_size(&self) -> u64 {
-            MAX_OBJECT_BYTES
-        }
-        fn max_count(&self) -> u64 {
-            MAX_OBJECT_BYTES
-        }
-    }
 
     fn cost(rule: &str, size: u64) -> u64 {
         estimate(Program::compile(rule).unwrap().expression(), &Opaque, size)
