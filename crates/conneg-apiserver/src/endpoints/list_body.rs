@@ -80,6 +80,12 @@ impl Envelope {
             .map_err(|e| Status::internal_error(e.to_string()))?;
         body.push_buf();
         body.yield_first = body.items.is_some();
+        if body.items.is_none() && body.ready.len() > 1 {
+            // A short list, complete now: one frame, as a whole list would be.
+            let mut whole = Vec::with_capacity(body.ready_len);
+            body.ready.iter().for_each(|b| whole.extend_from_slice(b));
+            body.ready = VecDeque::from([Bytes::from(whole)]);
+        }
         let mut response = Response::new(Body::new(body));
         response
             .headers_mut()
@@ -340,7 +346,10 @@ mod tests {
         let n = negotiated(Profile::Kubernetes, "application/cbor", "/things");
         let resp = streamed(&n, items(3), None).unwrap();
         let exact = resp.body().size_hint().exact();
-        assert_eq!(exact, Some(n.encode(&list(items(3))).unwrap().len() as u64));
+        let whole = n.encode(&list(items(3))).unwrap();
+        assert_eq!(exact, Some(whole.len() as u64));
+        // One frame, though an item was kept bytes of its own.
+        assert_eq!(drain(resp).0, [whole]);
     }
 
     #[test]
