@@ -1,19 +1,16 @@
 //! What a server serves, as data: group versions ([`GroupVersion`]), resources
-//! ([`ResourceInfo`]), the catalog of both that routing and discovery read, and the traits a
-//! versioned Rust type implements to be served ([`Versioned`], [`VersionedObject`],
-//! [`VersionedList`]).
+//! ([`ResourceInfo`]), and the traits a versioned Rust type implements to be served
+//! ([`Versioned`], [`VersionedObject`], [`VersionedList`]). (The catalog of both that routing
+//! and discovery read is the server's own.)
 //!
 //! ```
-//! use conneg_apiserver::resource::{Catalog, GroupVersion, ResourceInfo};
+//! use conneg_apiserver::resource::{GroupVersion, ResourceInfo};
 //!
 //! const V1: GroupVersion = GroupVersion::new("example.com/v1");
 //! static WIDGETS: ResourceInfo = ResourceInfo::new("example.com", "widgets", "widget", "Widget", "WidgetList", true);
 //!
-//! let catalog = Catalog::new().with(V1, &WIDGETS);
 //! assert_eq!(V1.group(), "example.com");
 //! assert_eq!(V1.path(), "/apis/example.com/v1");
-//! assert_eq!(catalog.find("example.com", "v1"), Some(V1));
-//! assert_eq!(catalog.resource(V1, "widgets").map(|r| r.kind), Some("Widget"));
 //! assert_eq!(WIDGETS.group_resource(), "widgets.example.com");
 //! ```
 
