@@ -5,7 +5,8 @@
 //! * **TLS.** The handshake runs in a task of its own, within `--header-read-timeout`, so a
 //!   client that stalls in it holds only its own connection's permit; the listener hands out
 //!   connections whose handshake is done, with the verified client certificate, if any, for
-//!   authentication ([`ConnActivity::client_certificates`]).
+//!   authentication ([`ConnActivity::client_certificates`]). A refused handshake's connection
+//!   is closed so that the client reads the alert rather than a reset.
 //! * **Connection cap.** [`LimitedListener`] takes a permit before it accepts; while none is
 //!   free, new connections wait in the kernel's backlog and open ones are served as usual. A
 //!   permit is returned when its connection closes, so open file descriptors stay bounded.
@@ -147,7 +148,8 @@ async fn handshake(
     permit: OwnedSemaphorePermit,
     limits: ConnLimits,
 ) -> Option<(LimitedConn, SocketAddr)> {
-    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
+    let accept = acceptor.accept(io).into_fallible();
+    match tokio::time::timeout(limits.header_read_timeout, accept).await {
         Ok(Ok(tls)) => {
             let session = tls.get_ref().1;
             let chain: Arc<[CertificateDer<'static>]> =
@@ -156,8 +158,9 @@ async fn handshake(
             let stream = Stream::Tls(Box::new(tls));
             Some((LimitedConn::new(stream, permit, limits, chain, http2), addr))
         }
-        Ok(Err(e)) => {
+        Ok(Err((e, io))) => {
             tracing::debug!(%addr, "TLS handshake failed: {e}");
+            close_after_alert(io).await;
             None
         }
         Err(_) => {
@@ -165,6 +168,37 @@ async fn handshake(
             None
         }
     }
+}
+
+/// How long a refused handshake's connection is still read after the alert, and how much of
+/// what the client sends meanwhile is read and dropped.
+const REFUSED_LINGER: Duration = Duration::from_secs(1);
+const REFUSED_DRAIN: usize = 64 * 1024;
+
+/// Closes a connection whose handshake was refused (its alert already sent) without a reset.
+///
+/// In TLS 1.3 a client sends its certificate after the server's last handshake message, so it
+/// believes the handshake done and writes its request at once. Closing a socket with that
+/// request unread sends a reset, and the client then reports "broken pipe" or "connection
+/// reset" instead of the alert that says why (an unknown certificate authority). So the
+/// server ends its side and reads, within a bound of time and bytes, until the client closes.
+async fn close_after_alert(mut io: TcpStream) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    if io.shutdown().await.is_err() {
+        return;
+    }
+    let drain = async {
+        let mut buf = [0u8; 4096];
+        let mut left = REFUSED_DRAIN;
+        while left > 0 {
+            match io.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    };
+    // Past the bound the socket is closed as it is: a reset, at worst.
+    let _ = tokio::time::timeout(REFUSED_LINGER, drain).await;
 }
 
 impl LimitedListener {
@@ -645,5 +679,67 @@ mod tests {
             idle >= Duration::from_millis(900) && idle < Duration::from_secs(3),
             "closed {idle:?} after the answer; the idle timeout is 1 s"
         );
+    }
+
+    /// A client certificate from an unknown authority is refused with TLS's alert, and the
+    /// client reads that alert: the request it wrote after its side of the handshake neither
+    /// fails with a broken pipe nor is answered.
+    #[tokio::test]
+    async fn a_refused_client_certificate_is_told_why_not_reset() {
+        use tokio_rustls::rustls;
+        use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+        let dir = tempfile::tempdir().unwrap();
+        let known = rcgen::KeyPair::generate().unwrap();
+        let ca = rcgen::CertificateParams::new(vec![])
+            .unwrap()
+            .self_signed(&known)
+            .unwrap();
+        let ca_file = dir.path().join("ca.crt");
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+        let opts = crate::tls::TlsOptions {
+            cert_dir: dir.path().to_owned(),
+            client_ca_files: vec![ca_file],
+            ..crate::tls::TlsOptions::default()
+        };
+        let acceptor = TlsAcceptor::from(crate::tls::server_config(&opts).unwrap());
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let listener = LimitedListener::new(tcp, ConnLimits::default(), Some(acceptor));
+        let app = Router::new().route("/x", get(|| async { "ok" }));
+        tokio::spawn(serve_connections(listener, app, std::future::pending()));
+
+        let mut roots = rustls::RootCertStore::empty();
+        let served = dir.path().join("apiserver.crt");
+        for cert in CertificateDer::pem_file_iter(served).unwrap() {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let unknown = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec![]).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "mallory");
+        let mallory = params.self_signed(&unknown).unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::try_from(unknown.serialize_der()).unwrap();
+        let client = rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(vec![mallory.der().clone()], key)
+            .unwrap();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let mut conn = connector.connect(name, tcp).await.unwrap();
+        conn.write_all(b"GET /x HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .expect("the first write");
+        // By now the server has refused the certificate; a closed socket would have reset.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        conn.write_all(b"\r\n")
+            .await
+            .expect("a write after the refusal");
+        let mut got = Vec::new();
+        let err = conn.read_to_end(&mut got).await.expect_err("no answer");
+        assert!(got.is_empty(), "{got:?}");
+        let alert = rustls::Error::AlertReceived(rustls::AlertDescription::UnknownCA);
+        assert_eq!(err.to_string(), alert.to_string(), "{err:?}");
     }
 }
