@@ -272,12 +272,12 @@ impl ListEnvelope {
         empty: &L,
         count: usize,
     ) -> Result<Option<Self>, EncodeError> {
-        let json = match negotiated.response_codec() {
-            _ if negotiated.is_pretty() => return Ok(None),
-            Codec::Json => true,
-            Codec::Cbor => false,
-            Codec::Custom(_) => return Ok(None),
+        // Pretty JSON and custom codecs have no encoding whose bytes streaming can reproduce.
+        let Some(encoding) = negotiated.encoding() else {
+            return Ok(None);
         };
+        let separator = encoding.item_separator();
+        let json = matches!(negotiated.response_codec(), Codec::Json);
         let mut head = Vec::from(negotiated.encode(empty)?);
         let no_items: &[u8] = if json { b"[]}" } else { &[0x80] };
         if !head.ends_with(no_items) {
@@ -286,12 +286,12 @@ impl ListEnvelope {
             ));
         }
         head.truncate(head.len() - no_items.len());
-        let (separator, tail): (&[u8], &[u8]) = if json {
+        let tail: &[u8] = if json {
             head.push(b'[');
-            (b",", b"]}")
+            b"]}"
         } else {
             cbor_head(4, count as u64, &mut head);
-            (b"", b"")
+            b""
         };
         Ok(Some(Self {
             head,

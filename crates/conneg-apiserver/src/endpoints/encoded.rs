@@ -77,10 +77,14 @@ impl Equivalent<FormKey> for FormRef<'_> {
     }
 }
 
+/// A kept form: the list separator of its encoding, then the document, so that a list item
+/// and its separator are one piece ([`EncodedForms::separated_item`]).
 #[derive(Clone)]
 struct Form {
     revision: Revision,
     bytes: Bytes,
+    /// The separator's length.
+    separator: usize,
 }
 
 #[derive(Clone)]
@@ -105,6 +109,12 @@ impl EncodedForms {
         EncodedForms { cache }
     }
 
+    /// Whether forms are kept for responses negotiated as `n` ([`document`](Self::document)
+    /// then answers `Some`).
+    pub(crate) fn keeps(&self, n: &Negotiated) -> bool {
+        self.cache.is_some() && n.encoding().is_some()
+    }
+
     /// The bytes [`Negotiated::encode`] writes for the object stored as `kv`, as `served`
     /// ([`served_by`]) serves it: kept ones when there are, else `make`'s value encoded and
     /// kept. `None` when the negotiated encoding is not one to keep (pretty JSON, a custom
@@ -119,6 +129,55 @@ impl EncodedForms {
     where
         E: From<conneg::EncodeError>,
     {
+        let form = self.form(n, kv, served, make)?;
+        Some(form.map(|f| f.bytes.slice(f.separator..)))
+    }
+
+    /// The object as an item of a list ([`Negotiated::encode_item`]), after the list's
+    /// separator ([`Encoding::item_separator`]): what a list body sends for every item but
+    /// the first (which drops the separator), as one piece of the kept bytes. As
+    /// [`document`](Self::document) otherwise.
+    pub(crate) fn separated_item<V: serde::Serialize, E>(
+        &self,
+        n: &Negotiated,
+        kv: &KeyValue,
+        served: ServedBy,
+        make: impl FnOnce() -> Result<V, E>,
+    ) -> Option<Result<Bytes, E>>
+    where
+        E: From<conneg::EncodeError>,
+    {
+        let form = self.form(n, kv, served, make)?;
+        Some(form.map(
+            |Form {
+                 bytes, separator, ..
+             }| {
+                let item = n.nested(&bytes[separator..]);
+                if separator == 0 {
+                    bytes.slice_ref(item)
+                } else if item.len() == bytes.len() - separator {
+                    // The item is the whole document (JSON's), right after the separator.
+                    bytes
+                } else {
+                    let mut joined = bytes[..separator].to_vec();
+                    joined.extend_from_slice(item);
+                    Bytes::from(joined)
+                }
+            },
+        ))
+    }
+
+    /// The kept form of `kv` in `n`'s encoding, made with `make` when there is none.
+    fn form<V: serde::Serialize, E>(
+        &self,
+        n: &Negotiated,
+        kv: &KeyValue,
+        served: ServedBy,
+        make: impl FnOnce() -> Result<V, E>,
+    ) -> Option<Result<Form, E>>
+    where
+        E: From<conneg::EncodeError>,
+    {
         let cache = self.cache.as_ref()?;
         let encoding = n.encoding()?;
         let found = FormRef {
@@ -129,10 +188,19 @@ impl EncodedForms {
         if let Some(form) = cache.get(&found)
             && form.revision == kv.mod_revision
         {
-            return Some(Ok(form.bytes));
+            return Some(Ok(form));
         }
         Some((|| {
-            let bytes = n.encode(&make()?)?;
+            let document = n.encode(&make()?)?;
+            let separator = encoding.item_separator();
+            let bytes = if separator.is_empty() {
+                document
+            } else {
+                let mut bytes = Vec::with_capacity(separator.len() + document.len());
+                bytes.extend_from_slice(separator);
+                bytes.extend_from_slice(&document);
+                Bytes::from(bytes)
+            };
             let key = FormKey {
                 served,
                 encoding,
@@ -140,10 +208,11 @@ impl EncodedForms {
             };
             let form = Form {
                 revision: kv.mod_revision,
-                bytes: bytes.clone(),
+                bytes,
+                separator: separator.len(),
             };
-            cache.insert(key, form);
-            Ok(bytes)
+            cache.insert(key, form.clone());
+            Ok(form)
         })())
     }
 }
@@ -228,6 +297,16 @@ mod tests {
         let (c, made) = document(&forms, &cbor, &at1, SERVED, v1.clone());
         assert!(made);
         assert_eq!(c, cbor.encode(&v1).unwrap());
+        // A list item is the same kept bytes after the list's separator.
+        for n in [&json, &cbor] {
+            let item = forms
+                .separated_item(n, &at1, SERVED, || Ok::<_, conneg::Status>(0))
+                .unwrap()
+                .unwrap();
+            let mut expected = n.encoding().unwrap().item_separator().to_vec();
+            n.encode_item(&v1, &mut expected).unwrap();
+            assert_eq!(item, expected);
+        }
         // A write moves the revision on: the kept form is not served.
         let v2 = serde_json::json!({"a": 2});
         let (second, made) = document(&forms, &json, &kv("/registry/x/a", 6), SERVED, v2.clone());

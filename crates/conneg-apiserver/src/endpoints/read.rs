@@ -113,8 +113,8 @@ pub(super) async fn list<T: Served>(
         let kv = stored.next()?;
         let make =
             || Ok::<_, list_body::ItemError>(T::from_kind(registry.decode(res, &kv)?, &facts));
-        Some(match encoded.document(&n2, &kv, served, make) {
-            Some(document) => document.map(|d| Some(d.slice_ref(n2.nested(&d)))),
+        Some(match encoded.separated_item(&n2, &kv, served, make) {
+            Some(kept) => kept.map(Some),
             None => make().and_then(|item| Ok(n2.encode_item(&item, out).map(|()| None)?)),
         })
     });

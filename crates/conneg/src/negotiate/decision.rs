@@ -76,6 +76,36 @@ enum EncodingCodec {
     Cbor,
 }
 
+impl Encoding {
+    /// The bytes between two items of a list in this encoding, as
+    /// [`ListEnvelope::separator`](crate::ListEnvelope::separator) has them: `,` in JSON,
+    /// none in CBOR (an array's length is in its head).
+    ///
+    /// ```
+    /// use conneg::{Negotiator, Profile};
+    /// use http::{HeaderMap, Method, Uri};
+    ///
+    /// let encoding = |accept: &'static str| {
+    ///     let mut headers = HeaderMap::new();
+    ///     headers.insert("accept", accept.parse().unwrap());
+    ///     Negotiator::new()
+    ///         .profile(Profile::Kubernetes)
+    ///         .negotiate(&Method::GET, &Uri::from_static("/x"), &headers, false)
+    ///         .unwrap()
+    ///         .encoding()
+    ///         .unwrap()
+    /// };
+    /// assert_eq!(encoding("application/json").item_separator(), b",");
+    /// assert_eq!(encoding("application/cbor").item_separator(), b"");
+    /// ```
+    pub fn item_separator(self) -> &'static [u8] {
+        match self.codec {
+            EncodingCodec::Json => b",",
+            EncodingCodec::Cbor => b"",
+        }
+    }
+}
+
 /// The negotiated formats of one request.
 #[derive(Clone, Debug)]
 pub struct Negotiated {
