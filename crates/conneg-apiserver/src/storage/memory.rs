@@ -221,7 +221,7 @@ impl Storage for MemoryStore {
                 .kvs
                 .range::<str, _>((lower, Bound::Unbounded))
                 .take_while(|(k, _)| k.starts_with(prefix))
-                .map(|(_, v)| v.clone());
+                .map(|(_, v)| v);
             paginate(iter, options.limit)
         } else {
             let mut snapshot: BTreeMap<String, KeyValue> = state
@@ -239,7 +239,7 @@ impl Storage for MemoryStore {
             rewind(&mut snapshot, prefix, newer);
             let iter = snapshot
                 .range::<str, _>((lower, Bound::Unbounded))
-                .map(|(_, v)| v.clone());
+                .map(|(_, v)| v);
             paginate(iter, options.limit)
         };
         Ok(ListResult {
