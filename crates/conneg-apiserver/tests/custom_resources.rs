@@ -514,11 +514,18 @@ async fn a_changed_schema_changes_how_unchanged_objects_are_served() {
                     call_accepting(app, Method::GET, uri, JSON, accept, Value::Null).await;
                 seen.push(got.pointer(at).cloned().unwrap_or(Value::Null));
             }
+            let added = first_watch_event(app, CRONTABS, accept).await;
+            seen.push(
+                added
+                    .pointer("/object/spec/tier")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
         }
         seen
     };
     // Read (and kept) in both formats before the change.
-    assert_eq!(tiers(&app).await, vec![Value::Null; 4]);
+    assert_eq!(tiers(&app).await, vec![Value::Null; 6]);
     let uri = format!("{CRDS}/crontabs.stable.example.com");
     let (_, mut crd) = call(&app, Method::GET, &uri, JSON, Value::Null).await;
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["tier"] =
@@ -526,7 +533,7 @@ async fn a_changed_schema_changes_how_unchanged_objects_are_served() {
     let (code, e) = call(&app, Method::PUT, &uri, JSON, crd).await;
     assert_eq!(code, StatusCode::OK, "{e}");
     for _ in 0..100 {
-        if tiers(&app).await == vec![json!("gold"); 4] {
+        if tiers(&app).await == vec![json!("gold"); 6] {
             let (_, got) = call(&app, Method::GET, &one, JSON, Value::Null).await;
             assert_eq!(got["spec"]["replicas"], 2, "{got}");
             return;
@@ -534,6 +541,28 @@ async fn a_changed_schema_changes_how_unchanged_objects_are_served() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the new default never showed: {:?}", tiers(&app).await);
+}
+
+/// The first event of a watch of `uri` (the first object of its initial state) in `accept`'s
+/// format, decoded.
+async fn first_watch_event(app: &axum::Router, uri: &str, accept: &str) -> Value {
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    let req = http::Request::get(format!("{uri}?watch=true"))
+        .header("accept", accept)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let mut body = app.clone().oneshot(req).await.unwrap().into_body();
+    let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
+        .await
+        .expect("an initial event")
+        .expect("a frame")
+        .unwrap();
+    let event = frame.into_data().unwrap();
+    match accept {
+        JSON => serde_json::from_slice(&event).unwrap(),
+        _ => conneg_cbor::value_from_slice(&event).unwrap(),
+    }
 }
 
 /// KEP-4222's mixed storage: objects written as CBOR and as JSON into one store are all

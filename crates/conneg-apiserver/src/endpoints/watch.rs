@@ -17,6 +17,9 @@
 //!   the stream reaches it, and each object is decoded and encoded only when its event goes
 //!   out: a watcher holds one page of stored bytes, not the state. An object that cannot be
 //!   decoded, or a page that can no longer be read, is an `ERROR` event, which ends the stream.
+//!   Without a selector, an object name or a conversion, an initial event is made around the
+//!   object's kept encoded form ([`super::encoded`]), which lists, GETs and other watches
+//!   share: an object already sent at its revision is not decoded or encoded again.
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
@@ -38,13 +41,16 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use conneg::watch::{WatchEvent, WatchHub, WatchResponse};
+use bytes::Bytes;
+use conneg::watch::{EventType, WatchEvent, WatchHub, WatchResponse, encode_event_document};
 use conneg::{Negotiated, Status};
 use futures_util::stream;
+use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::encoded::served_by;
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
@@ -186,48 +192,33 @@ async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared
 /// storage itself.
 async fn watch_shared<T: Served>(
     (st, t, n): (&Context, &Target, &Negotiated),
-    initial: impl Stream<Item = Result<T::K, Status>> + Send + 'static,
+    initial: impl Stream<Item = (Bytes, bool)> + Send + 'static,
     from: i64,
     timeout: u64,
     f: &T::Facts,
 ) -> Result<Option<Response<Body>>, Status> {
     let shared = hub::<T>(st, t, f).await?;
-    let codec = n.response_codec().clone();
     let (ns, name) = (t.namespace.clone(), t.name.clone());
-    let watcher = shared
-        .hub
-        .subscribe_filtered(&codec, move |e: &WatchEvent<T>| {
+    let watcher = shared.hub.subscribe_filtered_as(
+        n.response_codec(),
+        n.profile(),
+        move |e: &WatchEvent<T>| {
             e.object().is_some_and(|o| {
                 let m = o.meta();
                 ns.as_ref().is_none_or(|ns| *ns == m.namespace)
                     && name.as_ref().is_none_or(|n| *n == m.name)
                     && m.resource_version.parse::<i64>().unwrap_or(0) > from
             })
-        })?;
+        },
+    )?;
     // Every event the feeder starts from now on reaches this watcher; the ones it started
     // before must all be in the list.
     if shared.started.load(Ordering::SeqCst) > from {
         return Ok(None);
     }
-    // Encoded as the client takes them, like the events after them; each with whether it is
-    // an ERROR event, after which the stream ends.
-    let retired = T::retired(f);
-    let f = f.clone();
-    let first = initial.map(move |k| {
-        let (event, failed) = match k {
-            Ok(k) => (WatchEvent::Added(T::from_kind(k, &f)), false),
-            Err(s) => (WatchEvent::Error(s), true),
-        };
-        match event.to_bytes(&codec) {
-            Ok(bytes) => (bytes, failed),
-            Err(e) => {
-                let error = WatchEvent::<T>::Error(Status::from(e));
-                (error.to_bytes(&codec).unwrap_or_default(), true)
-            }
-        }
-    });
-    let events =
-        through_first_error(first.chain(watcher.map(|b| (b, false))), |e| e.1).take_until(retired);
+    // The initial events, encoded as the client takes them, then the hub's.
+    let events = through_first_error(initial.chain(watcher.map(|b| (b, false))), |e| e.1)
+        .take_until(T::retired(f));
     let resp = WatchResponse::new(n)
         .timeout_seconds(Some(timeout))
         .encoded(events.map(|(bytes, _)| bytes));
@@ -315,8 +306,11 @@ pub(crate) async fn watch<T: Served>(
         && !bookmarks
         && n.conversion().is_none()
     {
-        let items = initial_kinds::<T>(st, t, &filter, &prefix, initial.clone());
-        if let Some(resp) = watch_shared::<T>((st, t, n), items, from, timeout, f).await? {
+        let stored = initial_stored(st, t, &prefix, initial.clone());
+        let facts = f.clone();
+        let added = move |k| T::from_kind(k, &facts);
+        let first = initial_events::<T, T>(st, t, n, f, &filter, stored, added);
+        if let Some(resp) = watch_shared::<T>((st, t, n), first, from, timeout, f).await? {
             return Ok(resp);
         }
     }
@@ -348,37 +342,32 @@ pub(crate) async fn watch<T: Served>(
     // The marker a watch-list client waits for: every initial event has been sent.
     let initial_end = opts.marks_initial_events_end().then(|| {
         let end = list_options::initial_events_end(t.version.api_version(), t.resource.kind, from);
-        WatchEvent::Bookmark(Obj::Json(or_status(transform::bookmark(
-            conversion.as_ref(),
-            end,
-        ))))
+        let bookmark = transform::bookmark(conversion.as_ref(), end);
+        event_bytes(&WatchEvent::Bookmark(or_status(bookmark)), n)
     });
 
     let initial = {
+        let stored = initial_stored(st, t, &prefix, initial);
         let shape = shape.clone();
-        initial_kinds::<T>(st, t, &filter, &prefix, initial)
-            .map(move |k| match k {
-                Ok(k) => WatchEvent::Added(shape(k)),
-                Err(s) => WatchEvent::Error(s),
-            })
+        initial_events::<T, Obj<T>>(st, t, n, f, &filter, stored, move |k| shape(k))
             .chain(stream::iter(initial_end))
     };
     let live = {
-        let (st, res) = (st.clone(), t.resource);
+        let (st, res, n) = (st.clone(), t.resource, n.clone());
         let last_rev = last_rev.clone();
         events.filter_map(move |item| {
             let out = match item {
                 Ok(ev) => {
                     last_rev.store(ev.revision(), Ordering::Relaxed);
-                    translate::<T>(&st, res, &filter, &ev).map(|e| e.map(|k| shape(k)))
+                    translate::<T>(&st, res, &filter, &ev)
+                        .map(|e| event_bytes(&e.map(|k| shape(k)), &n))
                 }
-                Err(e) => Some(WatchEvent::Error(error_status(e))),
+                Err(e) => Some(event_bytes(&WatchEvent::<()>::Error(error_status(e)), &n)),
             };
             std::future::ready(out)
         })
     };
-    let events = through_first_error(initial.chain(live), |e| matches!(e, WatchEvent::Error(_)))
-        .take_until(T::retired(f));
+    let events = through_first_error(initial.chain(live), |e| e.1).take_until(T::retired(f));
 
     let mut response = WatchResponse::new(n).timeout_seconds(Some(timeout));
     if bookmarks {
@@ -388,7 +377,7 @@ pub(crate) async fn watch<T: Served>(
             WatchEvent::Bookmark(or_status(transform::bookmark(conversion.as_ref(), b)))
         });
     }
-    let resp = response.events(events);
+    let resp = response.encoded(events.map(|(bytes, _)| bytes));
     Ok(resp.map(Body::new))
 }
 
@@ -410,55 +399,145 @@ fn through_first_error<S: Stream>(
 /// reaches it: a watcher holds one page of stored bytes, not the whole state.
 const INITIAL_PAGE: usize = 500;
 
-/// The objects of a watch's initial state (from its `first` page on, every page at that page's
-/// revision) that `filter` selects, each decoded when the stream reaches it. An object that
-/// cannot be decoded, or a page that cannot be read (the revision compacted meanwhile), is an
-/// `Err`, sent as an ERROR event.
-fn initial_kinds<T: Served>(
+/// The stored objects of a watch's initial state, from its `first` page on, every page at that
+/// page's revision, each page read when the stream reaches it. A page that cannot be read (the
+/// revision compacted meanwhile) is an `Err`, sent as an ERROR event.
+fn initial_stored(
     st: &Context,
     t: &Target,
-    filter: &Arc<Filter>,
     prefix: &str,
     first: Option<ListResult>,
-) -> impl Stream<Item = Result<T::K, Status>> + Send + 'static {
+) -> impl Stream<Item = Result<KeyValue, Status>> + Send + 'static {
     enum Next {
         Page(ListResult),
         From(String, i64),
     }
-    let (st, filter, prefix, res) = (st.clone(), filter.clone(), prefix.to_owned(), t.resource);
-    let pages = {
-        let st = st.clone();
-        stream::unfold(first.map(Next::Page), move |next| {
-            let (st, prefix) = (st.clone(), prefix.clone());
-            async move {
-                let page = match next? {
-                    Next::Page(page) => page,
-                    Next::From(key, revision) => {
-                        let read = ReadOptions {
-                            revision: Some(revision),
-                            start_key: Some(key),
-                            limit: Some(INITIAL_PAGE),
-                        };
-                        match st.registry.store.list(&prefix, read).await {
-                            Ok(page) => page,
-                            Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
-                        }
+    let (st, prefix, res) = (st.clone(), prefix.to_owned(), t.resource);
+    let pages = stream::unfold(first.map(Next::Page), move |next| {
+        let (st, prefix) = (st.clone(), prefix.clone());
+        async move {
+            let page = match next? {
+                Next::Page(page) => page,
+                Next::From(key, revision) => {
+                    let read = ReadOptions {
+                        revision: Some(revision),
+                        start_key: Some(key),
+                        limit: Some(INITIAL_PAGE),
+                    };
+                    match st.registry.store.list(&prefix, read).await {
+                        Ok(page) => page,
+                        Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
                     }
-                };
-                let after = page
-                    .next_start_key()
-                    .map(|key| Next::From(key, page.revision));
-                Some((page.items.into_iter().map(Ok).collect::<Vec<_>>(), after))
-            }
-        })
-    };
-    pages.flat_map(stream::iter).filter_map(move |kv| {
+                }
+            };
+            let after = page
+                .next_start_key()
+                .map(|key| Next::From(key, page.revision));
+            Some((page.items.into_iter().map(Ok).collect::<Vec<_>>(), after))
+        }
+    });
+    pages.flat_map(stream::iter)
+}
+
+/// The objects of `stored` that `filter` selects, each decoded when the stream reaches it; an
+/// object that cannot be decoded is an `Err`.
+fn initial_kinds<T: Served>(
+    st: &Context,
+    t: &Target,
+    filter: &Arc<Filter>,
+    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+) -> impl Stream<Item = Result<T::K, Status>> + Send + 'static {
+    let (st, filter, res) = (st.clone(), filter.clone(), t.resource);
+    stored.filter_map(move |kv| {
         let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(res, &kv)?));
         std::future::ready(match k {
             Ok(k) => filter.matches(k.meta()).then_some(Ok(k)),
             Err(e) => Some(Err(e)),
         })
     })
+}
+
+/// The `ADDED` events of every object of `stored`, encoded for `n` around the objects' kept
+/// encoded forms ([`EncodedForms`](super::EncodedForms)): an object listed or watched before
+/// at its revision is not decoded or encoded again. Each event comes with whether it is an
+/// ERROR event (an object that cannot be read), after which the stream ends. For watches
+/// without a filter or a conversion ([`keeps_forms`]).
+fn kept_added<T: Served>(
+    st: &Context,
+    n: &Negotiated,
+    f: &T::Facts,
+    res: &'static ResourceInfo,
+    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+) -> impl Stream<Item = (Bytes, bool)> + Send + 'static {
+    let (registry, encoded, facts, n) = (
+        st.registry.clone(),
+        st.encoded.clone(),
+        f.clone(),
+        n.clone(),
+    );
+    let served = served_by::<T>(f);
+    stored.map(move |kv| {
+        let document = kv.and_then(|kv| {
+            let make = || Ok::<_, Status>(T::from_kind(registry.decode(res, &kv)?, &facts));
+            match encoded.document(&n, &kv, served, make) {
+                Some(document) => document,
+                None => make().and_then(|object| Ok(n.encode(&object)?)),
+            }
+        });
+        let (codec, profile) = (n.response_codec(), n.profile());
+        let event = document.and_then(|d| {
+            let mut out = Vec::with_capacity(d.len() + 32);
+            encode_event_document(codec, profile, EventType::Added, &d, &mut out)?;
+            Ok(Bytes::from(out))
+        });
+        match event {
+            Ok(bytes) => (bytes, false),
+            Err(status) => event_bytes(&WatchEvent::<()>::Error(status), &n),
+        }
+    })
+}
+
+/// Whether a watch's initial events can be made from kept encoded forms: no selector or name
+/// to filter by (which needs the decoded object), no conversion (`as=Table`, metadata only),
+/// and an encoding the forms keep.
+fn keeps_forms(st: &Context, n: &Negotiated, filter: &Filter) -> bool {
+    filter.name.is_none()
+        && filter.sel.is_empty()
+        && n.conversion().is_none()
+        && st.encoded.keeps(n)
+}
+
+/// The events of a watch's initial state: from the objects' kept encoded forms when the watch
+/// allows it ([`keeps_forms`]), else each object of `stored` decoded, filtered by `filter` and
+/// made an event's object by `shape`. Each with whether it is an ERROR event.
+fn initial_events<T: Served, O: Serialize + 'static>(
+    st: &Context,
+    t: &Target,
+    n: &Negotiated,
+    f: &T::Facts,
+    filter: &Arc<Filter>,
+    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+    shape: impl Fn(T::K) -> O + Send + 'static,
+) -> BoxStream<'static, (Bytes, bool)> {
+    if keeps_forms(st, n, filter) {
+        return kept_added::<T>(st, n, f, t.resource, stored).boxed();
+    }
+    let n = n.clone();
+    initial_kinds::<T>(st, t, filter, stored)
+        .map(move |k| match k {
+            Ok(k) => event_bytes(&WatchEvent::Added(shape(k)), &n),
+            Err(s) => event_bytes(&WatchEvent::<O>::Error(s), &n),
+        })
+        .boxed()
+}
+
+/// `event` encoded for `n`'s codec and profile, and whether what is sent is an ERROR event
+/// (`event` itself, or the one sent when it cannot be encoded): the watch ends after it.
+fn event_bytes<T: Serialize>(event: &WatchEvent<T>, n: &Negotiated) -> (Bytes, bool) {
+    match event.to_bytes_or_error(n.response_codec(), n.profile()) {
+        Ok(bytes) => (bytes, matches!(event, WatchEvent::Error(_))),
+        Err(error) => (error, true),
+    }
 }
 
 fn error_status(e: StorageError) -> Status {

@@ -251,6 +251,74 @@ fn cbor_event_head(
     Ok(())
 }
 
+/// A JSON event up to its object: `{"type":"<TYPE>","object":`.
+fn json_event_head(kind: EventType, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+}
+
+/// A JSON event after its object.
+const JSON_EVENT_TAIL: &[u8] = b"}\n";
+
+/// Appends one event whose object is encoded already: `document` is what
+/// [`Negotiated::encode`](crate::Negotiated::encode) wrote for it in a decision of `codec`
+/// and `profile`, kept from an earlier response, say. The bytes are those
+/// [`encode_event_as`] writes for the object, without encoding it again: in either profile the
+/// object is embedded as its document is. JSON and CBOR only: a custom codec's stream item is
+/// not made of its document.
+///
+/// ```
+/// use conneg::watch::{EventType, encode_event_as, encode_event_document};
+/// use conneg::{Negotiator, Profile};
+/// use http::{HeaderMap, Method, Uri};
+///
+/// let object = serde_json::json!({"metadata": {"name": "a"}});
+/// for profile in [Profile::Kubernetes, Profile::Standard] {
+///     for accept in ["application/json", "application/cbor"] {
+///         let mut headers = HeaderMap::new();
+///         headers.insert("accept", accept.parse().unwrap());
+///         let n = Negotiator::new()
+///             .profile(profile)
+///             .negotiate(&Method::GET, &Uri::from_static("/x"), &headers, false)
+///             .unwrap();
+///         let document = n.encode(&object).unwrap();
+///         let (codec, mut kept, mut fresh) = (n.response_codec(), Vec::new(), Vec::new());
+///         encode_event_document(codec, profile, EventType::Added, &document, &mut kept)
+///             .unwrap();
+///         encode_event_as(codec, profile, EventType::Added, &object, &mut fresh).unwrap();
+///         assert_eq!(kept, fresh, "{profile:?} {accept}");
+///     }
+/// }
+/// ```
+pub fn encode_event_document(
+    codec: &Codec,
+    profile: Profile,
+    kind: EventType,
+    document: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    let start = out.len();
+    let result = match codec {
+        Codec::Cbor => {
+            cbor_event_head(profile, kind, out).map(|()| out.extend_from_slice(document))
+        }
+        Codec::Json => {
+            json_event_head(kind, out);
+            out.extend_from_slice(document);
+            out.extend_from_slice(JSON_EVENT_TAIL);
+            Ok(())
+        }
+        other => Err(EncodeError(format!(
+            "{other:?} has no event form made of an object's document"
+        ))),
+    };
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
 /// Appends one event in `codec`'s stream form to `out`, as [`Profile::Kubernetes`] writes it
 /// (see [`encode_event_as`]).
 pub fn encode_event<T: Serialize + ?Sized>(
@@ -295,11 +363,9 @@ pub fn encode_event_as<T: Serialize + ?Sized>(
         Codec::Cbor => cbor_event_head(profile, kind, out)
             .and_then(|()| Codec::Cbor.encode_as(profile, object, out)),
         Codec::Json => {
-            out.extend_from_slice(b"{\"type\":\"");
-            out.extend_from_slice(kind.as_str().as_bytes());
-            out.extend_from_slice(b"\",\"object\":");
+            json_event_head(kind, out);
             Codec::Json.encode(object, out).map(|()| {
-                out.extend_from_slice(b"}\n");
+                out.extend_from_slice(JSON_EVENT_TAIL);
             })
         }
         other => {
@@ -363,12 +429,18 @@ impl<T: Serialize> WatchEvent<T> {
     }
 
     /// The event's bytes; or, if it cannot be encoded (a server bug), an `ERROR` event with a
-    /// 500 `Status` that says why, after which the watch must end.
-    pub(crate) fn to_bytes_or_error(
-        &self,
-        codec: &Codec,
-        profile: Profile,
-    ) -> Result<Bytes, Bytes> {
+    /// 500 `Status` that says why, after which the watch must end: for a stream of events
+    /// encoded by the caller ([`WatchResponse::encoded`](super::WatchResponse::encoded)).
+    ///
+    /// ```
+    /// use conneg::watch::WatchEvent;
+    /// use conneg::{Codec, Profile};
+    ///
+    /// let event = WatchEvent::Added(serde_json::json!({"a": 1}));
+    /// let bytes = event.to_bytes_or_error(&Codec::Json, Profile::Kubernetes).unwrap();
+    /// assert_eq!(&bytes[..], b"{\"type\":\"ADDED\",\"object\":{\"a\":1}}\n");
+    /// ```
+    pub fn to_bytes_or_error(&self, codec: &Codec, profile: Profile) -> Result<Bytes, Bytes> {
         self.to_bytes_as(codec, profile).map_err(|err| {
             tracing::error!(%err, %codec, "watch event failed to encode");
             WatchEvent::<()>::Error(Status::internal_error(err))

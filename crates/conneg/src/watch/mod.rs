@@ -81,5 +81,5 @@ pub(crate) mod event;
 mod hub;
 
 pub use body::{WatchBody, WatchResponse, watch_content_type};
-pub use event::{EventType, WatchEvent, encode_event, encode_event_as};
+pub use event::{EventType, WatchEvent, encode_event, encode_event_as, encode_event_document};
 pub use hub::{HubStats, WatchEnd, WatchHub, WatchLimits, Watcher};
