@@ -10,13 +10,17 @@
 Workloads it reads, for OBJECT in k8spod, k8scr, k8slist and stress: dec-OBJECT-typed[-WHO],
 dec-OBJECT-value[-WHO] with WHO json, sonic, minicbor, cbor4ii, ciborium; dec-OBJECT-value-direct
 (`value_from_slice`) and dec-OBJECT-typed-derive (the derived `Decode`). A peer missing from the
-input (it cannot decode that object) is left out of the comparison and named. Each ratio is
+input (it cannot decode that object) is left out of the comparison and named. A workload in
+several files takes the last file's figure, and in a table of several builds the last build's,
+so a later run of the changed rows can be given after a run of every row. Each ratio is
 the fastest other's cost over ours (> 1: ours is faster; each column takes its own fastest,
 `against` names the first column's); a target is met when the ratio reaches its bar."""
 import argparse, re, sys
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("files", nargs="+", help="instructions.py tables and cpu_per_decode.py outputs")
+p.add_argument("--matrix", choices=["instr", "glibc", "bump"],
+               help="instead, every decoder's cost on every object, in that measure")
 args = p.parse_args()
 
 UNIT = {"K": 1e3, "M": 1e6, "ms": 1e-3, "µs": 1e-6}
@@ -24,9 +28,11 @@ UNIT = {"K": 1e3, "M": 1e6, "ms": 1e-3, "µs": 1e-6}
 cost = {"instr": {}, "glibc": {}, "bump": {}}
 for path in args.files:
     for line in open(path, encoding="utf-8"):
-        m = re.match(r"\| (dec-\S+) \| ([\d.]+) (K|M)", line)
+        m = re.match(r"\| (dec-\S+) \|", line)
         if m:
-            cost["instr"][m[1]] = float(m[2]) * UNIT[m[3]]
+            # The last build's column (instructions.py --bin before=... --bin after=...).
+            n, unit = re.findall(r"([\d.]+) (K|M)", line)[-1]
+            cost["instr"][m[1]] = float(n) * UNIT[unit]
             continue
         m = re.match(r"(glibc|bump)\s+(dec-\S+)\s+([\d.]+) (ms|µs) per decode", line)
         if m:
@@ -63,6 +69,30 @@ def ratio(metric, obj, ours, others):
     best, who = min(have)
     return best / mine, who, missing
 
+
+
+def human(metric, n):
+    if metric == "instr":
+        return f"{n / 1e6:.2f} M" if n >= 1e6 else f"{n / 1e3:.1f} K"
+    return f"{n * 1e3:.2f} ms" if n >= 1e-3 else f"{n * 1e6:.2f} µs"
+
+
+if args.matrix:
+    # (column, workload suffix after REPR); ours first, serde_json the baseline.
+    cols = [("serde_json", "json"), ("sonic-rs", "sonic"), ("`from_slice`", ""),
+            ("`decode` / `value_from_slice`", None), ("minicbor-serde", "minicbor"),
+            ("cbor4ii", "cbor4ii"), ("ciborium", "ciborium")]
+    c = cost[args.matrix]
+    print("| object | repr | " + " | ".join(name for name, _ in cols) + " |")
+    print("|---|---|" + "---:|" * len(cols))
+    for obj, label in OBJECTS.items():
+        for repr_, direct in (("typed", "derive"), ("value", "direct")):
+            cells = []
+            for _, who in cols:
+                w = f"dec-{obj}-{repr_}" + (f"-{direct}" if who is None else f"-{who}" if who else "")
+                cells.append(human(args.matrix, c[w]) if w in c else "n/a")
+            print(f"| {label} | {repr_} | " + " | ".join(cells) + " |")
+    sys.exit()
 
 metrics = [m for m in ("instr", "glibc", "bump") if cost[m]]
 heads = {"instr": "instructions", "glibc": "CPU, glibc", "bump": "CPU, bump"}
