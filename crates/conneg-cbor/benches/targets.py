@@ -100,14 +100,17 @@ print("| target | object | against | " + " | ".join(heads[m] for m in metrics) +
 print("|---|---|---|" + "---:|" * len(metrics))
 for name, ours, others, bar, objs in TARGETS:
     for obj in objs:
-        cells, against, absent = [], "", set()
+        cells, against, absent = [], "", None
         for m in metrics:
             r, who, missing = ratio(m, obj, ours, others)
-            absent.update(missing)
             if r is None:
                 cells.append("n/a")
                 continue
+            # Peers that no measured column has (they cannot decode the object).
+            absent = set(missing) if absent is None else absent & set(missing)
             against = against or who.split("-", 1)[1]
-            cells.append(f"{r:.2f}x " + ("met" if r >= bar else "**not met**"))
+            # Two decimals, three where two would round a miss up to the bar.
+            shown = f"{r:.3f}" if r < bar <= round(r, 2) else f"{r:.2f}"
+            cells.append(f"{shown}x " + ("met" if r >= bar else "**not met**"))
         note = f" (no {', '.join(sorted(o.split('-', 1)[1] for o in absent))})" if absent else ""
         print(f"| {name} | {OBJECTS[obj]} | {against}{note} | " + " | ".join(cells) + " |")

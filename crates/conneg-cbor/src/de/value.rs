@@ -195,7 +195,11 @@ impl<'de> Deserializer<'de> {
             // noticed here: every error of this path sends the caller to the decode through
             // serde, which makes the error it reports (naming the key).
             if m.insert(k, v).is_some() {
-                return Err(Error::at(ErrorKind::DuplicateKey, kstart, "duplicate map key"));
+                return Err(Error::at(
+                    ErrorKind::DuplicateKey,
+                    kstart,
+                    "duplicate map key",
+                ));
             }
         }
         self.keys.close(keys);
