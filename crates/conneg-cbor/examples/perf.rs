@@ -338,7 +338,8 @@ fn decode_k8s() {
 }
 
 /// A decode into `$t` through serde, for `perf profile`: ours (`$who` empty), serde_json
-/// (`json`), minicbor-serde (`minicbor`) or cbor4ii (`cbor4ii`), each on the input it reads. A
+/// (`json`), sonic-rs (`sonic`), minicbor-serde (`minicbor`), cbor4ii (`cbor4ii`) or ciborium
+/// (`ciborium`), each on the input it reads. A
 /// macro, so that the closures are `main`'s (the callgrind commands collect
 /// `perf::main::{{closure}}` only).
 macro_rules! serde_decode {
@@ -356,6 +357,12 @@ macro_rules! serde_decode {
             }),
             "cbor4ii" => Box::new(move || {
                 black_box(cbor4ii::serde::from_slice::<$t>(&text).unwrap());
+            }),
+            "ciborium" => Box::new(move || {
+                black_box(ciborium::from_reader::<$t, _>(&text[..]).unwrap());
+            }),
+            "sonic" => Box::new(move || {
+                black_box(sonic_rs::from_slice::<$t>(&json).unwrap());
             }),
             who => panic!("unknown decoder {who}"),
         };
@@ -571,8 +578,9 @@ fn main() {
             // The benchmark's objects (benches/k8s): `dec-OBJECT-REPR[-WHO]`, OBJECT `k8spod`,
             // `k8scr`, `k8slist` (1 MiB) or `stress` (the stress corpus, benches/k8s/stress.rs),
             // REPR `typed` or `value`; WHO empty (ours through serde), `direct`
-            // (`value_from_slice`), `derive` (the derived `Decode`), `json`, `minicbor` or
-            // `cbor4ii` (on the text-string encoding), e.g. `dec-k8spod-typed-cbor4ii`.
+            // (`value_from_slice`), `derive` (the derived `Decode`), `json`, `sonic` (sonic-rs, the
+            // JSON), `minicbor`, `cbor4ii` or `ciborium` (on the text-string encoding), e.g.
+            // `dec-k8spod-typed-cbor4ii`.
             w if matches!(
                 w.split('-').nth(1),
                 Some("k8spod" | "k8scr" | "k8slist" | "stress")

@@ -49,8 +49,8 @@
 //!   overflow the stack.
 //! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
 //! * **Into `serde_json::Value`, call [`value_from_slice`]**, not `from_slice::<Value>`: the same
-//!   result and the same errors, built without serde's visitor (about 1.2x `from_slice` on a
-//!   Pod, docs/benchmarks.md). `from_slice` cannot take that path by itself: telling that `T` is
+//!   result and the same errors, built without serde's visitor (`from_slice` does 1.16-1.22x its
+//!   instructions on the benchmark's objects, docs/benchmarks.md). `from_slice` cannot take that path by itself: telling that `T` is
 //!   `Value` needs specialization or an `unsafe` cast, and this crate has neither.
 //! * [`decode`](fn@decode) does the same for a typed struct that derives [`Decode`](trait@Decode):
 //!   it reads the struct without serde's visitors (about 1.6-1.8x `from_slice` on the benchmark's
