@@ -404,6 +404,34 @@ mod tests {
         assert_eq!(qs.executing_seats(), 11);
     }
 
+    /// A flood that has been served for a while, from every queue of its hand, by a level
+    /// with seats left over (49 seats, 10-seat requests: 9 always free): another flow's
+    /// 1-seat request runs at once, every time, never behind a flood request that does not
+    /// fit (which would hold it until a flood request finished).
+    #[test]
+    fn a_narrow_request_is_not_held_behind_a_wide_one_that_does_not_fit() {
+        let mut qs = QueueSet::new(49, Q);
+        let (flood, other) = (0xA11CE, 0xB0B);
+        let mut running = std::collections::VecDeque::new();
+        let mut next = 0;
+        for round in 0..200 {
+            while qs.enqueue(flood, 10, format!("a{next}")).is_ok() {
+                next += 1;
+            }
+            while let Some(d) = qs.dispatch() {
+                assert!(d.item.starts_with('a'), "{}", d.item);
+                running.push_back((d.queue, d.seats));
+            }
+            assert_eq!(qs.executing_seats(), 40);
+            let ticket = qs.enqueue(other, 1, format!("b{round}")).unwrap();
+            let d = qs.dispatch().expect("the narrow request runs now");
+            assert_eq!((d.item, d.queue), (format!("b{round}"), ticket.queue));
+            qs.finish(Some(d.queue), d.seats);
+            let (q, s) = running.pop_front().unwrap();
+            qs.finish(Some(q), s);
+        }
+    }
+
     #[test]
     fn past_the_queue_limit_requests_are_refused() {
         let q = Queuing {
