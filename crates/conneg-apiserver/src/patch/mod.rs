@@ -151,7 +151,7 @@ pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Pat
 }
 
 /// 413 for a patched object larger than a request body may be.
-pub fn check_size(patched: &Value) -> Result<(), PatchError> {
+pub(crate) fn check_size(patched: &Value) -> Result<(), PatchError> {
     let limit = conneg::DEFAULT_BODY_LIMIT;
     check_patched_size(patched, limit).map_err(|_| PatchError::TooLarge(limit))
 }
@@ -160,7 +160,7 @@ pub fn check_size(patched: &Value) -> Result<(), PatchError> {
 /// `$patch: replace` replaces the map, `$patch: delete` deletes it, and the bookkeeping
 /// directives (`$setElementOrder/...`, `$retainKeys`, `$deleteFromPrimitiveList/...`) are
 /// dropped. `Ok(None)` means "delete this value".
-pub fn strategic(target: Option<Value>, patch: &Value) -> Result<Option<Value>, String> {
+fn strategic(target: Option<Value>, patch: &Value) -> Result<Option<Value>, String> {
     let Value::Object(p) = patch else {
         return Ok(Some(patch.clone()));
     };
