@@ -5,7 +5,7 @@
 //! it (`endpoint.rs`). The pipelines are the ones Kubernetes' generic registry runs:
 //!
 //! * create (`create.rs`): decode the versioned body (conneg, with `fieldValidation`) →
-//!   defaults → internal (`body.rs`) → `managedFields` (`field_manager.rs`) → server-managed
+//!   defaults → internal (`body.rs`) → `managedFields` (`field_manager/`) → server-managed
 //!   metadata → [`admission`] → generateName → validation (`validate.rs`) →
 //!   [`Registry::create`](crate::registry::Registry::create);
 //! * update, patch and apply (`update.rs`): one pipeline after the new object is known (the
