@@ -43,7 +43,7 @@ pub(crate) fn object<M: Serialize + ?Sized>(
     conv: &Conversion,
     go_type: &str,
     metadata: &M,
-) -> Result<Value, Status> {
+) -> Result<Value, MetadataOnlyError> {
     check_object(conv, go_type)?;
     partial(conv, metadata)
 }
@@ -55,9 +55,9 @@ pub(crate) fn list<'a, M: Serialize + 'a, L: Serialize + ?Sized>(
     go_type: &str,
     items: impl IntoIterator<Item = &'a M>,
     list_meta: &L,
-) -> Result<Value, Status> {
+) -> Result<Value, MetadataOnlyError> {
     if conv.kind == OBJECT {
-        return Err(not_acceptable(format!(
+        return Err(MetadataOnlyError::NotAcceptable(format!(
             "you requested {OBJECT}, but the requested object is a list ({go_type})"
         )));
     }
@@ -75,9 +75,9 @@ pub(crate) fn list<'a, M: Serialize + 'a, L: Serialize + ?Sized>(
 
 /// 406 if `conv` asks for a list: what a get, and each event of a watch, carry is one object
 /// (`go_type` as for [`object`]). A watch checks this before it starts.
-pub(crate) fn check_object(conv: &Conversion, go_type: &str) -> Result<(), Status> {
+pub(crate) fn check_object(conv: &Conversion, go_type: &str) -> Result<(), MetadataOnlyError> {
     if conv.kind == LIST {
-        return Err(not_acceptable(format!(
+        return Err(MetadataOnlyError::NotAcceptable(format!(
             "you requested {LIST}, but the requested object is not a list ({go_type})"
         )));
     }
@@ -89,7 +89,7 @@ pub(crate) fn check_object(conv: &Conversion, go_type: &str) -> Result<(), Statu
 pub(crate) fn partial<M: Serialize + ?Sized>(
     conv: &Conversion,
     metadata: &M,
-) -> Result<Value, Status> {
+) -> Result<Value, MetadataOnlyError> {
     Ok(json!({
         "kind": OBJECT,
         "apiVersion": api_version(conv),
@@ -101,16 +101,32 @@ fn api_version(conv: &Conversion) -> String {
     format!("{}/{}", conv.group, conv.version)
 }
 
-fn to_value<M: Serialize + ?Sized>(m: &M) -> Result<Value, Status> {
-    serde_json::to_value(m).map_err(|e| Status::internal_error(format!("encoding metadata: {e}")))
+fn to_value<M: Serialize + ?Sized>(m: &M) -> Result<Value, MetadataOnlyError> {
+    serde_json::to_value(m).map_err(MetadataOnlyError::Unencodable)
 }
 
-fn not_acceptable(message: String) -> Status {
-    Status::failure(
-        StatusCode::NOT_ACCEPTABLE,
-        StatusReason::NotAcceptable,
-        message,
-    )
+/// Why an object or list could not be answered as metadata only.
+#[derive(Debug)]
+pub(crate) enum MetadataOnlyError {
+    /// An object asked for as a list, or a list as an object (406): Kubernetes' message.
+    NotAcceptable(String),
+    /// Metadata that does not encode as JSON (500).
+    Unencodable(serde_json::Error),
+}
+
+impl From<MetadataOnlyError> for Status {
+    fn from(e: MetadataOnlyError) -> Status {
+        match e {
+            MetadataOnlyError::NotAcceptable(message) => Status::failure(
+                StatusCode::NOT_ACCEPTABLE,
+                StatusReason::NotAcceptable,
+                message,
+            ),
+            MetadataOnlyError::Unencodable(e) => {
+                Status::internal_error(format!("encoding metadata: {e}"))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -146,7 +162,9 @@ mod tests {
             &json!({}),
         )
         .unwrap_err();
+        let e = Status::from(e);
         assert_eq!(e.code, 406);
+        assert_eq!(e.reason, Some(StatusReason::NotAcceptable));
         assert_eq!(
             e.message,
             "you requested PartialObjectMetadataList, but the requested object is not a list (*g.K)"
@@ -159,7 +177,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(
-            e.message,
+            Status::from(e).message,
             "you requested PartialObjectMetadata, but the requested object is a list (*g.KList)"
         );
         assert!(check_object(&Conversion::partial_object_metadata(), "*g.K").is_ok());

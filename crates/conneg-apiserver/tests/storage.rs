@@ -233,7 +233,7 @@ mod lagging {
 }
 
 async fn next_event(
-    w: &mut conneg_apiserver::storage::WatchStream,
+    w: &mut conneg_apiserver::storage::Watcher,
 ) -> std::sync::Arc<conneg_apiserver::storage::Event> {
     tokio::time::timeout(Duration::from_secs(5), w.next())
         .await

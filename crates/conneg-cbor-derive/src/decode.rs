@@ -3,7 +3,7 @@
 //! The generated `decode` reads a definite-length map whose keys are strings: it matches each key
 //! against the fields' names once (a `match` on the key's bytes), decodes the field's value with
 //! its own `Decode` (or its `deserialize_with` function), and builds the struct. It gives up
-//! (`Fallback`, and the input goes to the serde path) on an unknown or repeated key and on a
+//! (`UseSerde`, and the input goes to the serde path) on an unknown or repeated key and on a
 //! required field that is missing, as it does not produce errors itself. Field names, `default`
 //! and skipping follow the serde attributes, read as serde's derive reads them, so that the
 //! struct's serde `Deserialize` agrees with it.
@@ -41,7 +41,7 @@ pub(crate) fn expand(mut input: DeriveInput) -> Result<TokenStream2> {
         _ => return Err(unsupported_shape(&input)),
     };
 
-    let fallback = quote!(::conneg_cbor::Fallback);
+    let fallback = quote!(::conneg_cbor::UseSerde);
     let decode = quote!(::conneg_cbor::Decode);
     let mut slots = Vec::new();
     let mut arms = Vec::new();

@@ -95,7 +95,7 @@ mod time;
 pub mod transcode;
 
 pub use de::Deserializer;
-pub use de::decode::{Decode, Decoder, Fallback};
+pub use de::decode::{Decode, Decoder, UseSerde};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{DecodeOptions, EncodeOptions, StringEncoding, UnknownFields};
 pub use raw::{RawExtension, RawFormat};

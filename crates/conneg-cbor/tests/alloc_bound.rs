@@ -76,7 +76,7 @@ fn allocated_by(input: &[u8]) -> usize {
 struct Tree(Vec<Tree>);
 
 impl conneg_cbor::Decode for Tree {
-    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::Fallback> {
+    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::UseSerde> {
         Vec::decode(d).map(Tree)
     }
 }

@@ -5,7 +5,7 @@
 //! nesting: `tests/deep.rs`); and the direct path must really be the one taken where it can.
 
 use conneg_cbor::{
-    Decode, DecodeOptions, Decoder, EncodeOptions, ErrorKind, Fallback, UnknownFields,
+    Decode, DecodeOptions, Decoder, EncodeOptions, ErrorKind, UnknownFields, UseSerde,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -265,7 +265,7 @@ fn profile_rules_hold_both_ways() {
 struct Which(&'static str);
 
 impl Decode for Which {
-    fn decode(d: &mut Decoder<'_, '_>) -> Result<Self, Fallback> {
+    fn decode(d: &mut Decoder<'_, '_>) -> Result<Self, UseSerde> {
         u8::decode(d).map(|_| Which("Decode"))
     }
 }

@@ -330,11 +330,11 @@ fn decode_yaml(bytes: &[u8]) -> Result<Vec<Value>, String> {
         let which = format!("document {n}");
         let v = match conneg_apiserver::parse_patch(conneg::PatchType::ApplyYaml, chunk) {
             Ok(v) => v,
-            Err(s) if s.message == "the body of the patch must be a JSON or CBOR object" => {
+            Err(conneg_apiserver::PatchError::NotAnObject) => {
                 return Err(format!("{which} is not an object"));
             }
-            Err(s) => {
-                let m = s.message;
+            Err(e) => {
+                let m = e.to_string();
                 let m = m.strip_prefix("error decoding YAML: ").unwrap_or(&m);
                 let m = m.replace("the patch is nested", "it is nested");
                 return Err(format!("invalid YAML ({which}): {m}"));

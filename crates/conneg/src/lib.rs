@@ -191,7 +191,7 @@ pub use problem::{APPLICATION_PROBLEM_JSON, Problem};
 pub use profile::Profile;
 pub use query::{option_bool, option_flag, parse_bool};
 pub use registry::{Codecs, Selection};
-pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
+pub use status::{Status, StatusCause, StatusDetails, StatusReason};
 pub use watch::{WatchEvent, WatchHub, WatchResponse};
 
 /// The README's examples, compiled and run as doc tests so they stay true.

@@ -41,7 +41,8 @@ pub struct Status {
     pub kind: Cow<'static, str>,
     /// Always `v1`.
     pub api_version: Cow<'static, str>,
-    /// List metadata; always present (`{}`), as in Kubernetes.
+    /// List metadata; always present (`{}`), as in Kubernetes, and empty on errors. Its
+    /// type is not exported: a server's lists carry their own `metav1.ListMeta`.
     #[serde(default)]
     pub metadata: ListMeta,
     /// `Success` or `Failure`.

@@ -10,10 +10,6 @@
 //!
 //! [`Strategy`]: conneg_apiserver::registry::Strategy
 
-// `conneg::Status` (~300 bytes) is the one error type, on paths that already allocate;
-// boxing it everywhere would only add noise (conneg makes the same call).
-#![allow(clippy::result_large_err)]
-
 pub mod api;
 pub mod openapi;
 pub mod strategy;

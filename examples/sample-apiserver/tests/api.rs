@@ -220,7 +220,7 @@ fn ban_flunder_admission() {
     let plugin = BanFlunder;
     let mut f = internal_flunder("", "", None);
     f.metadata.name = "banned".into();
-    let e = plugin.admit_create(&f, &fischers).unwrap_err();
+    let e = conneg::Status::from(plugin.admit_create(&f, &fischers).unwrap_err());
     assert_eq!(
         (e.code, e.reason),
         (403, Some(conneg::StatusReason::Forbidden))

@@ -35,8 +35,6 @@ pub const CUSTOM_RESOURCE_DEFINITIONS: ResourceInfo = ResourceInfo {
     status_subresource: true,
     scale_subresource: false,
 };
-/// `apiextensions.k8s.io/v1`.
-pub const API_VERSION: &str = "apiextensions.k8s.io/v1";
 /// The kind, `CustomResourceDefinition`.
 pub const KIND: &str = "CustomResourceDefinition";
 

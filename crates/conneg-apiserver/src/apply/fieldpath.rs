@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 /// How deep a `FieldsV1` document may nest. The objects it describes are bounded by the
 /// patch depth limit; a deeper document is refused rather than walked.
-pub const MAX_DEPTH: usize = 128;
+const MAX_DEPTH: usize = 128;
 
 /// One step of a [`Path`].
 #[derive(Debug, Clone)]
@@ -81,7 +81,7 @@ impl PathElement {
 
 /// structured-merge-diff's total order of values: numbers, strings, booleans, lists, maps,
 /// then null.
-pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+fn compare_values(a: &Value, b: &Value) -> Ordering {
     fn rank(v: &Value) -> u8 {
         match v {
             Value::Number(_) => 0,
@@ -171,7 +171,7 @@ impl fmt::Display for PathElement {
 }
 
 /// A path as conflict messages print it: `.spec.flunderReference`.
-pub fn path_string(path: &[PathElement]) -> String {
+pub(crate) fn path_string(path: &[PathElement]) -> String {
     path.iter().map(ToString::to_string).collect()
 }
 

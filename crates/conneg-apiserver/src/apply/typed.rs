@@ -17,18 +17,18 @@ use crate::declarative::ListType;
 
 /// What changed between two values.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Paths only the new value has.
-    pub added: Set,
+    pub(crate) added: Set,
     /// Paths whose value changed.
-    pub modified: Set,
+    pub(crate) modified: Set,
     /// Paths only the old value has.
-    pub removed: Set,
+    pub(crate) removed: Set,
 }
 
 impl Comparison {
     /// Added or modified paths: what a writer of the new value takes.
-    pub fn changed(&self) -> Set {
+    pub(crate) fn changed(&self) -> Set {
         self.added.union(&self.modified)
     }
 
@@ -150,7 +150,7 @@ fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) {
 
 /// What changed from `old` to `new` (structured-merge-diff's `Compare`), without the
 /// fields the schema never tracks.
-pub fn compare(schema: &Schema, old: &Value, new: &Value) -> Comparison {
+pub(crate) fn compare(schema: &Schema, old: &Value, new: &Value) -> Comparison {
     let mut c = Comparison::default();
     compare_inner(schema, Some(old), Some(new), &mut Vec::new(), &mut c);
     c.untracked_removed(schema)
@@ -221,7 +221,7 @@ fn compare_inner(
 /// `config` merged into `live` (structured-merge-diff's `Merge`): maps field by field, sets
 /// and map-lists item by item (live's order, the configuration's items in its own order),
 /// anything else replaced by the configuration's value.
-pub fn merge(schema: &Schema, live: &Value, config: &Value) -> Value {
+pub(crate) fn merge(schema: &Schema, live: &Value, config: &Value) -> Value {
     merge_inner(schema, Some(live), config, &mut Vec::new())
 }
 
@@ -279,7 +279,7 @@ fn merge_inner(schema: &Schema, live: Option<&Value>, config: &Value, path: &mut
 
 /// `v` without the paths that are members of `set`; a map or list left empty becomes null
 /// (structured-merge-diff's `RemoveItems`).
-pub fn remove_items(schema: &Schema, v: &Value, set: &Set) -> Value {
+pub(crate) fn remove_items(schema: &Schema, v: &Value, set: &Set) -> Value {
     remove_inner(schema, v, set, &mut Vec::new())
 }
 

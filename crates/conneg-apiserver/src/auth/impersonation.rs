@@ -42,20 +42,18 @@ pub async fn impersonate(
     user: UserInfo,
     headers: &HeaderMap,
 ) -> Result<UserInfo, conneg::Status> {
-    let text = |name: &str| -> Result<Vec<String>, conneg::Status> {
+    // The values of a header, or the name of one whose value is not text.
+    let text = |name: &'static str| -> Result<Vec<String>, &'static str> {
         headers
             .get_all(name)
             .iter()
-            .map(|v| {
-                v.to_str().map(str::to_owned).map_err(|_| {
-                    conneg::Status::bad_request(format!("{name}: not a valid header value"))
-                })
-            })
+            .map(|v| v.to_str().map(str::to_owned).map_err(|_| name))
             .collect()
     };
-    let names = text(USER)?;
-    let groups = text(GROUP)?;
-    let uids = text(UID)?;
+    let not_text = |name| conneg::Status::bad_request(format!("{name}: not a valid header value"));
+    let names = text(USER).map_err(not_text)?;
+    let groups = text(GROUP).map_err(not_text)?;
+    let uids = text(UID).map_err(not_text)?;
     if let Some(extra) = headers
         .keys()
         .find(|k| k.as_str().starts_with(EXTRA_PREFIX))
@@ -220,5 +218,12 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(anon.groups, ["system:unauthenticated"]);
+        let mut opaque = headers(&[("Impersonate-User", "a")]);
+        opaque.append(GROUP, http::HeaderValue::from_bytes(b"\xffg").unwrap());
+        let e = impersonate(&allow, alice(), &opaque).await.unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (400, "impersonate-group: not a valid header value")
+        );
     }
 }

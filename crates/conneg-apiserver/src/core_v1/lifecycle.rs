@@ -22,7 +22,7 @@ use crate::endpoints::admission::{Operation, Plugin, Request};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
 use crate::registry::backoff::ConflictBackoff;
-use crate::registry::{Registry, Strategy, storage_status};
+use crate::registry::{Error, Registry, Strategy, storage_status};
 use crate::resource::{ResourceInfo, Versioned};
 use crate::storage::{ListOptions, Storage, StorageError};
 
@@ -34,14 +34,13 @@ pub const SYSTEM_NAMESPACES: [&str; 4] =
 const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
 
 /// NamespaceLifecycle on DELETE of a namespace: the system namespaces stay.
-pub fn admit_delete(name: &str) -> Result<(), Status> {
+pub fn admit_delete(name: &str) -> Result<(), Error> {
     if IMMORTAL_NAMESPACES.contains(&name) {
-        return Err(Status::forbidden(
-            NAMESPACES.group,
-            NAMESPACES.resource,
-            name,
-            "this namespace may not be deleted",
-        ));
+        return Err(Error::Forbidden {
+            resource: &NAMESPACES,
+            name: name.to_owned(),
+            message: "this namespace may not be deleted".to_owned(),
+        });
     }
     Ok(())
 }
@@ -112,7 +111,7 @@ async fn admit_create(
 /// The namespace controller's work for one namespace being deleted: delete every object of
 /// every namespaced resource in it, until a pass finds none (a create admitted just before
 /// the namespace turned `Terminating` may land after the first pass), then the namespace.
-pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
+pub async fn finalize(registry: Registry, name: String) -> Result<(), Error> {
     // Each namespaced resource once, though served in several versions.
     let mut resources: Vec<&ResourceInfo> = Vec::new();
     let catalog = registry.catalog.get();
@@ -129,12 +128,12 @@ pub async fn finalize(registry: Registry, name: String) -> Result<(), Status> {
                 .store
                 .list(&prefix, ListOptions::default())
                 .await
-                .map_err(|e| storage_status(e, res, ""))?;
+                .map_err(|e| Error::storage(e, res, ""))?;
             for kv in &page.items {
                 found += 1;
                 match registry.store.delete(&kv.key, None).await {
                     Ok(_) | Err(StorageError::NotFound { .. }) => {}
-                    Err(e) => return Err(storage_status(e, res, "")),
+                    Err(e) => return Err(Error::storage(e, res, "")),
                 }
             }
         }
@@ -268,7 +267,7 @@ mod tests {
     #[test]
     fn system_namespaces_but_kube_node_lease_are_immortal() {
         for name in IMMORTAL_NAMESPACES {
-            let err = admit_delete(name).unwrap_err();
+            let err = Status::from(admit_delete(name).unwrap_err());
             assert_eq!(err.code, 403);
             assert_eq!(
                 err.message,

@@ -13,7 +13,7 @@ mod strategy;
 use crate::definitions::{Definitions, OpenApiSchema, enum_schema};
 
 /// Core `v1` (`/api/v1`).
-pub const CORE_V1: GroupVersion = GroupVersion::new(API_VERSION);
+pub const CORE_V1: GroupVersion = GroupVersion::new("v1");
 
 /// `namespaces` (cluster-scoped, with a status subresource).
 pub const NAMESPACES: ResourceInfo = ResourceInfo {
@@ -31,9 +31,6 @@ pub const NAMESPACES: ResourceInfo = ResourceInfo {
     status_subresource: true,
     scale_subresource: false,
 };
-
-/// The `apiVersion` of core objects (`v1`: the core group has no group name).
-pub const API_VERSION: &str = "v1";
 
 /// The finalizer the namespace controller removes once a namespace is empty (`kubernetes`).
 pub const FINALIZER_KUBERNETES: &str = "kubernetes";

@@ -1,11 +1,10 @@
 //! The namespace strategy: what the generic registry needs to know of namespaces.
 
-use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::{Namespace, lifecycle};
-use crate::registry::{Column, Registry, ServedVersion, Strategy};
+use crate::registry::{Column, Error, Registry, ServedVersion, Strategy};
 use crate::validation::{FieldError, validate_namespace_name};
 
 impl Strategy for Namespace {
@@ -42,7 +41,7 @@ impl Strategy for Namespace {
     fn validate_status_update(&self) -> Vec<FieldError> {
         super::validate_status(self)
     }
-    fn begin_delete(&mut self) -> Result<bool, Status> {
+    fn begin_delete(&mut self) -> Result<bool, Error> {
         lifecycle::admit_delete(&self.metadata.name)?;
         super::PHASE_TERMINATING.clone_into(&mut self.status.phase);
         Ok(true)
@@ -50,7 +49,7 @@ impl Strategy for Namespace {
     fn finalizing(&self) -> bool {
         !self.spec.finalizers.is_empty()
     }
-    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Error>> {
         Box::pin(lifecycle::finalize(registry, obj.metadata.name))
     }
 }

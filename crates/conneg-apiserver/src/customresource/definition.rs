@@ -14,7 +14,7 @@ use crate::declarative::Validator;
 use crate::definitions::{Definitions, OpenApiSchema};
 use crate::meta::Time;
 use crate::names;
-use crate::registry::{Column, Registry, Strategy};
+use crate::registry::{Column, Error, Registry, Strategy};
 use crate::resource::Versioned;
 use crate::validation::{FieldError, invalid, validate_object_meta};
 use conneg::Status;
@@ -98,7 +98,7 @@ impl Strategy for CustomResourceDefinition {
     }
     /// Deletion goes through the cleanup finalizer: the definition is kept, `Terminating`,
     /// until the controller has removed its objects.
-    fn begin_delete(&mut self) -> Result<bool, Status> {
+    fn begin_delete(&mut self) -> Result<bool, Error> {
         if self.metadata.deletion_timestamp.is_some() {
             return Ok(false);
         }

@@ -3,14 +3,13 @@
 //! (or JSON) like any object.
 
 use bytes::Bytes;
-use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
 use crate::meta::{HasObjectMeta, ObjectMeta};
-use crate::registry::{Object, Registry};
+use crate::registry::{Error, Object, Registry};
 use crate::storage::codec::StorageCodec;
 use crate::storage::{KeyValue, StorageError};
 use crate::validation::FieldError;
@@ -180,13 +179,13 @@ impl Object for CustomResource {
     fn validate_status_update(&self) -> Vec<FieldError> {
         Vec::new()
     }
-    fn begin_delete(&mut self) -> Result<bool, Status> {
+    fn begin_delete(&mut self) -> Result<bool, Error> {
         Ok(false)
     }
     fn finalizing(&self) -> bool {
         false
     }
-    fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+    fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Error>> {
         Box::pin(async { Ok(()) })
     }
 }

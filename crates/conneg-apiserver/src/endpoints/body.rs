@@ -90,8 +90,19 @@ pub(super) fn defaulted_kind<T: Served>(
     Ok((obj.into_kind(f), versioned))
 }
 
-pub(super) fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Status> {
-    serde_json::to_value(v).map_err(|e| Status::internal_error(format!("encoding object: {e}")))
+/// `v` as JSON (an object its own type cannot encode is a bug in a kind: 500).
+pub(super) fn to_json<V: serde::Serialize>(v: &V) -> Result<Value, Unencodable> {
+    serde_json::to_value(v).map_err(Unencodable)
+}
+
+/// An object its type could not encode as JSON.
+#[derive(Debug)]
+pub(crate) struct Unencodable(serde_json::Error);
+
+impl From<Unencodable> for Status {
+    fn from(Unencodable(e): Unencodable) -> Status {
+        Status::internal_error(format!("encoding object: {e}"))
+    }
 }
 
 /// A patched document decoded as `T` under the request's field validation (see

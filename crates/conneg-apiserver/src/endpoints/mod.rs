@@ -5,7 +5,7 @@
 //! it (`endpoint.rs`). The pipelines are the ones Kubernetes' generic registry runs:
 //!
 //! * create (`create.rs`): decode the versioned body (conneg, with `fieldValidation`) →
-//!   defaults → internal (`body.rs`) → `managedFields` (`field_manager.rs`) → server-managed
+//!   defaults → internal (`body.rs`) → `managedFields` (`field_manager/`) → server-managed
 //!   metadata → [`admission`] → generateName → validation (`validate.rs`) →
 //!   [`Registry::create`](crate::registry::Registry::create);
 //! * update, patch and apply (`update.rs`): one pipeline after the new object is known (the
@@ -18,6 +18,15 @@
 //!   negotiated codec, or a Table or metadata only (`transform.rs`, `table.rs`); a list's
 //!   items streamed one at a time (`list_body.rs`);
 //! * watch (`watch.rs`): events as a stream, with the options of `list_options.rs`.
+//!
+//! The endpoints are the HTTP edge, where errors become answers: the layers below say what
+//! went wrong in their own small types (`StorageError`, `registry::Error`, `PatchError`,
+//! the field manager's, metadata-only's), each mapped to Kubernetes' `Status` by its
+//! `From` impl, and `?` makes that `Status` here.
+#![expect(
+    clippy::result_large_err,
+    reason = "the HTTP edge: an error here is the response, a Status, returned up the handler"
+)]
 
 pub mod admission;
 mod body;

@@ -18,7 +18,7 @@ pub(super) fn object<T: Served>(
     f: &T::Facts,
 ) -> Result<Value, Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::object(conv, &go_type(t, ""), k.meta());
+        return Ok(metadata_only::object(conv, &go_type(t, ""), k.meta())?);
     }
     let meta = ListMeta {
         resource_version: k.meta().resource_version.clone(),
@@ -37,12 +37,12 @@ pub(super) fn list<T: Served>(
 ) -> Result<Value, Status> {
     let (items, meta) = page;
     if metadata_only::is_metadata(conv) {
-        return metadata_only::list(
+        return Ok(metadata_only::list(
             conv,
             &go_type(t, "List"),
             items.iter().map(HasObjectMeta::meta),
             &meta,
-        );
+        )?);
     }
     table::table::<T>(conv, q, items, meta, f)
 }
@@ -50,7 +50,7 @@ pub(super) fn list<T: Served>(
 /// 406 before a watch starts if its events cannot be served as `conv`.
 pub(super) fn check_watch(conv: &Conversion, t: &Target) -> Result<(), Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::check_object(conv, &go_type(t, ""));
+        return Ok(metadata_only::check_object(conv, &go_type(t, ""))?);
     }
     Ok(())
 }
@@ -65,7 +65,7 @@ pub(super) fn event<T: Served>(
     f: &T::Facts,
 ) -> Result<Value, Status> {
     if metadata_only::is_metadata(conv) {
-        return metadata_only::object(conv, &go_type(t, ""), k.meta());
+        return Ok(metadata_only::object(conv, &go_type(t, ""), k.meta())?);
     }
     table::event_table::<T>(conv, q, k, first, f)
 }
@@ -75,7 +75,7 @@ pub(super) fn event<T: Served>(
 pub(super) fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, Status> {
     match conv {
         Some(c) if metadata_only::is_metadata(c) => {
-            metadata_only::partial(c, &bookmark["metadata"])
+            Ok(metadata_only::partial(c, &bookmark["metadata"])?)
         }
         _ => Ok(bookmark),
     }

@@ -210,7 +210,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         return Err(Status::unsupported_media_type(&accepted.join(", ")));
     };
     let raw = conneg::read_body(body, n.body_limit()).await?;
-    let doc = Arc::new(off_worker(st, move || patch::parse(kind, &raw)).await?);
+    let doc = Arc::new(off_worker(st, move || Ok(patch::parse(kind, &raw)?)).await?);
     if kind.is_apply() && q.get("fieldManager").is_none() {
         return Err(field_manager_required());
     }

@@ -7,12 +7,14 @@
 //! `serde_json::Value`: the current object is serialized in the URL's version, patched, and
 //! decoded back under the request's `fieldValidation`.
 
+mod error;
 mod yaml_depth;
 
+use conneg::PatchType;
 use conneg::patch::{apply_json_patch, apply_merge_patch, check_patched_size};
-use conneg::{PatchType, Status, StatusReason};
-use http::StatusCode;
 use serde_json::{Map, Value};
+
+pub use error::PatchError;
 
 /// Nesting allowed in a patch document. The wardle types are a few levels deep; patching,
 /// serializing and decoding walk documents recursively, so a deeper patch is refused up front
@@ -23,37 +25,29 @@ const MAX_DEPTH: usize = 100;
 /// UTF-8's byte-order mark, which a YAML document may start with.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-fn too_deep() -> Status {
-    Status::bad_request(format!(
-        "the patch is nested more than {MAX_DEPTH} levels deep"
-    ))
-}
-
 /// Parses a PATCH body of type `kind` into a JSON value (400 when it does not parse).
-pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, Status> {
+pub fn parse(kind: PatchType, body: &[u8]) -> Result<Value, PatchError> {
     let doc = match kind {
         PatchType::ApplyYaml => parse_yaml(body)?,
         _ => conneg::Patch {
             kind,
             body: bytes::Bytes::copy_from_slice(body),
         }
-        .to_json_value()?,
+        .to_json_value()
+        // conneg answers 400 for every body that does not parse: its message is the reason.
+        .map_err(|status| PatchError::Malformed(status.message))?,
     };
     if depth(&doc) > MAX_DEPTH {
         // CBOR decodes up to 10000 levels (on a grown stack); dropping such a value recurses
         // as deep, so drop it on a stack of its own too.
         stacker::grow(64 << 20, move || drop(doc));
-        return Err(too_deep());
+        return Err(PatchError::TooDeep);
     }
     match (kind, &doc) {
         (PatchType::JsonPatch, Value::Array(_)) => Ok(doc),
-        (PatchType::JsonPatch, _) => Err(Status::bad_request(
-            "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
-        )),
+        (PatchType::JsonPatch, _) => Err(PatchError::NotAList),
         (_, Value::Object(_)) => Ok(doc),
-        _ => Err(Status::bad_request(
-            "the body of the patch must be a JSON or CBOR object",
-        )),
+        _ => Err(PatchError::NotAnObject),
     }
 }
 
@@ -75,20 +69,20 @@ fn depth(v: &Value) -> usize {
 /// `application/apply-patch+yaml`: YAML (JSON is a subset) into JSON values. Non-string keys
 /// and non-finite numbers are refused, and so is YAML that is not UTF-8 (the depth scan reads
 /// UTF-8 only) or whose flow collections nest deeper than [`MAX_DEPTH`] (before parsing).
-fn parse_yaml(body: &[u8]) -> Result<Value, Status> {
-    let bad = |e: String| Status::bad_request(format!("error decoding YAML: {e}"));
+fn parse_yaml(body: &[u8]) -> Result<Value, PatchError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(bad("empty document".into()));
+        return Err(PatchError::Yaml("empty document".into()));
     }
     let text = body.strip_prefix(BOM).unwrap_or(body);
     if std::str::from_utf8(text).is_err() {
-        return Err(bad("the document is not UTF-8".into()));
+        return Err(PatchError::Yaml("the document is not UTF-8".into()));
     }
     if yaml_depth::flow_depth_exceeds(text, MAX_DEPTH) {
-        return Err(too_deep());
+        return Err(PatchError::TooDeep);
     }
-    let v: serde_norway::Value = serde_norway::from_slice(body).map_err(|e| bad(e.to_string()))?;
-    yaml_to_json(v, 0).map_err(bad)
+    let v: serde_norway::Value =
+        serde_norway::from_slice(body).map_err(|e| PatchError::Yaml(e.to_string()))?;
+    yaml_to_json(v, 0).map_err(PatchError::Yaml)
 }
 
 fn yaml_to_json(v: serde_norway::Value, depth: usize) -> Result<Value, String> {
@@ -139,39 +133,34 @@ fn yaml_to_json(v: serde_norway::Value, depth: usize) -> Result<Value, String> {
 /// Applies `patch` (already parsed) of type `kind` to `target`. A result larger than a request
 /// body may be is 413, whatever the patch type. Apply patches are not patches of a document
 /// but server-side applies ([`crate::apply`]): 500 here.
-pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Status> {
+pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, PatchError> {
     let patched = match kind {
         PatchType::MergePatch => apply_merge_patch(target, patch),
         PatchType::ApplyYaml | PatchType::ApplyCbor => {
-            return Err(Status::internal_error(
-                "an apply patch is applied with field ownership, not merged",
-            ));
+            return Err(PatchError::NotMergeable);
         }
         PatchType::StrategicMergePatch | PatchType::StrategicMergePatchCbor => {
             strategic(Some(target), patch)
                 .map(|v| v.unwrap_or_else(|| Value::Object(Map::new())))
-                .map_err(|e| invalid_patch(&e))?
+                .map_err(PatchError::Invalid)?
         }
-        PatchType::JsonPatch => apply_json_patch(target, patch)?,
+        PatchType::JsonPatch => apply_json_patch(target, patch).map_err(PatchError::JsonPatch)?,
     };
     check_size(&patched)?;
     Ok(patched)
 }
 
 /// 413 for a patched object larger than a request body may be.
-pub fn check_size(patched: &Value) -> Result<(), Status> {
-    check_patched_size(patched, conneg::DEFAULT_BODY_LIMIT)
-}
-
-fn invalid_patch(msg: &str) -> Status {
-    Status::failure(StatusCode::UNPROCESSABLE_ENTITY, StatusReason::Invalid, msg)
+pub(crate) fn check_size(patched: &Value) -> Result<(), PatchError> {
+    let limit = conneg::DEFAULT_BODY_LIMIT;
+    check_patched_size(patched, limit).map_err(|_| PatchError::TooLarge(limit))
 }
 
 /// Strategic merge patch for types without merge-keyed lists: a merge patch where
 /// `$patch: replace` replaces the map, `$patch: delete` deletes it, and the bookkeeping
 /// directives (`$setElementOrder/...`, `$retainKeys`, `$deleteFromPrimitiveList/...`) are
 /// dropped. `Ok(None)` means "delete this value".
-pub fn strategic(target: Option<Value>, patch: &Value) -> Result<Option<Value>, String> {
+fn strategic(target: Option<Value>, patch: &Value) -> Result<Option<Value>, String> {
     let Value::Object(p) = patch else {
         return Ok(Some(patch.clone()));
     };
@@ -242,11 +231,11 @@ mod tests {
         let merge = json!({"spec": {"b": big}});
         for kind in [PatchType::MergePatch, PatchType::StrategicMergePatch] {
             let err = apply(kind, target.clone(), &merge).unwrap_err();
-            assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE, "{kind:?}");
+            assert_eq!(err, PatchError::TooLarge(conneg::DEFAULT_BODY_LIMIT), "{kind:?}");
         }
         let add = json!([{"op": "add", "path": "/spec/b", "value": big}]);
         let err = apply(PatchType::JsonPatch, target.clone(), &add).unwrap_err();
-        assert_eq!(err.code(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(conneg::Status::from(err).code(), 413);
         // Under the bound, the same patch applies.
         let small = json!({"spec": {"b": "y"}});
         assert!(apply(PatchType::MergePatch, target, &small).is_ok());
@@ -281,7 +270,7 @@ mod tests {
             [BOM, "[".repeat(MAX_DEPTH + 1).as_bytes()].concat(),
         ] {
             let err = parse(PatchType::ApplyYaml, &body).unwrap_err();
-            assert_eq!(err.message, too_deep().message);
+            assert_eq!(err, PatchError::TooDeep);
         }
         let nested = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(!super::yaml_depth::flow_depth_exceeds(

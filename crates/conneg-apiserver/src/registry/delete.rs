@@ -280,7 +280,7 @@ impl Registry {
             let now = Time::now();
             let mut plan = plan_delete(kept.meta_mut(), opts, res, now)?;
             // A kind that finishes its own deletion (a namespace) is kept, marked, until it has.
-            let finishes = kept.begin_delete().map_err(Error::refused)?;
+            let finishes = kept.begin_delete()?;
             if finishes {
                 mark_deleting(kept.meta_mut(), now);
                 plan = Deletion::Keep;
@@ -298,8 +298,9 @@ impl Registry {
                             // In a task of its own: a client that hangs up does not stop it.
                             tokio::spawn(K::finalize(self.clone(), object.clone()))
                                 .await
-                                .map_err(|e| Error::Internal(format!("deletion task failed: {e}")))?
-                                .map_err(Error::refused)?;
+                                .map_err(|e| {
+                                    Error::Internal(format!("deletion task failed: {e}"))
+                                })??;
                         }
                         return Ok(Some(Deleted {
                             object,

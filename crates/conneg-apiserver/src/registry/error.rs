@@ -48,7 +48,16 @@ pub enum Error {
         /// What is wrong, field by field.
         errors: Vec<FieldError>,
     },
-    /// A strategy, an admission check or a controller refused, with its own answer.
+    /// A deletion the kind does not allow (403): the object `name` of `resource`, and why.
+    Forbidden {
+        /// The resource.
+        resource: &'static ResourceInfo,
+        /// The object's name.
+        name: String,
+        /// Why (`this namespace may not be deleted`).
+        message: String,
+    },
+    /// An admission check or a controller refused, with its own answer.
     Refused(Box<Status>),
     /// An object its own types cannot convert: a bug in a kind.
     Internal(String),
@@ -101,6 +110,11 @@ impl From<Error> for Status {
                 name,
                 errors,
             } => invalid(group, kind, &name, &errors),
+            Error::Forbidden {
+                resource,
+                name,
+                message,
+            } => Status::forbidden(resource.group, resource.resource, &name, &message),
             Error::Refused(status) => *status,
             Error::Internal(why) => Status::internal_error(why),
         }
@@ -113,7 +127,9 @@ impl fmt::Display for Error {
             Error::Storage { error, .. } => write!(f, "storage: {error}"),
             Error::InvalidContinue(why) => write!(f, "invalid continue token: {why}"),
             Error::ContinueExpired => f.write_str(continue_token::CONTINUE_EXPIRED_MSG),
-            Error::Precondition { message, .. } => f.write_str(message),
+            Error::Precondition { message, .. } | Error::Forbidden { message, .. } => {
+                f.write_str(message)
+            }
             Error::Invalid { errors, .. } => {
                 let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 write!(f, "invalid: {}", errors.join(", "))

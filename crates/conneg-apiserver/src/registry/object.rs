@@ -6,11 +6,10 @@
 //! definition rather than from constants.
 
 use bytes::Bytes;
-use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::{Registry, Strategy};
+use super::{Error, Registry, Strategy};
 use crate::meta::HasObjectMeta;
 use crate::resource::Versioned;
 use crate::storage::codec::StorageCodec;
@@ -44,11 +43,11 @@ pub trait Object: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// [`Strategy::validate_status_update`].
     fn validate_status_update(&self) -> Vec<FieldError>;
     /// [`Strategy::begin_delete`].
-    fn begin_delete(&mut self) -> Result<bool, Status>;
+    fn begin_delete(&mut self) -> Result<bool, Error>;
     /// [`Strategy::finalizing`].
     fn finalizing(&self) -> bool;
     /// [`Strategy::finalize`].
-    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Status>>;
+    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Error>>;
 }
 
 impl<K: Strategy> Object for K {
@@ -94,13 +93,13 @@ impl<K: Strategy> Object for K {
     fn validate_status_update(&self) -> Vec<FieldError> {
         Strategy::validate_status_update(self)
     }
-    fn begin_delete(&mut self) -> Result<bool, Status> {
+    fn begin_delete(&mut self) -> Result<bool, Error> {
         Strategy::begin_delete(self)
     }
     fn finalizing(&self) -> bool {
         Strategy::finalizing(self)
     }
-    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+    fn finalize(registry: Registry, obj: Self) -> BoxFuture<'static, Result<(), Error>> {
         <K as Strategy>::finalize(registry, obj)
     }
 }

@@ -7,11 +7,10 @@
 //! To serve a resource: implement [`Strategy`] for its internal type and register each of its
 //! versioned types with the server's builder (`ServerBuilder::serve`).
 
-use conneg::Status;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::Registry;
+use super::{Error, Registry};
 use crate::apply::schema::Schema;
 use crate::meta::HasObjectMeta;
 use crate::resource::{ResourceInfo, Versioned, VersionedObject};
@@ -139,7 +138,7 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     /// Starts a DELETE. `Ok(false)`: the object is removed at once. `Ok(true)`: the object
     /// has been marked as being deleted; it is written back (with `deletionTimestamp`) and
     /// [`Strategy::finalize`] removes it. An error refuses the deletion.
-    fn begin_delete(&mut self) -> Result<bool, Status> {
+    fn begin_delete(&mut self) -> Result<bool, Error> {
         Ok(false)
     }
     /// Whether the kind's own finalization (not `metadata.finalizers`) still holds an object
@@ -150,7 +149,7 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     }
     /// Finishes a deletion that [`Strategy::begin_delete`] began (the kind's controller): removes
     /// what depends on the object, then the object.
-    fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Status>> {
+    fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Error>> {
         Box::pin(async { Ok(()) })
     }
     /// The list and map semantics server-side apply uses (all lists atomic but the

@@ -292,7 +292,7 @@ async fn resources(
     n: Negotiated,
     Path((group, version)): Path<(String, String)>,
 ) -> Result<Response, Status> {
-    resource_list(&st, &n, &group, &version)
+    resource_list(&st, &n, &group, &version).ok_or_else(resource_not_found)
 }
 
 async fn core_resources(
@@ -300,28 +300,17 @@ async fn core_resources(
     n: Negotiated,
     Path(version): Path<String>,
 ) -> Result<Response, Status> {
-    resource_list(&st, &n, CORE_GROUP, &version)
+    resource_list(&st, &n, CORE_GROUP, &version).ok_or_else(resource_not_found)
 }
 
-/// The `APIResourceList` of one served version of `group`.
-fn resource_list(
-    st: &AppState,
-    n: &Negotiated,
-    group: &str,
-    version: &str,
-) -> Result<Response, Status> {
-    let v = st
-        .ctx
-        .registry
-        .catalog
-        .get()
-        .find(group, version)
-        .ok_or_else(resource_not_found)?;
+/// The `APIResourceList` of one served version of `group` (`None` when it is not served).
+fn resource_list(st: &AppState, n: &Negotiated, group: &str, version: &str) -> Option<Response> {
+    let v = st.ctx.registry.catalog.get().find(group, version)?;
     let list = json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": v.api_version(),
         "resources": st.ctx.registry.catalog.get().resources(v).iter().flat_map(|r| api_resources(r)).collect::<Vec<_>>(),
     });
-    Ok(n.response(StatusCode::OK, &list).into_response())
+    Some(n.response(StatusCode::OK, &list).into_response())
 }

@@ -33,7 +33,7 @@ use super::group_commit::{Change, GroupCommit, Write, Written};
 use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
 use super::{
     DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
-    StorageError, UpdateResult, WatchStream,
+    StorageError, UpdateResult, Watcher,
 };
 use bytes::Bytes;
 use redb::{Database, Durability, ReadableTable, TableDefinition};
@@ -687,7 +687,7 @@ impl Storage for EmbeddedStore {
             .deleted()
     }
 
-    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<Watcher> {
         // Subscribe first, then read the history: anything committed in between is in both
         // and deduplicated by revision.
         let rx = self.inner.tx.subscribe(prefix);

@@ -5,7 +5,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::fanout::Receiver;
-use super::{Event, EventKind, KeyValue, Revision, StorageError, WatchStream};
+use super::{Event, EventKind, KeyValue, Revision, StorageError, Watcher};
 
 /// How much history a store keeps: the last `revisions`, and no more than `bytes` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,14 +114,14 @@ pub(crate) fn watch_stream(
     replay: Vec<Arc<Event>>,
     replayed_through: Revision,
     rx: Receiver,
-) -> WatchStream {
+) -> Watcher {
     let state = WatchState {
         replay: replay.into_iter(),
         rx,
         seen: replayed_through,
         done: false,
     };
-    WatchStream::new(futures_util::stream::unfold(state, |mut st| async move {
+    Watcher::new(futures_util::stream::unfold(state, |mut st| async move {
         if st.done {
             return None;
         }

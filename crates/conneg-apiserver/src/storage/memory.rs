@@ -11,7 +11,7 @@ use super::group_commit::{Change, Write, Written};
 use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
     DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
-    StorageError, UpdateResult, WatchStream,
+    StorageError, UpdateResult, Watcher,
 };
 use bytes::Bytes;
 
@@ -276,7 +276,7 @@ impl Storage for MemoryStore {
             .deleted()
     }
 
-    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<Watcher> {
         let state = self.lock();
         if after_revision < state.compacted {
             return Err(StorageError::Gone {

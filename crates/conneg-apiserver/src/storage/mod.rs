@@ -337,16 +337,16 @@ impl fmt::Display for StorageError {
 impl std::error::Error for StorageError {}
 
 /// Storage results.
-pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = StorageError> = std::result::Result<T, E>;
 
 /// The events of a watch: first the history after the start revision, then live writes.
 /// Ends with an `Err` when the watcher lags (or never, until dropped, otherwise). Events are
 /// shared (`Arc`) among all watchers, so an encoded form can be cached per event.
-pub struct WatchStream {
+pub struct Watcher {
     inner: Pin<Box<dyn Stream<Item = Result<Arc<Event>>> + Send>>,
 }
 
-impl WatchStream {
+impl Watcher {
     pub(crate) fn new(inner: impl Stream<Item = Result<Arc<Event>>> + Send + 'static) -> Self {
         Self {
             inner: Box::pin(inner),
@@ -359,7 +359,7 @@ impl WatchStream {
     }
 }
 
-impl Stream for WatchStream {
+impl Stream for Watcher {
     type Item = Result<Arc<Event>>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -367,9 +367,9 @@ impl Stream for WatchStream {
     }
 }
 
-impl fmt::Debug for WatchStream {
+impl fmt::Debug for Watcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WatchStream").finish_non_exhaustive()
+        f.debug_struct("Watcher").finish_non_exhaustive()
     }
 }
 
@@ -435,7 +435,7 @@ pub trait Storage: Send + Sync {
         &self,
         prefix: &str,
         after_revision: Revision,
-    ) -> impl Future<Output = Result<WatchStream>> + Send;
+    ) -> impl Future<Output = Result<Watcher>> + Send;
 
     /// Whether the store can serve requests now (`/readyz`): by default, whether the current
     /// revision can be read.
@@ -515,7 +515,7 @@ impl Storage for Store {
     ) -> Result<DeleteResult> {
         dispatch!(self, s => s.delete(key, expected_mod_revision).await)
     }
-    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<Watcher> {
         dispatch!(self, s => s.watch(prefix, after_revision).await)
     }
     async fn ready(&self) -> Result<()> {

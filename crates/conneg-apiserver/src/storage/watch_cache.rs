@@ -46,7 +46,7 @@ use super::keys::Keys;
 use super::memory::MemoryStore;
 use super::{
     DeleteResult, EmbeddedStore, History, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, Store, UpdateResult, WatchBuffer, WatchItem, WatchItems, WatchStream,
+    Storage, StorageError, Store, UpdateResult, WatchBuffer, WatchItem, WatchItems, Watcher,
 };
 
 /// How long a read waits for the cache to reach its revision before storage answers it
@@ -85,7 +85,7 @@ impl Default for WatchCacheOptions {
 /// the caches.
 ///
 /// ```
-/// # async fn demo() -> conneg_apiserver::storage::Result<()> {
+/// # async fn demo() -> Result<(), conneg_apiserver::storage::StorageError> {
 /// use conneg_apiserver::storage::keys::Keys;
 /// use conneg_apiserver::storage::{MemoryStore, Storage, Store, WatchCache};
 ///
@@ -477,7 +477,7 @@ impl Storage for WatchCache {
         under!(&self.inner.store, s => s.delete(key, expected_mod_revision).await)
     }
 
-    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<Watcher> {
         // From the cache when there is nothing to replay (a watch from a list's revision, or
         // from now); a replay of past changes comes from storage, which owns compaction.
         if let Some(contents) = self.resource(prefix).and_then(|res| res.contents())

@@ -32,7 +32,7 @@ impl Serialize for IntOrString {
 }
 
 impl conneg_cbor::Decode for IntOrString {
-    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::Fallback> {
+    fn decode(d: &mut conneg_cbor::Decoder<'_, '_>) -> Result<Self, conneg_cbor::UseSerde> {
         d.serde()
     }
 }

@@ -8,7 +8,7 @@
 //! duplicates by the fields already set.
 //!
 //! It handles the shapes the encoders of this crate and of Kubernetes produce (definite lengths,
-//! string keys, no tags but the self-described prefix) and returns [`Fallback`] on anything else:
+//! string keys, no tags but the self-described prefix) and returns [`UseSerde`] on anything else:
 //! unknown fields, tags, indefinite lengths, a missing required field, any error.
 //! The input is then decoded again through serde, which gives the value or the error, with its
 //! path, that `from_slice` gives. So on the shapes it takes it must accept exactly what the serde
@@ -33,17 +33,17 @@ use std::collections::BTreeMap;
 ///
 /// Implemented for `String`, `bool`, the integer types, `f64`, `Option`, `Box`, `Vec`,
 /// `BTreeMap<String, _>` and `serde_json::Value`. A hand-written `decode` must read exactly one
-/// item and return what the type's `Deserialize` gives for it, or [`Fallback`]; the simplest,
+/// item and return what the type's `Deserialize` gives for it, or [`UseSerde`]; the simplest,
 /// for a type whose `Deserialize` is written by hand, hands the item to serde:
 ///
 /// ```
-/// use conneg_cbor::{Decode, Decoder, Fallback};
+/// use conneg_cbor::{Decode, Decoder, UseSerde};
 ///
 /// #[derive(serde::Deserialize, Debug, PartialEq)]
 /// struct Port(u16);
 ///
 /// impl Decode for Port {
-///     fn decode(d: &mut Decoder<'_, '_>) -> Result<Self, Fallback> {
+///     fn decode(d: &mut Decoder<'_, '_>) -> Result<Self, UseSerde> {
 ///         d.serde()
 ///     }
 /// }
@@ -61,8 +61,8 @@ use std::collections::BTreeMap;
 /// assert_eq!(s, Service { name: "web".into(), port: Port(80), labels: None });
 /// ```
 pub trait Decode: Sized {
-    /// Reads one item, or gives up with [`Fallback`] (the serde path then decodes the input).
-    fn decode(d: &mut Decoder<'_, '_>) -> std::result::Result<Self, Fallback>;
+    /// Reads one item, or gives up with [`UseSerde`] (the serde path then decodes the input).
+    fn decode(d: &mut Decoder<'_, '_>) -> std::result::Result<Self, UseSerde>;
 
     /// The value of a field of this type missing from its map, if it may be missing (serde's
     /// derive makes a missing `Option` field `None`).
@@ -75,14 +75,14 @@ pub trait Decode: Sized {
 /// "Decode this input through serde instead": what a [`Decode`] returns on anything it does not
 /// take, errors included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fallback;
+pub struct UseSerde;
 
 /// The input being decoded, as [`Decode`] implementations see it.
 pub struct Decoder<'a, 'de> {
     de: &'a mut Deserializer<'de>,
 }
 
-type Step<T> = std::result::Result<T, Fallback>;
+type Step<T> = std::result::Result<T, UseSerde>;
 
 impl<'de> Decoder<'_, 'de> {
     /// Decodes the next item through its serde `Deserialize`, with this crate's deserializer and
@@ -95,7 +95,7 @@ impl<'de> Decoder<'_, 'de> {
     /// The next head, if it is well formed.
     #[inline(always)]
     fn head(&mut self) -> Step<Head> {
-        read_head(self.de.input, &mut self.de.pos).map_err(|_| Fallback)
+        read_head(self.de.input, &mut self.de.pos).map_err(|_| UseSerde)
     }
 
     /// Enters a container whose head was read, as the serde path does: one level deeper (within
@@ -104,7 +104,7 @@ impl<'de> Decoder<'_, 'de> {
     fn enter(&mut self) -> Step<()> {
         self.de.depth += 1;
         if self.de.depth > self.de.opts.max_depth || !crate::stack::has_room() {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
         Ok(())
     }
@@ -115,7 +115,7 @@ impl<'de> Decoder<'_, 'de> {
     pub fn map_begin(&mut self) -> Step<u64> {
         let h = self.head()?;
         if h.major != MAJOR_MAP || h.indefinite() || h.arg > self.de.opts.max_map_pairs {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
         self.enter()?;
         Ok(h.arg)
@@ -135,7 +135,7 @@ impl<'de> Decoder<'_, 'de> {
     #[inline(always)]
     pub fn key(&mut self) -> Step<&'de [u8]> {
         let input: &'de [u8] = self.de.input;
-        let (s, n) = short_string(input, self.de.pos).ok_or(Fallback)?;
+        let (s, n) = short_string(input, self.de.pos).ok_or(UseSerde)?;
         self.de.pos = s + n;
         Ok(&input[s..s + n])
     }
@@ -150,16 +150,16 @@ impl<'de> Decoder<'_, 'de> {
             None => {
                 let h = self.head()?;
                 if !(h.major == MAJOR_TEXT || h.major == MAJOR_BYTES) || h.indefinite() {
-                    return Err(Fallback);
+                    return Err(UseSerde);
                 }
                 let s = self.de.pos;
                 if h.arg > (input.len() - s) as u64 {
-                    return Err(Fallback);
+                    return Err(UseSerde);
                 }
                 (s, h.arg as usize)
             }
         };
-        let t = self.de.text(s, s + n, check).ok_or(Fallback)?;
+        let t = self.de.text(s, s + n, check).ok_or(UseSerde)?;
         self.de.pos = s + n;
         Ok(t)
     }
@@ -170,10 +170,10 @@ impl<'de> Decoder<'_, 'de> {
         let start = self.de.pos;
         let h = self.head()?;
         if h.major != MAJOR_UNSIGNED && h.major != MAJOR_NEGATIVE {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
-        let v = check_int(&h, start).map_err(|_| Fallback)?;
-        i64::try_from(v).map_err(|_| Fallback)
+        let v = check_int(&h, start).map_err(|_| UseSerde)?;
+        i64::try_from(v).map_err(|_| UseSerde)
     }
 
     /// Whether the next item is `null` (consumed if so).
@@ -206,7 +206,7 @@ impl Deserializer<'_> {
         }
         let v = T::decode(&mut Decoder { de: self })?;
         if self.pos != self.input.len() {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
         Ok(v)
     }
@@ -225,7 +225,7 @@ impl Decode for bool {
         let b = match d.de.input.get(d.de.pos) {
             Some(0xf4) => false,
             Some(0xf5) => true,
-            _ => return Err(Fallback),
+            _ => return Err(UseSerde),
         };
         d.de.pos += 1;
         Ok(b)
@@ -237,7 +237,7 @@ macro_rules! decode_int {
         impl Decode for $t {
             #[inline]
             fn decode(d: &mut Decoder<'_, '_>) -> Step<Self> {
-                <$t>::try_from(d.int()?).map_err(|_| Fallback)
+                <$t>::try_from(d.int()?).map_err(|_| UseSerde)
             }
         }
     )*};
@@ -250,9 +250,9 @@ impl Decode for f64 {
         let start = d.de.pos;
         let h = d.head()?;
         if h.major != MAJOR_SIMPLE || !(25..=27).contains(&h.info) {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
-        check_float(float_value(&h), start).map_err(|_| Fallback)
+        check_float(float_value(&h), start).map_err(|_| UseSerde)
     }
 }
 
@@ -280,7 +280,7 @@ impl<T: Decode> Decode for Vec<T> {
     fn decode(d: &mut Decoder<'_, '_>) -> Step<Self> {
         let h = d.head()?;
         if h.major != MAJOR_ARRAY || h.indefinite() || h.arg > d.de.opts.max_array_len {
-            return Err(Fallback);
+            return Err(UseSerde);
         }
         d.enter()?;
         // Pre-allocated as the serde path does: at most one element per byte of input not
@@ -307,7 +307,7 @@ impl<T: Decode> Decode for BTreeMap<String, T> {
             let v = T::decode(d)?;
             // A duplicate key: the serde path reports it.
             if m.insert(k, v).is_some() {
-                return Err(Fallback);
+                return Err(UseSerde);
             }
         }
         d.map_end();
@@ -318,7 +318,7 @@ impl<T: Decode> Decode for BTreeMap<String, T> {
 impl Decode for Value {
     /// Through the same direct tree building as `value_from_slice`.
     fn decode(d: &mut Decoder<'_, '_>) -> Step<Self> {
-        d.de.value().map_err(|_| Fallback)
+        d.de.value().map_err(|_| UseSerde)
     }
 }
 
@@ -328,5 +328,5 @@ pub fn decode_with<'de, T>(
     d: &mut Decoder<'_, 'de>,
     f: impl FnOnce(&mut Deserializer<'de>) -> Result<T>,
 ) -> Step<T> {
-    f(&mut *d.de).map_err(|_| Fallback)
+    f(&mut *d.de).map_err(|_| UseSerde)
 }

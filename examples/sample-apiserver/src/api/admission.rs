@@ -3,7 +3,7 @@
 
 use conneg::Status;
 use conneg_apiserver::admission::{Plugin, Request};
-use conneg_apiserver::registry::{Registry, Strategy};
+use conneg_apiserver::registry::{Error, Registry, Strategy};
 use futures_util::future::BoxFuture;
 
 use super::{FLUNDERS, internal};
@@ -23,13 +23,13 @@ impl BanFlunder {
 
     /// Admit (mutating phase in Kubernetes, but it never mutates). `name` is the request's
     /// object name: on create Kubernetes admits before `generateName` is expanded, so a
-    /// generated name is `""` here.
+    /// generated name is `""` here. A refusal is [`Error::Forbidden`]: 403 once served.
     pub fn admit(
         &self,
         operation: Operation,
         name: &str,
         fischers: &[internal::Fischer],
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         if operation != Operation::Create {
             return Ok(());
         }
@@ -37,12 +37,11 @@ impl BanFlunder {
             .iter()
             .any(|f| f.disallowed_flunders.iter().any(|d| d == name));
         if banned {
-            Err(Status::forbidden(
-                FLUNDERS.group,
-                FLUNDERS.resource,
-                name,
-                Self::MESSAGE,
-            ))
+            Err(Error::Forbidden {
+                resource: &FLUNDERS,
+                name: name.to_owned(),
+                message: Self::MESSAGE.to_owned(),
+            })
         } else {
             Ok(())
         }
@@ -53,7 +52,7 @@ impl BanFlunder {
         &self,
         flunder: &internal::Flunder,
         fischers: &[internal::Fischer],
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         self.admit(Operation::Create, &flunder.metadata.name, fischers)
     }
 }
@@ -77,7 +76,7 @@ impl Plugin for BanFlunder {
             let fischers = registry
                 .list_all::<internal::Fischer>(internal::Fischer::RESOURCE, None)
                 .await?;
-            self.admit(req.operation, req.name, &fischers)
+            Ok(self.admit(req.operation, req.name, &fischers)?)
         })
     }
 }

@@ -20,7 +20,7 @@ use super::wire::{
 };
 use crate::storage::{
     Cas, DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision,
-    Storage, StorageError, UpdateResult, WatchItem, WatchItems, WatchStream, check_revision,
+    Storage, StorageError, UpdateResult, WatchItem, WatchItems, Watcher, check_revision,
     check_update,
 };
 
@@ -623,9 +623,9 @@ impl Storage for EtcdStore {
         check_revision(key, else_get(resp)?, expected_mod_revision).and(Err(lost_comparison(key)))
     }
 
-    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<WatchStream> {
+    async fn watch(&self, prefix: &str, after_revision: Revision) -> Result<Watcher> {
         let (items, requests) = self.watch_items(prefix, after_revision).await?;
-        Ok(WatchStream::new(futures_util::StreamExt::filter_map(
+        Ok(Watcher::new(futures_util::StreamExt::filter_map(
             items,
             move |item| {
                 // The request side of the gRPC stream stays open as long as the watch.

@@ -2,40 +2,39 @@
 //! ownership and conflicts, and the `Update` entries of creates, updates and other patches
 //! (Kubernetes' field manager, around the kind-agnostic [`crate::apply`]).
 
+mod error;
+
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
-use conneg::{Status, StatusReason};
-use http::StatusCode;
 use serde_json::Value;
 
+pub(super) use self::error::FieldManagerError;
 use super::body::to_json;
 use super::{Served, Target};
-use crate::apply::managed::{
-    Conflict, Converter, ManagedFields, ManagerId, Operation, Updater, conflict_message, is_reset,
-};
+use crate::apply::managed::{Converter, ManagedFields, ManagerId, Operation, Updater, is_reset};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
 use crate::registry::Object;
 use crate::resource::GroupVersion;
-use crate::validation::{FIELD_MANAGER_MAX_LENGTH, invalid, validate_field_manager};
+use crate::validation::{FIELD_MANAGER_MAX_LENGTH, validate_field_manager};
 
 /// The manager of a write: `fieldManager`, validated as the `options` kind's
 /// (`CreateOptions`, `UpdateOptions`, `PatchOptions`: 422 for one longer than 128 bytes or
 /// with control characters), or else the product of the User-Agent (what comes before the
 /// first `/`, printable characters only, cut at 128 bytes), as Kubernetes names it.
 pub(super) fn manager(
-    options: &str,
+    options: &'static str,
     field_manager: Option<&str>,
     user_agent: Option<&str>,
-) -> Result<String, Status> {
+) -> Result<String, FieldManagerError> {
     if let Some(m) = field_manager {
-        let errs = validate_field_manager(m, "fieldManager");
-        if !errs.is_empty() {
-            return Err(invalid("meta.k8s.io", options, "", &errs));
+        let errors = validate_field_manager(m, "fieldManager");
+        if !errors.is_empty() {
+            return Err(FieldManagerError::InvalidManager { options, errors });
         }
         return Ok(m.to_owned());
     }
@@ -107,7 +106,7 @@ impl Via {
 
 /// `obj` as JSON, without its `managedFields` (which are not part of what is compared); a
 /// create compares against an empty object ([`empty_object`]).
-fn compared<T: Served>(obj: Option<Value>) -> Result<Arc<Value>, Status> {
+fn compared<T: Served>(obj: Option<Value>) -> Result<Arc<Value>, FieldManagerError> {
     match obj {
         Some(v) => Ok(Arc::new(without_managed_fields(v))),
         None => empty_object::<T>(),
@@ -124,7 +123,7 @@ fn without_managed_fields(mut v: Value) -> Value {
 /// What a create is compared against, as Kubernetes' `New()`: the type's empty value, or
 /// `{}` for a type with a required field (which has none). The same for every object of a
 /// type, so built once per type (the types a server serves are a fixed few).
-fn empty_object<T: Served>() -> Result<Arc<Value>, Status> {
+fn empty_object<T: Served>() -> Result<Arc<Value>, FieldManagerError> {
     static EMPTY: LazyLock<RwLock<HashMap<TypeId, Arc<Value>>>> = LazyLock::new(Default::default);
     let id = TypeId::of::<T>();
     if let Some(v) = EMPTY
@@ -167,7 +166,7 @@ pub(super) fn record_update<T: Served>(
     manager: &str,
     via: &Via,
     f: &T::Facts,
-) -> Result<(), Status> {
+) -> Result<(), FieldManagerError> {
     let requested = new.meta_mut().managed_fields.take();
     let mut managers = if is_reset(requested.as_deref()) {
         ManagedFields::default()
@@ -196,26 +195,27 @@ pub(super) fn apply<T: Served>(
     config: &Value,
     (manager, force): (&str, bool),
     via: &Via,
-) -> Result<Value, Status> {
+) -> Result<Value, FieldManagerError> {
     if config
         .pointer("/metadata/managedFields")
         .is_some_and(|v| !v.is_null())
     {
-        return Err(Status::bad_request("metadata.managedFields must be nil"));
+        return Err(FieldManagerError::ManagedFieldsSet);
     }
     let (live, live_json) = live.unzip();
-    let mut managers = live_managers(live.as_ref())
-        .map_err(|e| Status::internal_error(format!("failed to decode managed fields: {e}")))?;
+    let mut managers = live_managers(live.as_ref()).map_err(|e| {
+        FieldManagerError::Internal(format!("failed to decode managed fields: {e}"))
+    })?;
     let live_json = compared::<T>(live_json)?;
     let me = via.manager(manager, Operation::Apply);
     let mut new = via
         .run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
-        .map_err(|c| conflict_status(&c))?;
+        .map_err(FieldManagerError::Conflict)?;
     if let Some(Value::Object(meta)) = new.get_mut("metadata") {
         match encoded(&managers) {
             Some(entries) => {
                 let v = serde_json::to_value(entries).map_err(|e| {
-                    Status::internal_error(format!("failed to encode managed fields: {e}"))
+                    FieldManagerError::Internal(format!("failed to encode managed fields: {e}"))
                 })?;
                 meta.insert("managedFields".into(), v);
             }
@@ -226,28 +226,6 @@ pub(super) fn apply<T: Served>(
     }
     crate::patch::check_size(&new)?;
     Ok(new)
-}
-
-/// 409 with Kubernetes' message and one `FieldManagerConflict` cause per field.
-fn conflict_status(conflicts: &[Conflict]) -> Status {
-    Status::failure(
-        StatusCode::CONFLICT,
-        StatusReason::Conflict,
-        conflict_message(conflicts),
-    )
-    .with_details(conneg::StatusDetails {
-        causes: conflicts
-            .iter()
-            .map(|c| {
-                conneg::StatusCause::new(
-                    "FieldManagerConflict",
-                    format!("conflict with {}", c.manager.describe()),
-                    c.field(),
-                )
-            })
-            .collect(),
-        ..Default::default()
-    })
 }
 
 #[cfg(test)]
@@ -275,7 +253,9 @@ mod tests {
 
     #[test]
     fn a_bad_field_manager_is_refused_as_kubernetes_does() {
-        let e = manager("CreateOptions", Some(&"m".repeat(129)), None).unwrap_err();
+        let e = conneg::Status::from(
+            manager("CreateOptions", Some(&"m".repeat(129)), None).unwrap_err(),
+        );
         assert_eq!(e.code, 422);
         assert_eq!(
             e.message,
