@@ -49,7 +49,7 @@
 //!   overflow the stack.
 //! * `is_human_readable()` is true on both sides: types keep the structure they have in JSON.
 //! * **Into `serde_json::Value`, call [`value_from_slice`]**, not `from_slice::<Value>`: the same
-//!   result and the same errors, built without serde's visitor (`from_slice` does 1.16-1.22x its
+//!   result and the same errors, built without serde's visitor (`from_slice` does 1.12-1.18x its
 //!   instructions on the benchmark's objects, docs/benchmarks.md). `from_slice` cannot take that path by itself: telling that `T` is
 //!   `Value` needs specialization or an `unsafe` cast, and this crate has neither.
 //! * [`decode`](fn@decode) does the same for a typed struct that derives [`Decode`](trait@Decode):
