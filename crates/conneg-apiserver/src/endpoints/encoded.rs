@@ -16,7 +16,7 @@
 
 use std::any::TypeId;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use conneg::{Encoding, Negotiated};
 use quick_cache::{Equivalent, Weighter, sync::Cache};
 
@@ -130,7 +130,16 @@ impl EncodedForms {
         E: From<conneg::EncodeError>,
     {
         let form = self.form(n, kv, served, make)?;
-        Some(form.map(|f| f.bytes.slice(f.separator..)))
+        Some(form.map(
+            |Form {
+                 mut bytes,
+                 separator,
+                 ..
+             }| {
+                bytes.advance(separator);
+                bytes
+            },
+        ))
     }
 
     /// The object as an item of a list ([`Negotiated::encode_item`]), after the list's
@@ -154,7 +163,14 @@ impl EncodedForms {
              }| {
                 let item = n.nested(&bytes[separator..]);
                 if separator == 0 {
-                    bytes.slice_ref(item)
+                    // Narrowed in place: no second handle to count up and down (this is per
+                    // item of every list).
+                    let start = item.as_ptr() as usize - bytes.as_ptr() as usize;
+                    let len = item.len();
+                    let mut bytes = bytes;
+                    bytes.advance(start);
+                    bytes.truncate(len);
+                    bytes
                 } else if item.len() == bytes.len() - separator {
                     // The item is the whole document (JSON's), right after the separator.
                     bytes
