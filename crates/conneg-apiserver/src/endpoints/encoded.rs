@@ -78,13 +78,49 @@ impl Equivalent<FormKey> for FormRef<'_> {
 }
 
 /// A kept form: the list separator of its encoding, then the document, so that a list item
-/// and its separator are one piece ([`EncodedForms::separated_item`]).
+/// and its separator are one piece ([`Form::separated_item`]).
 #[derive(Clone)]
-struct Form {
+pub(crate) struct Form {
     revision: Revision,
     bytes: Bytes,
     /// The separator's length.
     separator: usize,
+}
+
+impl Form {
+    /// The bytes [`Negotiated::encode`] wrote for the object: a GET's body.
+    pub(crate) fn document(mut self) -> Bytes {
+        self.bytes.advance(self.separator);
+        self.bytes
+    }
+
+    /// The object as an item of a list ([`Negotiated::encode_item`]) for `n` (the decision
+    /// the form was made for), after the list's separator ([`Encoding::item_separator`]):
+    /// what a list body sends for every item but the first (which drops the separator), as
+    /// one piece of the kept bytes.
+    pub(crate) fn separated_item(self, n: &Negotiated) -> Bytes {
+        let Form {
+            bytes, separator, ..
+        } = self;
+        let item = n.nested(&bytes[separator..]);
+        if separator == 0 {
+            // Narrowed in place: no second handle to count up and down (this is per item of
+            // every list).
+            let start = item.as_ptr() as usize - bytes.as_ptr() as usize;
+            let len = item.len();
+            let mut bytes = bytes;
+            bytes.advance(start);
+            bytes.truncate(len);
+            bytes
+        } else if item.len() == bytes.len() - separator {
+            // The item is the whole document (JSON's), right after the separator.
+            bytes
+        } else {
+            let mut joined = bytes[..separator].to_vec();
+            joined.extend_from_slice(item);
+            Bytes::from(joined)
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -109,82 +145,17 @@ impl EncodedForms {
         EncodedForms { cache }
     }
 
-    /// Whether forms are kept for responses negotiated as `n` ([`document`](Self::document)
+    /// Whether forms are kept for responses negotiated as `n` ([`form`](Self::form)
     /// then answers `Some`).
     pub(crate) fn keeps(&self, n: &Negotiated) -> bool {
         self.cache.is_some() && n.encoding().is_some()
     }
 
-    /// The bytes [`Negotiated::encode`] writes for the object stored as `kv`, as `served`
-    /// ([`served_by`]) serves it: kept ones when there are, else `make`'s value encoded and
-    /// kept. `None` when the negotiated encoding is not one to keep (pretty JSON, a custom
-    /// codec): the caller encodes the object itself.
-    pub(crate) fn document<V: serde::Serialize, E>(
-        &self,
-        n: &Negotiated,
-        kv: &KeyValue,
-        served: ServedBy,
-        make: impl FnOnce() -> Result<V, E>,
-    ) -> Option<Result<Bytes, E>>
-    where
-        E: From<conneg::EncodeError>,
-    {
-        let form = self.form(n, kv, served, make)?;
-        Some(form.map(
-            |Form {
-                 mut bytes,
-                 separator,
-                 ..
-             }| {
-                bytes.advance(separator);
-                bytes
-            },
-        ))
-    }
-
-    /// The object as an item of a list ([`Negotiated::encode_item`]), after the list's
-    /// separator ([`Encoding::item_separator`]): what a list body sends for every item but
-    /// the first (which drops the separator), as one piece of the kept bytes. As
-    /// [`document`](Self::document) otherwise.
-    pub(crate) fn separated_item<V: serde::Serialize, E>(
-        &self,
-        n: &Negotiated,
-        kv: &KeyValue,
-        served: ServedBy,
-        make: impl FnOnce() -> Result<V, E>,
-    ) -> Option<Result<Bytes, E>>
-    where
-        E: From<conneg::EncodeError>,
-    {
-        let form = self.form(n, kv, served, make)?;
-        Some(form.map(
-            |Form {
-                 bytes, separator, ..
-             }| {
-                let item = n.nested(&bytes[separator..]);
-                if separator == 0 {
-                    // Narrowed in place: no second handle to count up and down (this is per
-                    // item of every list).
-                    let start = item.as_ptr() as usize - bytes.as_ptr() as usize;
-                    let len = item.len();
-                    let mut bytes = bytes;
-                    bytes.advance(start);
-                    bytes.truncate(len);
-                    bytes
-                } else if item.len() == bytes.len() - separator {
-                    // The item is the whole document (JSON's), right after the separator.
-                    bytes
-                } else {
-                    let mut joined = bytes[..separator].to_vec();
-                    joined.extend_from_slice(item);
-                    Bytes::from(joined)
-                }
-            },
-        ))
-    }
-
-    /// The kept form of `kv` in `n`'s encoding, made with `make` when there is none.
-    fn form<V: serde::Serialize, E>(
+    /// The kept form of the object stored as `kv`, as `served` ([`served_by`]) serves it in
+    /// `n`'s encoding: kept when there is one, else `make`'s value encoded and kept. `None`
+    /// when the negotiated encoding is not one to keep (pretty JSON, a custom codec): the
+    /// caller encodes the object itself.
+    pub(crate) fn form<V: serde::Serialize, E>(
         &self,
         n: &Negotiated,
         kv: &KeyValue,
@@ -283,14 +254,14 @@ mod tests {
         value: serde_json::Value,
     ) -> (Bytes, bool) {
         let mut made = false;
-        let bytes = forms
-            .document(n, kv, served, || {
+        let form = forms
+            .form(n, kv, served, || {
                 made = true;
                 Ok::<_, conneg::Status>(value)
             })
             .expect("an encoding to keep")
             .unwrap();
-        (bytes, made)
+        (form.document(), made)
     }
 
     #[test]
@@ -316,9 +287,10 @@ mod tests {
         // A list item is the same kept bytes after the list's separator.
         for n in [&json, &cbor] {
             let item = forms
-                .separated_item(n, &at1, SERVED, || Ok::<_, conneg::Status>(0))
+                .form(n, &at1, SERVED, || Ok::<_, conneg::Status>(0))
                 .unwrap()
-                .unwrap();
+                .unwrap()
+                .separated_item(n);
             let mut expected = n.encoding().unwrap().item_separator().to_vec();
             n.encode_item(&v1, &mut expected).unwrap();
             assert_eq!(item, expected);
@@ -340,9 +312,9 @@ mod tests {
         let make = || Ok::<_, conneg::Status>(0);
         let at = kv("/registry/x/a", 5);
         let pretty = negotiated("application/json;pretty=1");
-        assert!(kept.document(&pretty, &at, SERVED, make).is_none());
+        assert!(kept.form(&pretty, &at, SERVED, make).is_none());
         let json = negotiated("application/json");
-        assert!(none.document(&json, &at, SERVED, make).is_none());
+        assert!(none.form(&json, &at, SERVED, make).is_none());
     }
 
     #[test]

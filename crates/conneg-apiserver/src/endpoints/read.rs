@@ -32,8 +32,10 @@ pub(super) async fn get<T: Served>(
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
     let make = || Ok::<_, Status>(T::from_kind(decode()?, f));
-    match st.encoded.document(n, &kv, served_by::<T>(f), make) {
-        Some(body) => Ok(n.encoded_response(StatusCode::OK, body?).into_response()),
+    match st.encoded.form(n, &kv, served_by::<T>(f), make) {
+        Some(form) => Ok(n
+            .encoded_response(StatusCode::OK, form?.document())
+            .into_response()),
         None => Ok(respond(n, StatusCode::OK, &make()?)),
     }
 }
@@ -113,8 +115,8 @@ pub(super) async fn list<T: Served>(
         let kv = stored.next()?;
         let make =
             || Ok::<_, list_body::ItemError>(T::from_kind(registry.decode(res, &kv)?, &facts));
-        Some(match encoded.separated_item(&n2, &kv, served, make) {
-            Some(kept) => kept.map(Some),
+        Some(match encoded.form(&n2, &kv, served, make) {
+            Some(form) => form.map(|f| Some(f.separated_item(&n2))),
             None => make().and_then(|item| Ok(n2.encode_item(&item, out).map(|()| None)?)),
         })
     });

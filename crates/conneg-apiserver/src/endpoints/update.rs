@@ -178,7 +178,7 @@ fn field_manager_required() -> Status {
     })
 }
 
-/// Runs `f` on the blocking pool, at most [`AppState::blocking`] at a time: parsing, patching
+/// Runs `f` on the blocking pool, at most [`Context::blocking`](super::Context::blocking) at a time: parsing, patching
 /// and decoding a patch cost time that grows with the body and the stored object, and on an
 /// async worker they would stall every other request on it (`/readyz` included).
 async fn off_worker<R: Send + 'static>(

@@ -50,7 +50,7 @@ use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::encoded::served_by;
+use super::encoded::{Form, served_by};
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
@@ -479,8 +479,8 @@ fn kept_added<T: Served>(
     stored.map(move |kv| {
         let document = kv.and_then(|kv| {
             let make = || Ok::<_, Status>(T::from_kind(registry.decode(res, &kv)?, &facts));
-            match encoded.document(&n, &kv, served, make) {
-                Some(document) => document,
+            match encoded.form(&n, &kv, served, make) {
+                Some(form) => form.map(Form::document),
                 None => make().and_then(|object| Ok(n.encode(&object)?)),
             }
         });

@@ -5,7 +5,7 @@
 //! collection and walks all of them for every token, so its cost is the number of tokens times
 //! the flow depth: 100,000 nested `[` (200 KB) take about 20 s to be refused. Block nesting
 //! (indentation, `- - -`) costs it nothing extra and is refused after parsing by the depth
-//! checks in [`super::patch`].
+//! checks in [`super`].
 //!
 //! The scan follows libyaml's tokenizer where it decides whether a `[` or `{` opens a
 //! collection: comments, quoted scalars, plain scalars (which end at flow indicators only inside
