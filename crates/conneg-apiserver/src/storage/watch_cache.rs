@@ -16,7 +16,7 @@
 //!   through another.
 //! * **Past revisions**: a list at a revision (`resourceVersionMatch=Exact`, continue tokens)
 //!   is answered by the cache when nothing of the resource changed since (its history says
-//!   so), as is a watch from a revision with nothing to replay (from a list's revision, or
+//!   so, once it has caught up with storage's current revision), as is a watch from a revision with nothing to replay (from a list's revision, or
 //!   from now). Other past states and replays come from storage, which owns compaction (410
 //!   when it no longer has the revision, even when an operator compacted etcd by hand).
 //! * **Writes** go to storage; the cache learns of them from its watch.
@@ -441,7 +441,13 @@ impl Storage for WatchCache {
         if let Some(res) = self.resource(prefix) {
             let contents = match options.revision {
                 None => self.current(&res).await?,
-                Some(revision) => self.at(&res, revision).await?,
+                // A past state is the cache's to give only when nothing changed since, which
+                // only a cache that has caught up with storage can tell: one that lags has not
+                // seen the changes yet, and would answer for a revision storage compacted.
+                Some(revision) => match self.at(&res, revision).await? {
+                    Some(_) => self.current(&res).await?,
+                    None => None,
+                },
             };
             // The cache answers with its current state (at a past revision only when that
             // state is the same); older states come from storage, which owns compaction.
