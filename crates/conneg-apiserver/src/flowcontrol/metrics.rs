@@ -63,9 +63,9 @@ impl FlowStats {
 
 /// What one priority level reports.
 pub(crate) struct LevelReport<'a> {
-    pub name: &'a str,
-    pub nominal_seats: u32,
-    pub executing_seats: u32,
+    pub(crate) name: &'a str,
+    pub(crate) nominal_seats: u32,
+    pub(crate) executing_seats: u32,
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
