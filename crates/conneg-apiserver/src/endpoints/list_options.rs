@@ -32,17 +32,17 @@ const SEND_INITIAL_EVENTS: &str = "sendInitialEvents";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ListOptions<'q> {
     /// `watch`.
-    pub watch: bool,
+    pub(crate) watch: bool,
     /// `resourceVersion` (`None`: absent or empty).
-    pub resource_version: Option<&'q str>,
+    pub(crate) resource_version: Option<&'q str>,
     /// `resourceVersionMatch` (`None`: absent or empty).
-    pub resource_version_match: Option<&'q str>,
+    pub(crate) resource_version_match: Option<&'q str>,
     /// `sendInitialEvents` (`None`: absent).
-    pub send_initial_events: Option<bool>,
+    pub(crate) send_initial_events: Option<bool>,
     /// `allowWatchBookmarks`.
-    pub allow_watch_bookmarks: bool,
+    pub(crate) allow_watch_bookmarks: bool,
     /// `continue`.
-    pub continue_token: Option<&'q str>,
+    pub(crate) continue_token: Option<&'q str>,
 }
 
 impl<'q> ListOptions<'q> {

@@ -23,17 +23,17 @@ const NAMESPACES: &str = "namespaces";
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     /// Version in the URL.
-    pub version: GroupVersion,
+    pub(crate) version: GroupVersion,
     /// Resource in the URL.
-    pub resource: &'static ResourceInfo,
+    pub(crate) resource: &'static ResourceInfo,
     /// Namespace from `/namespaces/{ns}/` (`None`: all namespaces, or cluster-scoped).
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// Object name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Whether the request is for the object's `status` subresource.
-    pub status: bool,
+    pub(crate) status: bool,
     /// Whether the request is for the object's `scale` subresource.
-    pub scale: bool,
+    pub(crate) scale: bool,
 }
 
 impl Target {
@@ -198,7 +198,7 @@ impl Target {
 
 /// Query parameters: the first value of each, as Kubernetes converts its options.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Params(pub BTreeMap<String, String>);
+pub(crate) struct Params(pub(crate) BTreeMap<String, String>);
 
 impl Params {
     /// A parameter, if present and non-empty.

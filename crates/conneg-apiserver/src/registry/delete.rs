@@ -32,19 +32,19 @@ pub(crate) struct DeleteOptions {
     /// Seconds before the object should be deleted; no effect on kinds without graceful
     /// deletion.
     #[serde(default)]
-    pub grace_period_seconds: Option<i64>,
+    pub(crate) grace_period_seconds: Option<i64>,
     /// Conditions the stored object must meet.
     #[serde(default)]
-    pub preconditions: Option<Preconditions>,
+    pub(crate) preconditions: Option<Preconditions>,
     /// Deprecated form of `propagationPolicy`: `true` is `Orphan`, `false` is `Background`.
     #[serde(default)]
-    pub orphan_dependents: Option<bool>,
+    pub(crate) orphan_dependents: Option<bool>,
     /// `Orphan`, `Background` or `Foreground`.
     #[serde(default)]
-    pub propagation_policy: Option<String>,
+    pub(crate) propagation_policy: Option<String>,
     /// `["All"]`: decide and answer, change nothing.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub dry_run: Vec<String>,
+    pub(crate) dry_run: Vec<String>,
 }
 
 /// `metav1.Preconditions`.
@@ -53,10 +53,10 @@ pub(crate) struct DeleteOptions {
 pub(crate) struct Preconditions {
     /// The object's uid must be this.
     #[serde(default)]
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// The object's resourceVersion must be this.
     #[serde(default)]
-    pub resource_version: Option<String>,
+    pub(crate) resource_version: Option<String>,
 }
 
 impl DeleteOptions {
@@ -248,9 +248,9 @@ pub(crate) fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
 #[derive(Debug)]
 pub(crate) struct Deleted<K> {
     /// The object: as it was before removal, or as kept.
-    pub object: K,
+    pub(crate) object: K,
     /// Whether it was removed from storage (or, in a dry run, would have been).
-    pub deleted: bool,
+    pub(crate) deleted: bool,
 }
 
 impl Registry {
