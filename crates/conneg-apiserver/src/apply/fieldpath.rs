@@ -31,7 +31,7 @@ pub enum PathElement {
 }
 
 /// A path from the root of an object.
-pub(crate) type Path = Vec<PathElement>;
+pub type Path = Vec<PathElement>;
 
 impl PathElement {
     fn rank(&self) -> u8 {

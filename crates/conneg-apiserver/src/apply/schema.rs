@@ -14,7 +14,7 @@ use crate::declarative::{ListType, Validator};
 
 /// A field path in a schema table: field names joined by `.`, list items left out
 /// (`metadata.ownerReferences`, `spec.containers.ports`).
-pub(crate) type FieldPath = &'static str;
+pub type FieldPath = &'static str;
 
 /// A kind's apply schema.
 #[derive(Debug, Clone)]
