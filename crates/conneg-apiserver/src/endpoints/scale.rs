@@ -20,11 +20,11 @@ use crate::validation::{BadValue, FieldError, invalid};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScalePaths {
     /// The wanted replicas.
-    pub spec_replicas: String,
+    pub(crate) spec_replicas: String,
     /// The replicas there are.
-    pub status_replicas: String,
+    pub(crate) status_replicas: String,
     /// The label selector (a string), or `""`.
-    pub label_selector: String,
+    pub(crate) label_selector: String,
 }
 
 /// The value at the dot path `path` of `v`.
