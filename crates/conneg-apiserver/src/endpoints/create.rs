@@ -84,7 +84,7 @@ pub(super) async fn create_object<T: Served>(
         f,
     )?);
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));
-    valid(t.resource, &k, &errs)?;
+    valid(t.resource, &k, errs)?;
     let created = st.registry.create(resource, k, generated, dry_run).await?;
     Ok((StatusCode::CREATED, T::from_kind(created, f)))
 }

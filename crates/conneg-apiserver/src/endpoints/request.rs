@@ -60,7 +60,7 @@ impl Target {
         }
         status::status_only(new, old)?;
         new.prepare_for_status_update(old);
-        valid(self.resource, new, &new.validate_status_update())
+        Ok(valid(self.resource, new, new.validate_status_update())?)
     }
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404

@@ -15,8 +15,8 @@ use super::validate::{check_declared_update, valid};
 use super::{Context, HResult, Served, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::registry::Object;
 use crate::registry::backoff::ConflictBackoff;
+use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
 use crate::validation::{resource_version_required, validate_object_meta_update};
@@ -26,10 +26,10 @@ use crate::validation::{resource_version_required, validate_object_meta_update};
 /// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
 fn prepare_update<T: Served>(
-    res: &ResourceInfo,
+    res: &'static ResourceInfo,
     (new, old): (&mut T::K, &T::K),
     f: &T::Facts,
-) -> Result<(), Status> {
+) -> Result<(), registry::Error> {
     let same = T::same_spec(new, old, f);
     let om = old.meta();
     let nm = new.meta_mut();
@@ -48,7 +48,7 @@ fn prepare_update<T: Served>(
     valid(
         res,
         new,
-        &validate_object_meta_update(new.meta(), old.meta()),
+        validate_object_meta_update(new.meta(), old.meta()),
     )
 }
 
@@ -145,7 +145,7 @@ pub(super) async fn commit<T: Served>(
     }
     prepare_update::<T>(t.resource, (&mut new, old), f)?;
     if t.subresource() != "status" {
-        valid(t.resource, &new, &new.validate_update(old))?;
+        valid(t.resource, &new, new.validate_update(old))?;
     }
     check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
     admission::admit(

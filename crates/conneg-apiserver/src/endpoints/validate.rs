@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::body::to_json;
 use super::{Context, Served, Target};
 use crate::declarative::Validator;
-use crate::registry::Object;
+use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
-use crate::validation::{FieldError, invalid};
+use crate::validation::FieldError;
 
 /// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
 /// version, against `old` on update (for transition rules and ratcheting).
@@ -50,13 +50,50 @@ pub(super) fn check_declared_update<T: Served>(
         Some(old),
         f,
     )?;
-    valid(t.resource, new, &errs)
+    Ok(valid(t.resource, new, errs)?)
 }
 
-/// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
-pub(super) fn valid<K: Object>(r: &ResourceInfo, k: &K, errs: &[FieldError]) -> Result<(), Status> {
+/// `Ok` when `errs` is empty, otherwise the invalid object `k` of `r` with every error (a
+/// 422 at the HTTP edge, as every registry error is answered).
+pub(super) fn valid<K: Object>(
+    r: &'static ResourceInfo,
+    k: &K,
+    errs: Vec<FieldError>,
+) -> Result<(), registry::Error> {
     if errs.is_empty() {
         return Ok(());
     }
-    Err(invalid(r.group, r.kind, &k.meta().name, errs))
+    Err(registry::Error::Invalid {
+        group: r.group,
+        kind: r.kind,
+        name: k.meta().name.clone(),
+        errors: errs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core_v1::{NAMESPACES, Namespace};
+    use crate::meta::HasObjectMeta;
+
+    #[test]
+    fn an_invalid_object_is_a_registry_error_answered_as_kubernetes_answers() {
+        let mut ns = Namespace::default();
+        ns.meta_mut().name = "a".into();
+        assert!(valid(&NAMESPACES, &ns, Vec::new()).is_ok());
+        let errs = vec![
+            FieldError::required("spec.x", ""),
+            FieldError::invalid("metadata.name", "a", "too short"),
+        ];
+        let err = valid(&NAMESPACES, &ns, errs).unwrap_err();
+        assert!(matches!(err, registry::Error::Invalid { .. }), "{err:?}");
+        let status = Status::from(err);
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            r#"Namespace "a" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
+        );
+        assert_eq!(status.details.map(|d| d.causes.len()), Some(2));
+    }
 }
