@@ -14,9 +14,9 @@
 //!   watch cache does; apimachinery does not require it (that would break clients that got
 //!   initial events with `resourceVersion=0` before watch-list existed).
 
-use conneg::Status;
 use serde_json::{Value, json};
 
+use super::Failure;
 use super::Params;
 use crate::validation::{BadValue, FieldError, invalid};
 
@@ -48,7 +48,7 @@ pub(super) struct ListOptions<'q> {
 impl<'q> ListOptions<'q> {
     /// Reads the options from the query, applies the defaults and validates them: 422
     /// `Invalid` for a combination Kubernetes refuses.
-    pub(super) fn parse(q: &'q Params) -> Result<Self, Status> {
+    pub(super) fn parse(q: &'q Params) -> Result<Self, Failure> {
         let mut opts = ListOptions {
             watch: q.flag("watch"),
             resource_version: q.get("resourceVersion"),
@@ -62,7 +62,7 @@ impl<'q> ListOptions<'q> {
         if errs.is_empty() {
             Ok(opts)
         } else {
-            Err(invalid("meta.k8s.io", "ListOptions", "", &errs))
+            Err(invalid("meta.k8s.io", "ListOptions", "", &errs).into())
         }
     }
 

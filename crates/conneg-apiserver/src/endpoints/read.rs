@@ -7,7 +7,7 @@ use http::StatusCode;
 
 use super::encoded::served_by;
 use super::{
-    Context, HResult, Params, Served, Target, list_body, list_options, respond, transform,
+    Context, Failure, HResult, Params, Served, Target, list_body, list_options, respond, transform,
 };
 use crate::registry::{ListRequest, Object, Page, storage_status};
 use crate::resource::ResourceInfo;
@@ -31,7 +31,7 @@ pub(super) async fn get<T: Served>(
         let shaped = transform::object::<T>(conv, q, t, decode()?, f)?;
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    let make = || Ok::<_, Status>(T::from_kind(decode()?, f));
+    let make = || Ok::<_, Failure>(T::from_kind(decode()?, f));
     match st.encoded.form(n, &kv, served_by::<T>(f), make) {
         Some(form) => Ok(n
             .encoded_response(StatusCode::OK, form?.document())
@@ -47,7 +47,7 @@ pub(super) async fn list_revision(
     st: &Context,
     res: &'static ResourceInfo,
     q: &Params,
-) -> Result<Option<i64>, Status> {
+) -> Result<Option<i64>, Failure> {
     let Some(rv) = q.get("resourceVersion") else {
         return Ok(None);
     };
@@ -79,7 +79,8 @@ pub(super) async fn list_revision(
             }
             .to_string(),
             1,
-        ));
+        )
+        .into());
     }
     Ok(None)
 }
@@ -124,7 +125,7 @@ pub(super) async fn list<T: Served>(
 }
 
 /// Stored objects decoded.
-fn decode_all<K: Object>(st: &Context, t: &Target, stored: &[KeyValue]) -> Result<Vec<K>, Status> {
+fn decode_all<K: Object>(st: &Context, t: &Target, stored: &[KeyValue]) -> Result<Vec<K>, Failure> {
     Ok(stored
         .iter()
         .map(|kv| st.registry.decode(t.resource, kv))
@@ -138,7 +139,7 @@ pub(super) async fn page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<K>, Status> {
+) -> Result<Page<K>, Failure> {
     let page = stored_page::<K>(st, t, q, sel).await?;
     Ok(Page {
         items: decode_all(st, t, &page.items)?,
@@ -152,7 +153,7 @@ async fn stored_page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<KeyValue>, Status> {
+) -> Result<Page<KeyValue>, Failure> {
     let limit = match q.get("limit") {
         None => None,
         Some(l) => {
@@ -166,7 +167,8 @@ async fn stored_page<K: Object>(
     if continue_token.is_some() && q.get("resourceVersion").is_some_and(|rv| rv != "0") {
         return Err(Status::bad_request(
             "specifying resource version is not allowed when using continue",
-        ));
+        )
+        .into());
     }
     let revision = match continue_token {
         Some(_) => None,

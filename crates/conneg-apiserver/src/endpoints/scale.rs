@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::body::{Expected, decode_json, defaulted_kind, to_json};
 use super::call::Call;
 use super::update::{Change, commit, conflict};
-use super::{HResult, Served, field_manager, resource_not_found, respond};
+use super::{Failure, HResult, Served, field_manager, resource_not_found, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
 use crate::validation::{BadValue, FieldError, invalid};
@@ -56,7 +56,7 @@ fn set(v: &mut Value, path: &str, x: Value) {
 }
 
 /// The `Scale` of `obj` (as JSON in the request's version).
-fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, Status> {
+fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, Failure> {
     let replicas = at(obj, &paths.spec_replicas)
         .and_then(Value::as_i64)
         .ok_or_else(|| {
@@ -132,7 +132,8 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             return Err(Status::bad_request(format!(
                 "the spec replicas field {} cannot be empty",
                 Status::quote(&paths.spec_replicas)
-            )));
+            ))
+            .into());
         }
         Some(_) => None,
     }
@@ -143,10 +144,10 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         invalid(res.group, res.kind, t.name(), &[err])
     };
     if replicas < 0 {
-        return Err(check("should be a non-negative integer"));
+        return Err(check("should be a non-negative integer").into());
     }
     if replicas > i64::from(i32::MAX) {
-        return Err(check("should be less than or equal to 2147483647"));
+        return Err(check("should be less than or equal to 2147483647").into());
     }
     // The Scale's resourceVersion, when given, is the client's precondition.
     let pinned = wanted
@@ -154,7 +155,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .and_then(Value::as_str)
         .filter(|rv| !rv.is_empty());
     if pinned.is_some_and(|rv| rv != revision.to_string()) {
-        return Err(conflict(res, t.name()));
+        return Err(conflict(res, t.name()).into());
     }
     let mut new_json = old_json;
     set(&mut new_json, &paths.spec_replicas, Value::from(replicas));

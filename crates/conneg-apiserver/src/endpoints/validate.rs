@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
-use conneg::Status;
 use serde_json::Value;
 
 use super::body::to_json;
-use super::{Context, Served, Target};
+use super::{Context, Failure, Served, Target};
 use crate::declarative::Validator;
 use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
@@ -20,7 +19,7 @@ pub(super) fn declared_errors<T: Served>(
     versioned: &Value,
     old: Option<&T::K>,
     f: &T::Facts,
-) -> Result<Vec<FieldError>, Status> {
+) -> Result<Vec<FieldError>, Failure> {
     let Some(validator) = declared else {
         return Ok(Vec::new());
     };
@@ -38,7 +37,7 @@ pub(super) fn check_declared_update<T: Served>(
     versioned: Value,
     (new, old): (&T::K, &T::K),
     f: &T::Facts,
-) -> Result<(), Status> {
+) -> Result<(), Failure> {
     let versioned = if t.status {
         to_json(&T::from_kind(new.clone(), f))?
     } else {
@@ -73,6 +72,8 @@ pub(super) fn valid<K: Object>(
 
 #[cfg(test)]
 mod tests {
+    use conneg::Status;
+
     use super::*;
     use crate::core_v1::{NAMESPACES, Namespace};
     use crate::meta::HasObjectMeta;

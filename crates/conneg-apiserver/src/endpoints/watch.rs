@@ -54,7 +54,7 @@ use super::encoded::{Form, served_by};
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
-use super::{Context, HResult, Params, Served, Target};
+use super::{Context, Failure, HResult, Params, Served, Target};
 use crate::meta::HasObjectMeta;
 use crate::registry::storage_status;
 use crate::resource::ResourceInfo;
@@ -119,7 +119,7 @@ impl<T> Clone for Shared<T> {
 }
 
 /// The hub of `T`, started (with its feeding task) on first use.
-async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, Status> {
+async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, Failure> {
     let res = t.resource;
     let key = (t.version.api_version(), res.resource);
     let existing = |m: &HubMap| {
@@ -145,7 +145,7 @@ async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared
         .map_err(|e| storage_status(e, res, ""))?;
     let shared = {
         let Ok(mut m) = st.hubs.0.lock() else {
-            return Err(Status::internal_error("watch hub registry poisoned"));
+            return Err(Status::internal_error("watch hub registry poisoned").into());
         };
         if let Some(h) = existing(&m) {
             return Ok(h); // another request started it meanwhile
@@ -196,7 +196,7 @@ async fn watch_shared<T: Served>(
     from: i64,
     timeout: u64,
     f: &T::Facts,
-) -> Result<Option<Response<Body>>, Status> {
+) -> Result<Option<Response<Body>>, Failure> {
     let shared = hub::<T>(st, t, f).await?;
     let (ns, name) = (t.namespace.clone(), t.name.clone());
     let watcher = shared.hub.subscribe_filtered_as(
@@ -248,7 +248,9 @@ pub(crate) async fn watch<T: Served>(
         Some(s) => match s.parse::<u64>() {
             Ok(0) => DEFAULT_TIMEOUT_SECS,
             Ok(n) => n.min(MAX_TIMEOUT_SECS),
-            Err(_) => return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}"))),
+            Err(_) => {
+                return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}")).into());
+            }
         },
     };
     let bookmarks = opts.allow_watch_bookmarks;
@@ -407,7 +409,7 @@ fn initial_stored(
     t: &Target,
     prefix: &str,
     first: Option<ListResult>,
-) -> impl Stream<Item = Result<KeyValue, Status>> + Send + 'static {
+) -> impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static {
     enum Next {
         Page(ListResult),
         From(String, i64),
@@ -426,7 +428,9 @@ fn initial_stored(
                     };
                     match st.registry.store.list(&prefix, read).await {
                         Ok(page) => page,
-                        Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
+                        Err(e) => {
+                            return Some((vec![Err(storage_status(e, res, "").into())], None));
+                        }
                     }
                 }
             };
@@ -445,8 +449,8 @@ fn initial_kinds<T: Served>(
     st: &Context,
     t: &Target,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
-) -> impl Stream<Item = Result<T::K, Status>> + Send + 'static {
+    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
+) -> impl Stream<Item = Result<T::K, Failure>> + Send + 'static {
     let (st, filter, res) = (st.clone(), filter.clone(), t.resource);
     stored.filter_map(move |kv| {
         let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(res, &kv)?));
@@ -467,7 +471,7 @@ fn kept_added<T: Served>(
     n: &Negotiated,
     f: &T::Facts,
     res: &'static ResourceInfo,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
 ) -> impl Stream<Item = (Bytes, bool)> + Send + 'static {
     let (registry, encoded, facts, n) = (
         st.registry.clone(),
@@ -478,7 +482,7 @@ fn kept_added<T: Served>(
     let served = served_by::<T>(f);
     stored.map(move |kv| {
         let document = kv.and_then(|kv| {
-            let make = || Ok::<_, Status>(T::from_kind(registry.decode(res, &kv)?, &facts));
+            let make = || Ok::<_, Failure>(T::from_kind(registry.decode(res, &kv)?, &facts));
             match encoded.form(&n, &kv, served, make) {
                 Some(form) => form.map(Form::document),
                 None => make().and_then(|object| Ok(n.encode(&object)?)),
@@ -492,7 +496,7 @@ fn kept_added<T: Served>(
         });
         match event {
             Ok(bytes) => (bytes, false),
-            Err(status) => event_bytes(&WatchEvent::<()>::Error(status), &n),
+            Err(failure) => event_bytes(&WatchEvent::<()>::Error(failure.into_status()), &n),
         }
     })
 }
@@ -516,7 +520,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     n: &Negotiated,
     f: &T::Facts,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
     shape: impl Fn(T::K) -> O + Send + 'static,
 ) -> BoxStream<'static, (Bytes, bool)> {
     if keeps_forms(st, n, filter) {
@@ -526,7 +530,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     initial_kinds::<T>(st, t, filter, stored)
         .map(move |k| match k {
             Ok(k) => event_bytes(&WatchEvent::Added(shape(k)), &n),
-            Err(s) => event_bytes(&WatchEvent::<O>::Error(s), &n),
+            Err(failure) => event_bytes(&WatchEvent::<O>::Error(failure.into_status()), &n),
         })
         .boxed()
 }
@@ -590,6 +594,6 @@ fn translate<T: Served>(
 }
 
 /// An event object built as JSON; a failure to build it is sent as its `Status`.
-fn or_status(v: Result<Value, Status>) -> Value {
-    v.unwrap_or_else(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+fn or_status(v: Result<Value, Failure>) -> Value {
+    v.unwrap_or_else(|failure| serde_json::to_value(failure.into_status()).unwrap_or(Value::Null))
 }

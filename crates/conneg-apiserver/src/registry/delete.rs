@@ -23,7 +23,6 @@ use super::{Error, Object, Registry};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
 use crate::validation::{BadValue, FieldError};
-use conneg::Status;
 
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
@@ -268,14 +267,14 @@ impl Registry {
         check: impl Fn(K) -> F,
     ) -> Result<Option<Deleted<K>>, Error>
     where
-        F: Future<Output = Result<(), Status>>,
+        F: Future<Output = Result<(), Error>>,
     {
         let mut backoff = ConflictBackoff::default();
         loop {
             let Some((old, revision)) = self.get::<K>(res, key, name).await? else {
                 return Ok(None);
             };
-            check(old.clone()).await.map_err(Error::refused)?;
+            check(old.clone()).await?;
             let mut kept = old.clone();
             let now = Time::now();
             let mut plan = plan_delete(kept.meta_mut(), opts, res, now)?;
@@ -326,6 +325,8 @@ impl Registry {
 
 #[cfg(test)]
 mod tests {
+    use conneg::Status;
+
     use super::*;
 
     /// A resource whose kind is `Namespace`, as the conflict messages below name it.
