@@ -31,7 +31,7 @@ pub(super) async fn delete<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             admit_delete(st, t, old)
         })
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let code = opts.status_code(out.deleted);
     if !out.deleted || <T::K as Object>::RETURN_DELETED_OBJECT {
         return Ok(respond(n, code, &T::from_kind(out.object, f)));

@@ -25,7 +25,7 @@ pub(super) async fn get<T: Served>(
         .registry
         .get_stored(t.resource, &t.key(&st.registry), t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let decode = || st.registry.decode::<T::K>(t.resource, &kv);
     if let Some(conv) = n.conversion() {
         let shaped = transform::object::<T>(conv, q, t, decode()?, f)?;

@@ -146,6 +146,11 @@ impl Target {
         self.name.as_deref().unwrap_or("")
     }
 
+    /// 404 for the object the URL names.
+    pub(crate) fn not_found(&self) -> Status {
+        Status::not_found(self.resource.group, self.resource.resource, self.name())
+    }
+
     /// The namespace (`""` for all namespaces or a cluster-scoped resource).
     pub(crate) fn namespace(&self) -> &str {
         self.namespace.as_deref().unwrap_or("")

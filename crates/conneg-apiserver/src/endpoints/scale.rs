@@ -106,7 +106,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .registry
         .get::<T::K>(t.resource, &key, t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let old_json = to_json(&T::from_kind(old.clone(), f))?;
     let current = scale_of(&old_json, paths)?;
     let wanted: Value = match c.method {

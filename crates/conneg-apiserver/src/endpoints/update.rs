@@ -82,7 +82,7 @@ pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .registry
         .get::<T::K>(t.resource, &key, t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     if revision != expected {
         return Err(conflict(t.resource, t.name()).into());
     }
@@ -222,9 +222,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         let Some((old, revision)) = current else {
             // Only an apply to the object itself creates it.
             if !kind.is_apply() || t.status {
-                return Err(
-                    Status::not_found(t.resource.group, t.resource.resource, t.name()).into(),
-                );
+                return Err(t.not_found().into());
             }
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
