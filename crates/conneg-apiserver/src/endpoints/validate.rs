@@ -62,12 +62,7 @@ pub(super) fn valid<K: Object>(
     if errs.is_empty() {
         return Ok(());
     }
-    Err(registry::Error::Invalid {
-        group: r.group,
-        kind: r.kind,
-        name: k.meta().name.clone(),
-        errors: errs,
-    })
+    Err(registry::Error::invalid(r, k.meta().name.clone(), errs))
 }
 
 #[cfg(test)]

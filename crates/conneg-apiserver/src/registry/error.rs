@@ -79,6 +79,20 @@ impl Error {
         }
     }
 
+    /// The object `name` of `resource`, invalid for `errors`.
+    pub(crate) fn invalid(
+        resource: &'static ResourceInfo,
+        name: String,
+        errors: Vec<FieldError>,
+    ) -> Self {
+        Self::Invalid {
+            group: resource.group,
+            kind: resource.kind,
+            name,
+            errors,
+        }
+    }
+
     /// A refusal answered as `status`.
     pub fn refused(status: Status) -> Self {
         Self::Refused(Box::new(status))
