@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use super::{Context, Failure, Served, Target};
 use crate::declarative::Validator;
+use crate::registry;
 use crate::resource::{GroupVersion, ResourceInfo};
-use crate::validation::{FieldErrorType, invalid};
+use crate::validation::FieldErrorType;
 
 /// What a body is decoded for: the URL's version and resource, and the version's declared
 /// schema, which explains a body the type refuses ([`decode_as`]). Owned, so that a patch
@@ -180,5 +181,5 @@ fn decode_as<T: Served>(
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    Err(invalid(r.group, r.kind, name, &errs).into())
+    Err(registry::Error::invalid(r, name.to_owned(), errs).into())
 }

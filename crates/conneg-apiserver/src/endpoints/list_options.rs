@@ -16,9 +16,9 @@
 
 use serde_json::{Value, json};
 
-use super::Failure;
-use super::Params;
-use crate::validation::{BadValue, FieldError, invalid};
+use super::{Failure, Params};
+use crate::registry;
+use crate::validation::{BadValue, FieldError};
 
 /// The annotation on the bookmark that ends a watch's initial events.
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -62,7 +62,7 @@ impl<'q> ListOptions<'q> {
         if errs.is_empty() {
             Ok(opts)
         } else {
-            Err(invalid("meta.k8s.io", "ListOptions", "", &errs).into())
+            Err(registry::Error::invalid_options("ListOptions", errs).into())
         }
     }
 

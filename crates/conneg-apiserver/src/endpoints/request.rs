@@ -9,9 +9,8 @@ use axum::response::{IntoResponse, Response};
 use conneg::Status;
 use http::{HeaderValue, Method, header};
 
-use super::Failure;
-use super::resource_not_found;
 use super::validate::valid;
+use super::{Failure, resource_not_found};
 use crate::names;
 use crate::registry::{Object, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};

@@ -13,7 +13,8 @@ use super::update::{Change, commit, conflict};
 use super::{Failure, HResult, Served, field_manager, resource_not_found, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::validation::{BadValue, FieldError, invalid};
+use crate::registry;
+use crate::validation::{BadValue, FieldError};
 
 /// Where a kind's replicas are, as dot paths into the object (`.spec.replicas`,
 /// `.status.replicas`, `.status.selector`; no selector path: `""`).
@@ -141,7 +142,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let res = t.resource;
     let check = |detail: &str| {
         let err = FieldError::invalid_value(&paths.spec_replicas, BadValue::Int(replicas), detail);
-        invalid(res.group, res.kind, t.name(), &[err])
+        registry::Error::invalid(res, t.name().to_owned(), vec![err])
     };
     if replicas < 0 {
         return Err(check("should be a non-negative integer").into());

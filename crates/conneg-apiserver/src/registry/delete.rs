@@ -88,12 +88,7 @@ impl DeleteOptions {
         if errs.is_empty() {
             Ok(())
         } else {
-            Err(Error::Invalid {
-                group: "meta.k8s.io",
-                kind: "DeleteOptions",
-                name: String::new(),
-                errors: errs,
-            })
+            Err(Error::invalid_options("DeleteOptions", errs))
         }
     }
 

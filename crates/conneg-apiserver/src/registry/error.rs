@@ -93,6 +93,16 @@ impl Error {
         }
     }
 
+    /// Options of a request (`kind`: `DeleteOptions`, `ListOptions`), invalid for `errors`.
+    pub(crate) fn invalid_options(kind: &'static str, errors: Vec<FieldError>) -> Self {
+        Self::Invalid {
+            group: "meta.k8s.io",
+            kind,
+            name: String::new(),
+            errors,
+        }
+    }
+
     /// A refusal answered as `status`.
     pub fn refused(status: Status) -> Self {
         Self::Refused(Box::new(status))
