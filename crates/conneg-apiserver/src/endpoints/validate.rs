@@ -64,32 +64,3 @@ pub(super) fn valid<K: Object>(
     }
     Err(registry::Error::invalid(r, k.meta().name.clone(), errs))
 }
-
-#[cfg(test)]
-mod tests {
-    use conneg::Status;
-
-    use super::*;
-    use crate::core_v1::{NAMESPACES, Namespace};
-    use crate::meta::HasObjectMeta;
-
-    #[test]
-    fn an_invalid_object_is_a_registry_error_answered_as_kubernetes_answers() {
-        let mut ns = Namespace::default();
-        ns.meta_mut().name = "a".into();
-        assert!(valid(&NAMESPACES, &ns, Vec::new()).is_ok());
-        let errs = vec![
-            FieldError::required("spec.x", ""),
-            FieldError::invalid("metadata.name", "a", "too short"),
-        ];
-        let err = valid(&NAMESPACES, &ns, errs).unwrap_err();
-        assert!(matches!(err, registry::Error::Invalid { .. }), "{err:?}");
-        let status = Status::from(err);
-        assert_eq!(status.code, 422);
-        assert_eq!(
-            status.message,
-            r#"Namespace "a" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
-        );
-        assert_eq!(status.details.map(|d| d.causes.len()), Some(2));
-    }
-}

@@ -165,3 +165,43 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static FLUNDERS: ResourceInfo = ResourceInfo::new(
+        "wardle.example.com",
+        "flunders",
+        "flunder",
+        "Flunder",
+        "FlunderList",
+        true,
+    );
+
+    #[test]
+    fn an_invalid_object_is_answered_with_kubernetes_422() {
+        let errors = vec![
+            FieldError::required("spec.x", ""),
+            FieldError::invalid("metadata.name", "a", "too short"),
+        ];
+        let status = Status::from(Error::invalid(&FLUNDERS, "a".into(), errors));
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            r#"Flunder.wardle.example.com "a" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
+        );
+        assert_eq!(status.details.map(|d| d.causes.len()), Some(2));
+    }
+
+    #[test]
+    fn invalid_options_are_meta_k8s_io_kinds_without_a_name() {
+        let errors = vec![FieldError::invalid("limit", "-1", "must be positive")];
+        let status = Status::from(Error::invalid_options("ListOptions", errors));
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            r#"ListOptions.meta.k8s.io "" is invalid: limit: Invalid value: "-1": must be positive"#
+        );
+    }
+}
