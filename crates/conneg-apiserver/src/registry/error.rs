@@ -169,15 +169,7 @@ impl std::error::Error for Error {}
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    static FLUNDERS: ResourceInfo = ResourceInfo::new(
-        "wardle.example.com",
-        "flunders",
-        "flunder",
-        "Flunder",
-        "FlunderList",
-        true,
-    );
+    use crate::apiextensions::types::CUSTOM_RESOURCE_DEFINITIONS;
 
     #[test]
     fn an_invalid_object_is_answered_with_kubernetes_422() {
@@ -185,11 +177,12 @@ mod tests {
             FieldError::required("spec.x", ""),
             FieldError::invalid("metadata.name", "a", "too short"),
         ];
-        let status = Status::from(Error::invalid(&FLUNDERS, "a".into(), errors));
+        let crds = &CUSTOM_RESOURCE_DEFINITIONS;
+        let status = Status::from(Error::invalid(crds, "a.example.com".into(), errors));
         assert_eq!(status.code, 422);
         assert_eq!(
             status.message,
-            r#"Flunder.wardle.example.com "a" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
+            r#"CustomResourceDefinition.apiextensions.k8s.io "a.example.com" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
         );
         assert_eq!(status.details.map(|d| d.causes.len()), Some(2));
     }
