@@ -8,7 +8,7 @@ use std::sync::Arc;
 use conneg::{Codec, DecodeErrorKind, Decoded, FieldValidation, Negotiated, Status};
 use serde_json::Value;
 
-use super::{Context, Failure, Served, Target};
+use super::{Context, Served, StatusError, Target};
 use crate::declarative::Validator;
 use crate::registry;
 use crate::resource::{GroupVersion, ResourceInfo};
@@ -39,7 +39,7 @@ impl Expected {
 fn check_type_meta(
     (api_version, kind): (&str, &str),
     (version, resource): (GroupVersion, &ResourceInfo),
-) -> Result<(), Failure> {
+) -> Result<(), StatusError> {
     let want = version.api_version();
     if !api_version.is_empty() && api_version != want {
         return Err(Status::bad_request(format!(
@@ -67,7 +67,7 @@ pub(super) fn defaulted_kind<T: Served>(
     mut obj: T,
     (t, n): (&Target, &Negotiated),
     f: &T::Facts,
-) -> Result<(T::K, Value), Failure> {
+) -> Result<(T::K, Value), StatusError> {
     check_type_meta(obj.type_meta(), (t.version, t.resource))?;
     let unknown: Vec<String> = obj
         .apply_defaults(f)
@@ -114,7 +114,7 @@ pub(super) fn decode_json<T: Served>(
     doc: &Value,
     n: &Negotiated,
     expected: &Expected,
-) -> Result<(T, Vec<String>), Failure> {
+) -> Result<(T, Vec<String>), StatusError> {
     let bytes = serde_json::to_vec(doc)
         .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
     let decoded = decode_as::<T>(&Codec::Json, &bytes, n.field_validation(), expected)?;
@@ -127,7 +127,7 @@ pub(super) fn decode_body<T: Served>(
     bytes: &[u8],
     n: &Negotiated,
     expected: &Expected,
-) -> Result<T, Failure> {
+) -> Result<T, StatusError> {
     let codec = n.request_codec().unwrap_or(&Codec::Json);
     let decoded = decode_as::<T>(codec, bytes, n.field_validation(), expected)?;
     n.warn(decoded.warnings);
@@ -146,7 +146,7 @@ fn decode_as<T: Served>(
     bytes: &[u8],
     fv: FieldValidation,
     expected: &Expected,
-) -> Result<Decoded<T>, Failure> {
+) -> Result<Decoded<T>, StatusError> {
     let e = match codec.decode::<T>(bytes, fv) {
         Ok(decoded) => return Ok(decoded),
         Err(e) => e,

@@ -7,7 +7,7 @@ use http::StatusCode;
 
 use super::call::Call;
 use super::read::page;
-use super::{Context, Failure, HResult, Params, Served, Target, admission, respond};
+use super::{Context, HResult, Params, Served, StatusError, Target, admission, respond};
 use crate::meta::{HasObjectMeta, ObjectMeta};
 use crate::registry::delete::DeleteOptions;
 use crate::registry::{self, Object};
@@ -88,7 +88,11 @@ pub(super) async fn delete_collection<T: Served>(c: Call<'_>, f: &T::Facts) -> H
 /// The options of a DELETE: from the body when there is one (in `codec`, JSON when the
 /// request named none), otherwise from the query, as Kubernetes reads them (never both).
 /// Invalid options are refused as `ValidateDeleteOptions` refuses them.
-fn delete_options(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<DeleteOptions, Failure> {
+fn delete_options(
+    raw: &[u8],
+    codec: Option<&Codec>,
+    q: &Params,
+) -> Result<DeleteOptions, StatusError> {
     let opts = if raw.iter().all(u8::is_ascii_whitespace) {
         options_from_query(q)?
     } else {
@@ -103,12 +107,12 @@ fn delete_options(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<Delet
     Ok(opts)
 }
 
-fn options_from_query(q: &Params) -> Result<DeleteOptions, Failure> {
+fn options_from_query(q: &Params) -> Result<DeleteOptions, StatusError> {
     let grace_period_seconds = q
         .get("gracePeriodSeconds")
         .map(|v| {
             v.parse::<i64>().map_err(|_| {
-                Failure::from(Status::bad_request(format!(
+                StatusError::from(Status::bad_request(format!(
                     "strconv.ParseInt: parsing {}: invalid syntax",
                     Status::quote(v)
                 )))

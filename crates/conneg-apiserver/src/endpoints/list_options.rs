@@ -16,7 +16,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Failure, Params};
+use super::{Params, StatusError};
 use crate::registry;
 use crate::validation::{BadValue, FieldError};
 
@@ -48,7 +48,7 @@ pub(super) struct ListOptions<'q> {
 impl<'q> ListOptions<'q> {
     /// Reads the options from the query, applies the defaults and validates them: 422
     /// `Invalid` for a combination Kubernetes refuses.
-    pub(super) fn parse(q: &'q Params) -> Result<Self, Failure> {
+    pub(super) fn parse(q: &'q Params) -> Result<Self, StatusError> {
         let mut opts = ListOptions {
             watch: q.flag("watch"),
             resource_version: q.get("resourceVersion"),

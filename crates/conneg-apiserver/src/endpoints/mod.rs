@@ -22,8 +22,8 @@
 //! The endpoints are the HTTP edge, where errors become answers: the layers below say what
 //! went wrong in their own small types (`StorageError`, `registry::Error`, `PatchError`,
 //! the field manager's, metadata-only's), each mapped to Kubernetes' `Status` by its
-//! `From` impl, and `?` makes that `Status` here, boxed in a [`Failure`] (`failure.rs`) so
-//! that a result carrying it stays small.
+//! `From` impl, and `?` makes that `Status` here, boxed in a [`StatusError`]
+//! (`status_error.rs`) so that a result carrying it stays small.
 
 pub mod admission;
 mod body;
@@ -32,13 +32,13 @@ mod create;
 mod delete;
 mod encoded;
 mod endpoint;
-mod failure;
 mod field_manager;
 mod list_body;
 mod list_options;
 mod read;
 mod request;
 mod scale;
+mod status_error;
 mod table;
 mod transform;
 mod update;
@@ -64,13 +64,13 @@ use call::Call;
 pub use encoded::DEFAULT_CAPACITY as DEFAULT_ENCODED_CACHE;
 pub(crate) use encoded::EncodedForms;
 pub use endpoint::{Endpoint, Served};
-pub(crate) use failure::Failure;
 pub(crate) use request::{Params, Target};
 pub(crate) use scale::ScalePaths;
+pub(crate) use status_error::StatusError;
 pub(crate) use table::age;
 
 /// Handler result: a response, or the `Status` the layer encodes in the negotiated format.
-pub(crate) type HResult = Result<Response, Failure>;
+pub(crate) type HResult = Result<Response, StatusError>;
 
 /// What the endpoints need; cheap to clone. The server builds it
 /// ([`ServerBuilder`](crate::server::ServerBuilder)).

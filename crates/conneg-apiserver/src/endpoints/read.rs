@@ -7,7 +7,8 @@ use http::StatusCode;
 
 use super::encoded::served_by;
 use super::{
-    Context, Failure, HResult, Params, Served, Target, list_body, list_options, respond, transform,
+    Context, HResult, Params, Served, StatusError, Target, list_body, list_options, respond,
+    transform,
 };
 use crate::registry::{ListRequest, Object, Page, storage_status};
 use crate::resource::ResourceInfo;
@@ -31,7 +32,7 @@ pub(super) async fn get<T: Served>(
         let shaped = transform::object::<T>(conv, q, t, decode()?, f)?;
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    let make = || Ok::<_, Failure>(T::from_kind(decode()?, f));
+    let make = || Ok::<_, StatusError>(T::from_kind(decode()?, f));
     match st.encoded.form(n, &kv, served_by::<T>(f), make) {
         Some(form) => Ok(n
             .encoded_response(StatusCode::OK, form?.document())
@@ -47,7 +48,7 @@ pub(super) async fn list_revision(
     st: &Context,
     res: &'static ResourceInfo,
     q: &Params,
-) -> Result<Option<i64>, Failure> {
+) -> Result<Option<i64>, StatusError> {
     let Some(rv) = q.get("resourceVersion") else {
         return Ok(None);
     };
@@ -125,7 +126,11 @@ pub(super) async fn list<T: Served>(
 }
 
 /// Stored objects decoded.
-fn decode_all<K: Object>(st: &Context, t: &Target, stored: &[KeyValue]) -> Result<Vec<K>, Failure> {
+fn decode_all<K: Object>(
+    st: &Context,
+    t: &Target,
+    stored: &[KeyValue],
+) -> Result<Vec<K>, StatusError> {
     Ok(stored
         .iter()
         .map(|kv| st.registry.decode(t.resource, kv))
@@ -139,7 +144,7 @@ pub(super) async fn page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<K>, Failure> {
+) -> Result<Page<K>, StatusError> {
     let page = stored_page::<K>(st, t, q, sel).await?;
     Ok(Page {
         items: decode_all(st, t, &page.items)?,
@@ -153,7 +158,7 @@ async fn stored_page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<KeyValue>, Failure> {
+) -> Result<Page<KeyValue>, StatusError> {
     let limit = match q.get("limit") {
         None => None,
         Some(l) => {

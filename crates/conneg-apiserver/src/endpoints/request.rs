@@ -10,7 +10,7 @@ use conneg::Status;
 use http::{HeaderValue, Method, header};
 
 use super::validate::valid;
-use super::{Failure, resource_not_found};
+use super::{StatusError, resource_not_found};
 use crate::names;
 use crate::registry::{Object, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
@@ -50,7 +50,7 @@ impl Target {
     /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
     /// object and everything but the status through `/status` ([`status`]); then what the
     /// kind's own strategy keeps.
-    pub(crate) fn reset_fields<K: Object>(&self, new: &mut K, old: &K) -> Result<(), Failure> {
+    pub(crate) fn reset_fields<K: Object>(&self, new: &mut K, old: &K) -> Result<(), StatusError> {
         if !self.status {
             if self.resource.status_subresource {
                 status::keep_status(new, old)?;
@@ -68,7 +68,7 @@ impl Target {
     pub(crate) fn resolve(
         mut p: BTreeMap<String, String>,
         catalog: &Catalog,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, StatusError> {
         let group = p.get("group").map_or(CORE_GROUP, String::as_str);
         let version = p
             .get("version")
@@ -222,7 +222,7 @@ impl Params {
         self.option(k) == Some(true)
     }
     /// `dryRun`: `All` or nothing.
-    pub(crate) fn dry_run(&self) -> Result<bool, Failure> {
+    pub(crate) fn dry_run(&self) -> Result<bool, StatusError> {
         match self.get("dryRun") {
             None => Ok(false),
             Some("All") => Ok(true),
@@ -240,7 +240,7 @@ impl Params {
     /// parse.
     pub(crate) fn from_query(
         q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, StatusError> {
         let Query(pairs) = q.map_err(|e| Status::bad_request(format!("invalid query: {e}")))?;
         let mut m = BTreeMap::new();
         for (k, v) in pairs {
@@ -250,7 +250,7 @@ impl Params {
     }
 
     /// The label and field selectors.
-    pub(crate) fn selectors(&self) -> Result<Selectors, Failure> {
+    pub(crate) fn selectors(&self) -> Result<Selectors, StatusError> {
         Ok(
             Selectors::parse(self.get("labelSelector"), self.get("fieldSelector"))
                 .map_err(|e| Status::bad_request(e.0))?,
@@ -259,7 +259,7 @@ impl Params {
 }
 
 /// The namespace in the body must match the URL's; a missing one is filled in.
-pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), Failure> {
+pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), StatusError> {
     let meta = k.meta_mut();
     match &t.namespace {
         Some(ns) => {
@@ -276,7 +276,7 @@ pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), Fa
 }
 
 /// The name in the body must match the URL's.
-pub(super) fn check_name<K: Object>(k: &K, t: &Target) -> Result<(), Failure> {
+pub(super) fn check_name<K: Object>(k: &K, t: &Target) -> Result<(), StatusError> {
     let name = &k.meta().name;
     if name != t.name() {
         return Err(Status::bad_request(format!(

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::body::{Expected, decode_json, defaulted_kind, to_json};
 use super::call::Call;
 use super::update::{Change, commit, conflict};
-use super::{Failure, HResult, Served, field_manager, resource_not_found, respond};
+use super::{HResult, Served, StatusError, field_manager, resource_not_found, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
 use crate::registry;
@@ -57,7 +57,7 @@ fn set(v: &mut Value, path: &str, x: Value) {
 }
 
 /// The `Scale` of `obj` (as JSON in the request's version).
-fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, Failure> {
+fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, StatusError> {
     let replicas = at(obj, &paths.spec_replicas)
         .and_then(Value::as_i64)
         .ok_or_else(|| {

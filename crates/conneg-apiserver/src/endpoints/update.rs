@@ -12,7 +12,7 @@ use super::call::Call;
 use super::create::create_object;
 use super::request::{check_name, check_namespace};
 use super::validate::{check_declared_update, valid};
-use super::{Context, Failure, HResult, Served, Target, admission, field_manager, respond};
+use super::{Context, HResult, Served, StatusError, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
 use crate::registry::backoff::ConflictBackoff;
@@ -126,7 +126,7 @@ pub(super) async fn commit<T: Served>(
     t: &Target,
     c: Change<'_, T::K>,
     f: &T::Facts,
-) -> Result<Option<T::K>, Failure> {
+) -> Result<Option<T::K>, StatusError> {
     let Change {
         mut new,
         versioned,
@@ -181,8 +181,8 @@ fn field_manager_required() -> Status {
 /// async worker they would stall every other request on it (`/readyz` included).
 async fn off_worker<R: Send + 'static>(
     st: &Context,
-    f: impl FnOnce() -> Result<R, Failure> + Send + 'static,
-) -> Result<R, Failure> {
+    f: impl FnOnce() -> Result<R, StatusError> + Send + 'static,
+) -> Result<R, StatusError> {
     let _permit = st
         .blocking
         .acquire()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::body::to_json;
-use super::{Context, Failure, Served, Target};
+use super::{Context, Served, StatusError, Target};
 use crate::declarative::Validator;
 use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
@@ -19,7 +19,7 @@ pub(super) fn declared_errors<T: Served>(
     versioned: &Value,
     old: Option<&T::K>,
     f: &T::Facts,
-) -> Result<Vec<FieldError>, Failure> {
+) -> Result<Vec<FieldError>, StatusError> {
     let Some(validator) = declared else {
         return Ok(Vec::new());
     };
@@ -37,7 +37,7 @@ pub(super) fn check_declared_update<T: Served>(
     versioned: Value,
     (new, old): (&T::K, &T::K),
     f: &T::Facts,
-) -> Result<(), Failure> {
+) -> Result<(), StatusError> {
     let versioned = if t.status {
         to_json(&T::from_kind(new.clone(), f))?
     } else {

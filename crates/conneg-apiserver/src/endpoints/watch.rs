@@ -54,7 +54,7 @@ use super::encoded::{Form, served_by};
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
-use super::{Context, Failure, HResult, Params, Served, Target};
+use super::{Context, HResult, Params, Served, StatusError, Target};
 use crate::meta::HasObjectMeta;
 use crate::registry::storage_status;
 use crate::resource::ResourceInfo;
@@ -119,7 +119,7 @@ impl<T> Clone for Shared<T> {
 }
 
 /// The hub of `T`, started (with its feeding task) on first use.
-async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, Failure> {
+async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, StatusError> {
     let res = t.resource;
     let key = (t.version.api_version(), res.resource);
     let existing = |m: &HubMap| {
@@ -196,7 +196,7 @@ async fn watch_shared<T: Served>(
     from: i64,
     timeout: u64,
     f: &T::Facts,
-) -> Result<Option<Response<Body>>, Failure> {
+) -> Result<Option<Response<Body>>, StatusError> {
     let shared = hub::<T>(st, t, f).await?;
     let (ns, name) = (t.namespace.clone(), t.name.clone());
     let watcher = shared.hub.subscribe_filtered_as(
@@ -409,7 +409,7 @@ fn initial_stored(
     t: &Target,
     prefix: &str,
     first: Option<ListResult>,
-) -> impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static {
+) -> impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static {
     enum Next {
         Page(ListResult),
         From(String, i64),
@@ -449,8 +449,8 @@ fn initial_kinds<T: Served>(
     st: &Context,
     t: &Target,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
-) -> impl Stream<Item = Result<T::K, Failure>> + Send + 'static {
+    stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
+) -> impl Stream<Item = Result<T::K, StatusError>> + Send + 'static {
     let (st, filter, res) = (st.clone(), filter.clone(), t.resource);
     stored.filter_map(move |kv| {
         let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(res, &kv)?));
@@ -471,7 +471,7 @@ fn kept_added<T: Served>(
     n: &Negotiated,
     f: &T::Facts,
     res: &'static ResourceInfo,
-    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
+    stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
 ) -> impl Stream<Item = (Bytes, bool)> + Send + 'static {
     let (registry, encoded, facts, n) = (
         st.registry.clone(),
@@ -482,7 +482,7 @@ fn kept_added<T: Served>(
     let served = served_by::<T>(f);
     stored.map(move |kv| {
         let document = kv.and_then(|kv| {
-            let make = || Ok::<_, Failure>(T::from_kind(registry.decode(res, &kv)?, &facts));
+            let make = || Ok::<_, StatusError>(T::from_kind(registry.decode(res, &kv)?, &facts));
             match encoded.form(&n, &kv, served, make) {
                 Some(form) => form.map(Form::document),
                 None => make().and_then(|object| Ok(n.encode(&object)?)),
@@ -496,7 +496,7 @@ fn kept_added<T: Served>(
         });
         match event {
             Ok(bytes) => (bytes, false),
-            Err(failure) => event_bytes(&WatchEvent::<()>::Error(failure.into_status()), &n),
+            Err(error) => event_bytes(&WatchEvent::<()>::Error(error.into_status()), &n),
         }
     })
 }
@@ -520,7 +520,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     n: &Negotiated,
     f: &T::Facts,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Failure>> + Send + 'static,
+    stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
     shape: impl Fn(T::K) -> O + Send + 'static,
 ) -> BoxStream<'static, (Bytes, bool)> {
     if keeps_forms(st, n, filter) {
@@ -530,7 +530,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     initial_kinds::<T>(st, t, filter, stored)
         .map(move |k| match k {
             Ok(k) => event_bytes(&WatchEvent::Added(shape(k)), &n),
-            Err(failure) => event_bytes(&WatchEvent::<O>::Error(failure.into_status()), &n),
+            Err(error) => event_bytes(&WatchEvent::<O>::Error(error.into_status()), &n),
         })
         .boxed()
 }
@@ -594,6 +594,6 @@ fn translate<T: Served>(
 }
 
 /// An event object built as JSON; a failure to build it is sent as its `Status`.
-fn or_status(v: Result<Value, Failure>) -> Value {
-    v.unwrap_or_else(|failure| serde_json::to_value(failure.into_status()).unwrap_or(Value::Null))
+fn or_status(v: Result<Value, StatusError>) -> Value {
+    v.unwrap_or_else(|error| serde_json::to_value(error.into_status()).unwrap_or(Value::Null))
 }

@@ -7,26 +7,26 @@
 use axum::response::{IntoResponse, Response};
 use conneg::Status;
 
-/// The `Status` a request is answered with. `?` makes one from any error that maps to a
-/// `Status` (the registry's, storage's, a patch's...), so each layer's mapping stays in one
-/// place, its `From` impl.
+/// The `Status` a request is answered with (apimachinery's `StatusError`, an error that is a
+/// `Status`). `?` makes one from any error that maps to a `Status` (the registry's,
+/// storage's, a patch's...), so each layer's mapping stays in one place, its `From` impl.
 #[derive(Debug)]
-pub(crate) struct Failure(Box<Status>);
+pub(crate) struct StatusError(Box<Status>);
 
-impl<E: Into<Status>> From<E> for Failure {
+impl<E: Into<Status>> From<E> for StatusError {
     fn from(e: E) -> Self {
         Self(Box::new(e.into()))
     }
 }
 
-impl Failure {
+impl StatusError {
     /// The `Status`, for a watch's ERROR event.
     pub(crate) fn into_status(self) -> Status {
         *self.0
     }
 }
 
-impl std::ops::Deref for Failure {
+impl std::ops::Deref for StatusError {
     type Target = Status;
 
     /// The `Status`, to read (its code, its message).
@@ -35,7 +35,7 @@ impl std::ops::Deref for Failure {
     }
 }
 
-impl IntoResponse for Failure {
+impl IntoResponse for StatusError {
     /// The `Status`, which the negotiation layer encodes in the client's format.
     fn into_response(self) -> Response {
         (*self.0).into_response()
@@ -50,12 +50,12 @@ mod tests {
     #[test]
     fn a_result_that_can_fail_is_a_pointer_wide() {
         assert!(size_of::<Status>() > 100, "{}", size_of::<Status>());
-        assert_eq!(size_of::<Result<(), Failure>>(), size_of::<usize>());
+        assert_eq!(size_of::<Result<(), StatusError>>(), size_of::<usize>());
     }
 
     #[test]
-    fn a_failure_is_answered_with_its_status_as_the_layers_mapping_says() {
-        let from_registry = Failure::from(registry::Error::ContinueExpired);
+    fn a_status_error_is_answered_with_its_status_as_the_layers_mapping_says() {
+        let from_registry = StatusError::from(registry::Error::ContinueExpired);
         assert_eq!(
             *from_registry,
             Status::from(registry::Error::ContinueExpired)
@@ -67,7 +67,7 @@ mod tests {
             .get::<Status>()
             .expect("for the layer");
         assert_eq!(status.code, 410);
-        let failure = Failure::from(Status::bad_request("no"));
-        assert_eq!(failure.into_status().message, "no");
+        let error = StatusError::from(Status::bad_request("no"));
+        assert_eq!(error.into_status().message, "no");
     }
 }
