@@ -10,7 +10,7 @@ use conneg::Status;
 /// The `Status` a request is answered with (apimachinery's `StatusError`, an error that is a
 /// `Status`). `?` makes one from any error that maps to a `Status` (the registry's,
 /// storage's, a patch's...), so each layer's mapping stays in one place, its `From` impl.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct StatusError(Box<Status>);
 
 impl<E: Into<Status>> From<E> for StatusError {
