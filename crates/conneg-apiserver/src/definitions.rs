@@ -17,7 +17,7 @@ pub(crate) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 /// what it publishes. Types whose schemas Kubernetes publishes by hand (core `v1`'s) write
 /// theirs with the `Definitions` helpers.
 pub trait OpenApiSchema {
-    /// Adds the type's schemas to `defs` (whose `Definitions::version` is the type's).
+    /// Adds the type's schemas to `defs`, the definitions of the type's version.
     fn definitions(defs: &mut Definitions<'_>);
 }
 
@@ -49,26 +49,21 @@ impl<'a> Definitions<'a> {
         }
     }
 
-    /// The version being described.
-    pub fn version(&self) -> GroupVersion {
-        self.version
-    }
-
     /// The schema name of the type `name` of this version
     /// (`io.k8s.sample-apiserver.pkg.apis.wardle.v1beta1.Flunder`).
-    pub fn model(&self, name: &str) -> String {
+    pub(crate) fn model(&self, name: &str) -> String {
         model(self.package, self.version, name)
     }
 
     /// A property that is the type `name` of this version, with `extra` fields
     /// (`description`, `default`) beside the reference.
-    pub fn property(&self, name: &str, extra: Value) -> Value {
+    pub(crate) fn property(&self, name: &str, extra: Value) -> Value {
         all_of(&self.model(name), extra)
     }
 
     /// Adds the schema of the kind `kind`: `apiVersion`, `kind`, `metadata` and `props`,
     /// with its group-version-kind.
-    pub fn object(&mut self, kind: &str, description: &str, props: Map<String, Value>) {
+    pub(crate) fn object(&mut self, kind: &str, description: &str, props: Map<String, Value>) {
         let schema = object_schema(self.version, kind, description, props);
         self.insert(kind, schema);
     }
@@ -87,14 +82,14 @@ impl<'a> Definitions<'a> {
     }
 
     /// Adds the schema of the list kind `list_kind` of `item_kind` objects.
-    pub fn list(&mut self, list_kind: &str, item_kind: &str) {
+    pub(crate) fn list(&mut self, list_kind: &str, item_kind: &str) {
         let schema = list_schema(self.package, self.version, list_kind, item_kind);
         self.insert(list_kind, schema);
     }
 
     /// Copies the fields `keys` of `from`, when it has them, into the schema of the type
     /// `name` of this version (added before).
-    pub fn extend(&mut self, name: &str, from: &Value, keys: &[&str]) {
+    pub(crate) fn extend(&mut self, name: &str, from: &Value, keys: &[&str]) {
         let model = self.model(name);
         if let Some(Value::Object(m)) = self.map.get_mut(&model) {
             for k in keys {
@@ -106,7 +101,7 @@ impl<'a> Definitions<'a> {
     }
 
     /// Adds the schema of the type `name` of this version.
-    pub fn insert(&mut self, name: &str, schema: Value) {
+    pub(crate) fn insert(&mut self, name: &str, schema: Value) {
         let model = self.model(name);
         self.map.insert(model, schema);
     }
@@ -114,7 +109,7 @@ impl<'a> Definitions<'a> {
     /// Adds the schemas of the declared kind `T` ([`crate::declarative::published`]), its
     /// list's and those of the types it uses. `T`'s `apiVersion`, `kind` and `metadata` are
     /// published as Kubernetes publishes them, whatever `T` declares for them.
-    pub fn declared<T: JsonSchema + VersionedObject>(&mut self) {
+    pub(crate) fn declared<T: JsonSchema + VersionedObject>(&mut self) {
         let (package, version) = (self.package, self.version);
         let kind = T::KIND;
         let mut schemas = published::<T>(|name| model(package, version, name));

@@ -81,8 +81,9 @@ mod timeouts;
 
 /// Declares modules private to the crate that the feature `testing` opens, hidden from the
 /// documentation, to this repository's integration tests and benchmarks of internals (field
-/// ownership, patches); they are not a public API. Their items stay `pub` for that, so
-/// without the feature they are allowed to be unreachable.
+/// ownership, patches); they are not a public API. What those tests and benchmarks name (and
+/// what it exposes) is `pub`, everything else `pub(crate)`; without the feature those few
+/// items are allowed to be unreachable.
 macro_rules! internal_modules {
     ($($name:ident),* $(,)?) => {$(
         #[cfg(feature = "testing")]

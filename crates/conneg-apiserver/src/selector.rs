@@ -9,7 +9,7 @@ use crate::names;
 
 /// A selector that failed to parse; the HTTP layer answers 400 BadRequest with its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SelectorError(pub String);
+pub(crate) struct SelectorError(pub(crate) String);
 
 impl fmt::Display for SelectorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -48,11 +48,11 @@ pub(crate) enum LabelOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Requirement {
     /// Label key.
-    pub key: String,
+    pub(crate) key: String,
     /// Operator.
-    pub op: LabelOp,
+    pub(crate) op: LabelOp,
     /// Values (one for `=`/`!=`/`>`/`<`, one or more for `in`/`notin`, none for existence).
-    pub values: BTreeSet<String>,
+    pub(crate) values: BTreeSet<String>,
 }
 
 impl Requirement {
@@ -85,7 +85,7 @@ impl Requirement {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct LabelSelector {
     /// The requirements, in the order given.
-    pub requirements: Vec<Requirement>,
+    pub(crate) requirements: Vec<Requirement>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -337,11 +337,11 @@ pub(crate) enum FieldOp {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FieldRequirement {
     /// Field path, e.g. `metadata.name`.
-    pub field: String,
+    pub(crate) field: String,
     /// Operator.
-    pub op: FieldOp,
+    pub(crate) op: FieldOp,
     /// Value (unescaped).
-    pub value: String,
+    pub(crate) value: String,
 }
 
 /// A parsed field selector. Only `metadata.name` and `metadata.namespace` are supported
@@ -349,7 +349,7 @@ pub(crate) struct FieldRequirement {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FieldSelector {
     /// The terms, all of which must hold.
-    pub requirements: Vec<FieldRequirement>,
+    pub(crate) requirements: Vec<FieldRequirement>,
 }
 
 /// The field labels wardle resources support.
@@ -480,9 +480,9 @@ pub(crate) fn object_meta_fields(meta: &ObjectMeta) -> BTreeMap<&str, &str> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Selectors {
     /// `labelSelector`.
-    pub labels: LabelSelector,
+    pub(crate) labels: LabelSelector,
     /// `fieldSelector`.
-    pub fields: FieldSelector,
+    pub(crate) fields: FieldSelector,
 }
 
 impl Selectors {

@@ -53,13 +53,13 @@ const CONVERSION_REVIEW_VERSIONS: &[&str] = &["v1", "v1beta1"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Hoisted {
     /// `schema` → `spec.validation`.
-    pub schema: bool,
+    pub(crate) schema: bool,
     /// `subresources` → `spec.subresources`.
-    pub subresources: bool,
+    pub(crate) subresources: bool,
     /// `additionalPrinterColumns` → `spec.additionalPrinterColumns`.
-    pub columns: bool,
+    pub(crate) columns: bool,
     /// `selectableFields` → `spec.selectableFields`.
-    pub selectable_fields: bool,
+    pub(crate) selectable_fields: bool,
 }
 
 impl Hoisted {
@@ -95,11 +95,11 @@ pub(crate) fn schema_path(crd: &CustomResourceDefinition, version_index: usize) 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SchemaCheck {
     /// The version whose `schema.openAPIV3Schema` it is.
-    pub version_index: usize,
+    pub(crate) version_index: usize,
     /// The path of its errors ([`schema_path`]).
-    pub path: String,
+    pub(crate) path: String,
     /// Whether the status subresource is on for it (for a hoisted schema: on any version).
-    pub status_subresource: bool,
+    pub(crate) status_subresource: bool,
 }
 
 /// The schemas to check, once each: one for a hoisted schema, else one per version that has

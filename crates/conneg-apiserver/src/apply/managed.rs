@@ -35,13 +35,13 @@ impl Operation {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ManagerId {
     /// The manager's name (`fieldManager`, or the User-Agent's product).
-    pub manager: String,
+    pub(crate) manager: String,
     /// How it wrote.
-    pub operation: Operation,
+    pub(crate) operation: Operation,
     /// The version it wrote in, for updaters; empty for appliers.
-    pub api_version: String,
+    pub(crate) api_version: String,
     /// The subresource it wrote through, if any.
-    pub subresource: String,
+    pub(crate) subresource: String,
 }
 
 impl ManagerId {
@@ -60,7 +60,7 @@ impl ManagerId {
 
     /// The manager as conflict messages name it: `"mgr"`, and for an updater
     /// `"mgr" using wardle.example.com/v1alpha1`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = format!("{:?}", self.manager);
         if !self.subresource.is_empty() {
             s.push_str(&format!(" with subresource {:?}", self.subresource));
@@ -74,22 +74,22 @@ impl ManagerId {
 
 /// One manager's fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Managed {
+pub(crate) struct Managed {
     /// The version the paths are in.
-    pub api_version: String,
+    pub(crate) api_version: String,
     /// When the manager last changed the object.
-    pub time: Option<Time>,
+    pub(crate) time: Option<Time>,
     /// The fields it owns.
-    pub set: Set,
+    pub(crate) set: Set,
 }
 
 /// Every manager of an object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ManagedFields(pub BTreeMap<ManagerId, Managed>);
+pub struct ManagedFields(pub(crate) BTreeMap<ManagerId, Managed>);
 
 /// Whether a client's `managedFields` asks for them to be cleared: an empty list, or a list
 /// of one empty entry (Kubernetes' `isResetManagedFields`). An absent list keeps them.
-pub fn is_reset(entries: Option<&[ManagedFieldsEntry]>) -> bool {
+pub(crate) fn is_reset(entries: Option<&[ManagedFieldsEntry]>) -> bool {
     match entries {
         None => false,
         Some([]) => true,
@@ -100,7 +100,7 @@ pub fn is_reset(entries: Option<&[ManagedFieldsEntry]>) -> bool {
 
 impl ManagedFields {
     /// Reads `managedFields` entries; the messages are Kubernetes'.
-    pub fn decode(entries: &[ManagedFieldsEntry]) -> Result<Self, String> {
+    pub(crate) fn decode(entries: &[ManagedFieldsEntry]) -> Result<Self, String> {
         let mut out = BTreeMap::new();
         for (i, e) in entries.iter().enumerate() {
             let operation = match e.operation.as_str() {
@@ -141,7 +141,7 @@ impl ManagedFields {
 
     /// The entries as Kubernetes writes them: appliers first, then by time, manager, version
     /// and subresource; managers that own nothing are left out.
-    pub fn encode(&self) -> Vec<ManagedFieldsEntry> {
+    pub(crate) fn encode(&self) -> Vec<ManagedFieldsEntry> {
         let mut out: Vec<ManagedFieldsEntry> = self
             .0
             .iter()
@@ -184,14 +184,14 @@ pub trait Converter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
     /// The owner.
-    pub manager: ManagerId,
+    pub(crate) manager: ManagerId,
     /// The field, in the owner's version.
-    pub path: Path,
+    pub(crate) path: Path,
 }
 
 impl Conflict {
     /// `.spec.flunderReference`.
-    pub fn field(&self) -> String {
+    pub(crate) fn field(&self) -> String {
         path_string(&self.path)
     }
 }
@@ -199,7 +199,7 @@ impl Conflict {
 /// Kubernetes' message for an apply that conflicts:
 /// `Apply failed with 1 conflict: conflict with "mgr-a": .spec.flunderReference`, and for
 /// several, one line per manager then one per field.
-pub fn conflict_message(conflicts: &[Conflict]) -> String {
+pub(crate) fn conflict_message(conflicts: &[Conflict]) -> String {
     if let [one] = conflicts {
         return format!(
             "Apply failed with 1 conflict: conflict with {}: {}",

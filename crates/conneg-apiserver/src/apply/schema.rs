@@ -77,7 +77,7 @@ impl Schema {
     };
 
     /// The same schema for writes through the `status` subresource.
-    pub fn for_status(self) -> Schema {
+    pub(crate) fn for_status(self) -> Schema {
         Schema {
             status_only: true,
             ..self
@@ -85,7 +85,7 @@ impl Schema {
     }
 
     /// The list type at `path`: the declaration's, else the table's, else atomic.
-    pub fn list_type(&self, path: &[PathElement]) -> ListType {
+    pub(crate) fn list_type(&self, path: &[PathElement]) -> ListType {
         if let Some(t) = self.declared_list_type(path) {
             return t;
         }
@@ -113,7 +113,7 @@ impl Schema {
     }
 
     /// Whether the map at `path` is one value rather than a map of fields.
-    pub fn is_atomic_map(&self, path: &[PathElement]) -> bool {
+    pub(crate) fn is_atomic_map(&self, path: &[PathElement]) -> bool {
         self.atomic_maps
             .iter()
             .chain(META_ATOMIC_MAPS)
@@ -121,13 +121,13 @@ impl Schema {
     }
 
     /// Whether the map at `path` holds data keys rather than fields.
-    pub fn is_element_map(&self, path: &[PathElement]) -> bool {
+    pub(crate) fn is_element_map(&self, path: &[PathElement]) -> bool {
         ELEMENT_MAPS.iter().any(|p| names_match(path, p))
     }
 
     /// Takes away what is never tracked: the server's fields (only the path itself) and
     /// the reset subtrees (everything below them too).
-    pub fn untracked_removed(&self, mut set: Set) -> Set {
+    pub(crate) fn untracked_removed(&self, mut set: Set) -> Set {
         static STRIPPED_SET: LazyLock<Set> = LazyLock::new(|| paths(STRIPPED));
         set.subtract(&STRIPPED_SET, false);
         self.without_reset(set)
@@ -135,7 +135,7 @@ impl Schema {
 
     /// Takes away the reset subtrees only: what an applier may not own. Through the
     /// object, `status` and the bookkeeping; through `/status`, everything but `status`.
-    pub fn without_reset(&self, mut set: Set) -> Set {
+    pub(crate) fn without_reset(&self, mut set: Set) -> Set {
         static RESET_SET: LazyLock<Set> = LazyLock::new(|| paths(RESET));
         if !self.status_only {
             set.subtract(&RESET_SET, true);

@@ -16,7 +16,7 @@ use crate::meta::Time;
 use crate::names;
 use crate::registry::{Column, Error, Registry, Strategy};
 use crate::resource::Versioned;
-use crate::validation::{FieldError, invalid, validate_object_meta};
+use crate::validation::{FieldError, validate_object_meta};
 use conneg::Status;
 
 /// The compiled declaration of `schema` (value validations and CEL rules, cost-checked),
@@ -145,8 +145,7 @@ pub(crate) async fn install(
     let mut errs = Strategy::validate_create(&crd);
     errs.extend(validate_object_meta(&crd.metadata, false));
     if !errs.is_empty() {
-        let r = &CUSTOM_RESOURCE_DEFINITIONS;
-        return Err(invalid(r.group, r.kind, &name, &errs));
+        return Err(Error::invalid(&CUSTOM_RESOURCE_DEFINITIONS, name, errs).into());
     }
     Strategy::prepare_for_create(&mut crd);
     let m = &mut crd.metadata;

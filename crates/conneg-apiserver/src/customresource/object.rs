@@ -19,9 +19,9 @@ use crate::validation::FieldError;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct CustomResource {
     /// `metadata`.
-    pub metadata: ObjectMeta,
+    pub(crate) metadata: ObjectMeta,
     /// Every other top-level field.
-    pub fields: Map<String, Value>,
+    pub(crate) fields: Map<String, Value>,
 }
 
 impl CustomResource {

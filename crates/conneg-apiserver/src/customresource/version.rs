@@ -21,11 +21,11 @@ use crate::resource::{GroupVersion, List, ResourceInfo};
 #[derive(Debug, Clone)]
 pub(crate) struct PrinterColumn {
     /// The column definition as a Table publishes it.
-    pub definition: Value,
+    pub(crate) definition: Value,
     /// The column's type (`string`, `integer`, `number`, `boolean`, `date`).
-    pub ty: String,
+    pub(crate) ty: String,
     /// Where the value is.
-    pub path: JsonPath,
+    pub(crate) path: JsonPath,
 }
 
 impl PrinterColumn {
@@ -66,27 +66,27 @@ impl PrinterColumn {
 #[derive(Debug)]
 pub(crate) struct CustomVersion {
     /// The resource (its names as accepted).
-    pub resource: &'static ResourceInfo,
+    pub(crate) resource: &'static ResourceInfo,
     /// This version.
-    pub version: GroupVersion,
+    pub(crate) version: GroupVersion,
     /// The storage version.
-    pub storage: GroupVersion,
+    pub(crate) storage: GroupVersion,
     /// This version's structural schema (`None`: no schema, nothing pruned).
-    pub schema: Option<Structural>,
+    pub(crate) schema: Option<Structural>,
     /// The storage version's structural schema.
-    pub storage_schema: Option<Structural>,
+    pub(crate) storage_schema: Option<Structural>,
     /// This version's compiled declaration (value validations, CEL rules).
-    pub validator: Option<Arc<Validator>>,
+    pub(crate) validator: Option<Arc<Validator>>,
     /// Table columns after Name.
-    pub columns: Vec<PrinterColumn>,
+    pub(crate) columns: Vec<PrinterColumn>,
     /// Turns `true` when the definition no longer serves this version as it is.
-    pub retired: tokio::sync::watch::Receiver<bool>,
+    pub(crate) retired: tokio::sync::watch::Receiver<bool>,
     /// Where the `scale` subresource finds the replicas, when there is one.
-    pub scale: Option<ScalePaths>,
+    pub(crate) scale: Option<ScalePaths>,
     /// The warning of a deprecated version.
-    pub warning: Option<String>,
+    pub(crate) warning: Option<String>,
     /// Whether the definition is being deleted (creates are refused).
-    pub terminating: bool,
+    pub(crate) terminating: bool,
     /// This version's generation among every version served in this process
     /// ([`Served::forms`]): objects' encoded responses made under other facts are not reused.
     pub(crate) forms: u64,

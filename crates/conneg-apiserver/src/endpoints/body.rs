@@ -8,10 +8,11 @@ use std::sync::Arc;
 use conneg::{Codec, DecodeErrorKind, Decoded, FieldValidation, Negotiated, Status};
 use serde_json::Value;
 
-use super::{Context, Served, Target};
+use super::{Context, Served, StatusError, Target};
 use crate::declarative::Validator;
+use crate::registry;
 use crate::resource::{GroupVersion, ResourceInfo};
-use crate::validation::{FieldErrorType, invalid};
+use crate::validation::FieldErrorType;
 
 /// What a body is decoded for: the URL's version and resource, and the version's declared
 /// schema, which explains a body the type refuses ([`decode_as`]). Owned, so that a patch
@@ -38,18 +39,19 @@ impl Expected {
 fn check_type_meta(
     (api_version, kind): (&str, &str),
     (version, resource): (GroupVersion, &ResourceInfo),
-) -> Result<(), Status> {
+) -> Result<(), StatusError> {
     let want = version.api_version();
     if !api_version.is_empty() && api_version != want {
         return Err(Status::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({want})"
-        )));
+        )).into());
     }
     if !kind.is_empty() && kind != resource.kind {
         return Err(Status::bad_request(format!(
             "the kind in the data ({kind}) does not match the expected kind ({})",
             resource.kind
-        )));
+        ))
+        .into());
     }
     Ok(())
 }
@@ -65,7 +67,7 @@ pub(super) fn defaulted_kind<T: Served>(
     mut obj: T,
     (t, n): (&Target, &Negotiated),
     f: &T::Facts,
-) -> Result<(T::K, Value), Status> {
+) -> Result<(T::K, Value), StatusError> {
     check_type_meta(obj.type_meta(), (t.version, t.resource))?;
     let unknown: Vec<String> = obj
         .apply_defaults(f)
@@ -80,7 +82,8 @@ pub(super) fn defaulted_kind<T: Served>(
                     "{kind} in version {} cannot be handled as a {kind}: strict decoding error: {}",
                     Status::quote(t.version.version()),
                     unknown.join(", ")
-                )));
+                ))
+                .into());
             }
             FieldValidation::Warn => n.warn(unknown),
             FieldValidation::Ignore => {}
@@ -111,7 +114,7 @@ pub(super) fn decode_json<T: Served>(
     doc: &Value,
     n: &Negotiated,
     expected: &Expected,
-) -> Result<(T, Vec<String>), Status> {
+) -> Result<(T, Vec<String>), StatusError> {
     let bytes = serde_json::to_vec(doc)
         .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
     let decoded = decode_as::<T>(&Codec::Json, &bytes, n.field_validation(), expected)?;
@@ -124,7 +127,7 @@ pub(super) fn decode_body<T: Served>(
     bytes: &[u8],
     n: &Negotiated,
     expected: &Expected,
-) -> Result<T, Status> {
+) -> Result<T, StatusError> {
     let codec = n.request_codec().unwrap_or(&Codec::Json);
     let decoded = decode_as::<T>(codec, bytes, n.field_validation(), expected)?;
     n.warn(decoded.warnings);
@@ -143,7 +146,7 @@ fn decode_as<T: Served>(
     bytes: &[u8],
     fv: FieldValidation,
     expected: &Expected,
-) -> Result<Decoded<T>, Status> {
+) -> Result<Decoded<T>, StatusError> {
     let e = match codec.decode::<T>(bytes, fv) {
         Ok(decoded) => return Ok(decoded),
         Err(e) => e,
@@ -151,7 +154,7 @@ fn decode_as<T: Served>(
     let strict = e.kind() == DecodeErrorKind::Strict;
     let refused = Status::from(e);
     let Some(validator) = expected.declared.as_ref().filter(|_| !strict) else {
-        return Err(refused);
+        return Err(refused.into());
     };
     // What is no object at all is no object of the kind: the codec's 400 says so.
     let Ok(Decoded {
@@ -159,7 +162,7 @@ fn decode_as<T: Served>(
         ..
     }) = codec.decode::<Value>(bytes, FieldValidation::Ignore)
     else {
-        return Err(refused);
+        return Err(refused.into());
     };
     let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default();
     let r = expected.resource;
@@ -172,11 +175,11 @@ fn decode_as<T: Served>(
         .iter()
         .any(|e| e.error_type == FieldErrorType::TypeInvalid);
     if errs.is_empty() || type_error {
-        return Err(refused);
+        return Err(refused.into());
     }
     let name = raw
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    Err(invalid(r.group, r.kind, name, &errs))
+    Err(registry::Error::invalid(r, name.to_owned(), errs).into())
 }

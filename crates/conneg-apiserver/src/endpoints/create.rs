@@ -8,7 +8,9 @@ use super::body::{Expected, decode_body, defaulted_kind};
 use super::call::Call;
 use super::request::check_namespace;
 use super::validate::{declared_errors, valid};
-use super::{Context, HResult, Params, Served, Target, admission, field_manager, respond};
+use super::{
+    Context, HResult, Params, Served, StatusError, Target, admission, field_manager, respond,
+};
 use crate::meta::{HasObjectMeta, Time};
 use crate::names;
 use crate::registry::{Object, status};
@@ -34,7 +36,7 @@ pub(super) async fn create_object<T: Served>(
     q: &Params,
     (mut k, mut versioned): (T::K, Value),
     f: &T::Facts,
-) -> Result<(StatusCode, T), Status> {
+) -> Result<(StatusCode, T), StatusError> {
     let dry_run = q.dry_run()?;
     if T::terminating(f) {
         return Err(Status::forbidden(
@@ -42,7 +44,8 @@ pub(super) async fn create_object<T: Served>(
             t.resource.resource,
             &k.meta().name,
             "create not allowed while custom resource definition is terminating",
-        ));
+        )
+        .into());
     }
     check_namespace(&mut k, t)?;
     {
@@ -84,7 +87,7 @@ pub(super) async fn create_object<T: Served>(
         f,
     )?);
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));
-    valid(t.resource, &k, &errs)?;
+    valid(t.resource, &k, errs)?;
     let created = st.registry.create(resource, k, generated, dry_run).await?;
     Ok((StatusCode::CREATED, T::from_kind(created, f)))
 }

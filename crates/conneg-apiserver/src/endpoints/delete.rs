@@ -7,15 +7,17 @@ use http::StatusCode;
 
 use super::call::Call;
 use super::read::page;
-use super::{Context, HResult, Params, Served, Target, admission, respond};
+use super::{Context, HResult, Params, Served, StatusError, Target, admission, respond};
 use crate::meta::{HasObjectMeta, ObjectMeta};
-use crate::registry::Object;
 use crate::registry::delete::DeleteOptions;
+use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
 
 /// The admission of a DELETE, run on the stored object each time the registry reads it.
-async fn admit_delete<K: Object>(st: &Context, t: &Target, old: K) -> Result<(), Status> {
-    admission::admit(st, admission::Request::delete(t.resource, &old)).await
+async fn admit_delete<K: Object>(st: &Context, t: &Target, old: K) -> Result<(), registry::Error> {
+    admission::admit(st, admission::Request::delete(t.resource, &old))
+        .await
+        .map_err(registry::Error::refused)
 }
 
 pub(super) async fn delete<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
@@ -29,7 +31,7 @@ pub(super) async fn delete<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             admit_delete(st, t, old)
         })
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let code = opts.status_code(out.deleted);
     if !out.deleted || <T::K as Object>::RETURN_DELETED_OBJECT {
         return Ok(respond(n, code, &T::from_kind(out.object, f)));
@@ -86,7 +88,11 @@ pub(super) async fn delete_collection<T: Served>(c: Call<'_>, f: &T::Facts) -> H
 /// The options of a DELETE: from the body when there is one (in `codec`, JSON when the
 /// request named none), otherwise from the query, as Kubernetes reads them (never both).
 /// Invalid options are refused as `ValidateDeleteOptions` refuses them.
-fn delete_options(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<DeleteOptions, Status> {
+fn delete_options(
+    raw: &[u8],
+    codec: Option<&Codec>,
+    q: &Params,
+) -> Result<DeleteOptions, StatusError> {
     let opts = if raw.iter().all(u8::is_ascii_whitespace) {
         options_from_query(q)?
     } else {
@@ -101,15 +107,15 @@ fn delete_options(raw: &[u8], codec: Option<&Codec>, q: &Params) -> Result<Delet
     Ok(opts)
 }
 
-fn options_from_query(q: &Params) -> Result<DeleteOptions, Status> {
+fn options_from_query(q: &Params) -> Result<DeleteOptions, StatusError> {
     let grace_period_seconds = q
         .get("gracePeriodSeconds")
         .map(|v| {
             v.parse::<i64>().map_err(|_| {
-                Status::bad_request(format!(
+                StatusError::from(Status::bad_request(format!(
                     "strconv.ParseInt: parsing {}: invalid syntax",
                     Status::quote(v)
-                ))
+                )))
             })
         })
         .transpose()?;

@@ -209,6 +209,7 @@ mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
+    use crate::endpoints::StatusError;
 
     #[test]
     fn a_borrowed_key_hashes_as_the_owned_one() {
@@ -257,7 +258,7 @@ mod tests {
         let form = forms
             .form(n, kv, served, || {
                 made = true;
-                Ok::<_, conneg::Status>(value)
+                Ok::<_, StatusError>(value)
             })
             .expect("an encoding to keep")
             .unwrap();
@@ -287,7 +288,7 @@ mod tests {
         // A list item is the same kept bytes after the list's separator.
         for n in [&json, &cbor] {
             let item = forms
-                .form(n, &at1, SERVED, || Ok::<_, conneg::Status>(0))
+                .form(n, &at1, SERVED, || Ok::<_, StatusError>(0))
                 .unwrap()
                 .unwrap()
                 .separated_item(n);
@@ -309,7 +310,7 @@ mod tests {
     fn pretty_json_and_a_cache_of_no_bytes_keep_nothing() {
         let kept = EncodedForms::new(DEFAULT_CAPACITY);
         let none = EncodedForms::new(0);
-        let make = || Ok::<_, conneg::Status>(0);
+        let make = || Ok::<_, StatusError>(0);
         let at = kv("/registry/x/a", 5);
         let pretty = negotiated("application/json;pretty=1");
         assert!(kept.form(&pretty, &at, SERVED, make).is_none());

@@ -31,6 +31,8 @@ use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use http_body::{Frame, SizeHint};
 
+use super::StatusError;
+
 /// About how many bytes one frame of the body carries (one item larger than this is one
 /// frame).
 pub(super) const FRAME_SIZE: usize = 64 * 1024;
@@ -57,14 +59,14 @@ impl Envelope {
         n: &Negotiated,
         empty: &L,
         count: usize,
-    ) -> Result<Option<Self>, Status> {
+    ) -> Result<Option<Self>, StatusError> {
         Ok(ListEnvelope::new(n, empty, count)?.map(|e| Self(e, count)))
     }
 
     /// A 200 response with the negotiated `Content-Type` whose body is the list of the items
     /// of `items` (as many as the envelope was made for). The first frame is encoded now: its
     /// errors are this call's.
-    pub(super) fn respond(self, n: &Negotiated, items: Items) -> Result<Response, Status> {
+    pub(super) fn respond(self, n: &Negotiated, items: Items) -> Result<Response, StatusError> {
         let (separator, tail, count) = (self.0.separator(), self.0.tail(), self.1);
         let mut body = ListBody {
             buf: self.0.into_head(),
@@ -284,7 +286,7 @@ mod tests {
         n: &Negotiated,
         values: Vec<Value>,
         fail_at: Option<usize>,
-    ) -> Result<Response, Status> {
+    ) -> Result<Response, StatusError> {
         let count = values.len();
         let envelope = Envelope::new(n, &list(Vec::new()), count)?.unwrap();
         envelope.respond(n, source(n, values, fail_at))

@@ -14,11 +14,11 @@
 //!   watch cache does; apimachinery does not require it (that would break clients that got
 //!   initial events with `resourceVersion=0` before watch-list existed).
 
-use conneg::Status;
 use serde_json::{Value, json};
 
-use super::Params;
-use crate::validation::{BadValue, FieldError, invalid};
+use super::{Params, StatusError};
+use crate::registry;
+use crate::validation::{BadValue, FieldError};
 
 /// The annotation on the bookmark that ends a watch's initial events.
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -32,23 +32,23 @@ const SEND_INITIAL_EVENTS: &str = "sendInitialEvents";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ListOptions<'q> {
     /// `watch`.
-    pub watch: bool,
+    pub(crate) watch: bool,
     /// `resourceVersion` (`None`: absent or empty).
-    pub resource_version: Option<&'q str>,
+    pub(crate) resource_version: Option<&'q str>,
     /// `resourceVersionMatch` (`None`: absent or empty).
-    pub resource_version_match: Option<&'q str>,
+    pub(crate) resource_version_match: Option<&'q str>,
     /// `sendInitialEvents` (`None`: absent).
-    pub send_initial_events: Option<bool>,
+    pub(crate) send_initial_events: Option<bool>,
     /// `allowWatchBookmarks`.
-    pub allow_watch_bookmarks: bool,
+    pub(crate) allow_watch_bookmarks: bool,
     /// `continue`.
-    pub continue_token: Option<&'q str>,
+    pub(crate) continue_token: Option<&'q str>,
 }
 
 impl<'q> ListOptions<'q> {
     /// Reads the options from the query, applies the defaults and validates them: 422
     /// `Invalid` for a combination Kubernetes refuses.
-    pub(super) fn parse(q: &'q Params) -> Result<Self, Status> {
+    pub(super) fn parse(q: &'q Params) -> Result<Self, StatusError> {
         let mut opts = ListOptions {
             watch: q.flag("watch"),
             resource_version: q.get("resourceVersion"),
@@ -62,7 +62,7 @@ impl<'q> ListOptions<'q> {
         if errs.is_empty() {
             Ok(opts)
         } else {
-            Err(invalid("meta.k8s.io", "ListOptions", "", &errs))
+            Err(registry::Error::invalid_options("ListOptions", errs).into())
         }
     }
 

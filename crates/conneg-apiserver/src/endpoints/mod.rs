@@ -22,11 +22,8 @@
 //! The endpoints are the HTTP edge, where errors become answers: the layers below say what
 //! went wrong in their own small types (`StorageError`, `registry::Error`, `PatchError`,
 //! the field manager's, metadata-only's), each mapped to Kubernetes' `Status` by its
-//! `From` impl, and `?` makes that `Status` here.
-#![expect(
-    clippy::result_large_err,
-    reason = "the HTTP edge: an error here is the response, a Status, returned up the handler"
-)]
+//! `From` impl, and `?` makes that `Status` here, boxed in a [`StatusError`]
+//! (`status_error.rs`) so that a result carrying it stays small.
 
 pub mod admission;
 mod body;
@@ -41,6 +38,7 @@ mod list_options;
 mod read;
 mod request;
 mod scale;
+mod status_error;
 mod table;
 mod transform;
 mod update;
@@ -68,10 +66,11 @@ pub(crate) use encoded::EncodedForms;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
 pub(crate) use scale::ScalePaths;
+pub(crate) use status_error::StatusError;
 pub(crate) use table::age;
 
-/// Handler result: a response, or a `Status` the layer encodes in the negotiated format.
-pub(crate) type HResult = Result<Response, Status>;
+/// Handler result: a response, or the `Status` the layer encodes in the negotiated format.
+pub(crate) type HResult = Result<Response, StatusError>;
 
 /// What the endpoints need; cheap to clone. The server builds it
 /// ([`ServerBuilder`](crate::server::ServerBuilder)).

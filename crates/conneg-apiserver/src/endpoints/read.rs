@@ -7,7 +7,8 @@ use http::StatusCode;
 
 use super::encoded::served_by;
 use super::{
-    Context, HResult, Params, Served, Target, list_body, list_options, respond, transform,
+    Context, HResult, Params, Served, StatusError, Target, list_body, list_options, respond,
+    transform,
 };
 use crate::registry::{ListRequest, Object, Page, storage_status};
 use crate::resource::ResourceInfo;
@@ -25,13 +26,13 @@ pub(super) async fn get<T: Served>(
         .registry
         .get_stored(t.resource, &t.key(&st.registry), t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let decode = || st.registry.decode::<T::K>(t.resource, &kv);
     if let Some(conv) = n.conversion() {
         let shaped = transform::object::<T>(conv, q, t, decode()?, f)?;
         return Ok(respond(n, StatusCode::OK, &shaped));
     }
-    let make = || Ok::<_, Status>(T::from_kind(decode()?, f));
+    let make = || Ok::<_, StatusError>(T::from_kind(decode()?, f));
     match st.encoded.form(n, &kv, served_by::<T>(f), make) {
         Some(form) => Ok(n
             .encoded_response(StatusCode::OK, form?.document())
@@ -47,7 +48,7 @@ pub(super) async fn list_revision(
     st: &Context,
     res: &'static ResourceInfo,
     q: &Params,
-) -> Result<Option<i64>, Status> {
+) -> Result<Option<i64>, StatusError> {
     let Some(rv) = q.get("resourceVersion") else {
         return Ok(None);
     };
@@ -79,7 +80,8 @@ pub(super) async fn list_revision(
             }
             .to_string(),
             1,
-        ));
+        )
+        .into());
     }
     Ok(None)
 }
@@ -124,7 +126,11 @@ pub(super) async fn list<T: Served>(
 }
 
 /// Stored objects decoded.
-fn decode_all<K: Object>(st: &Context, t: &Target, stored: &[KeyValue]) -> Result<Vec<K>, Status> {
+fn decode_all<K: Object>(
+    st: &Context,
+    t: &Target,
+    stored: &[KeyValue],
+) -> Result<Vec<K>, StatusError> {
     Ok(stored
         .iter()
         .map(|kv| st.registry.decode(t.resource, kv))
@@ -138,7 +144,7 @@ pub(super) async fn page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<K>, Status> {
+) -> Result<Page<K>, StatusError> {
     let page = stored_page::<K>(st, t, q, sel).await?;
     Ok(Page {
         items: decode_all(st, t, &page.items)?,
@@ -152,7 +158,7 @@ async fn stored_page<K: Object>(
     t: &Target,
     q: &Params,
     sel: &Selectors,
-) -> Result<Page<KeyValue>, Status> {
+) -> Result<Page<KeyValue>, StatusError> {
     let limit = match q.get("limit") {
         None => None,
         Some(l) => {
@@ -166,7 +172,8 @@ async fn stored_page<K: Object>(
     if continue_token.is_some() && q.get("resourceVersion").is_some_and(|rv| rv != "0") {
         return Err(Status::bad_request(
             "specifying resource version is not allowed when using continue",
-        ));
+        )
+        .into());
     }
     let revision = match continue_token {
         Some(_) => None,

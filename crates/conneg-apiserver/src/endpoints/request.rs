@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use conneg::Status;
 use http::{HeaderValue, Method, header};
 
-use super::resource_not_found;
 use super::validate::valid;
+use super::{StatusError, resource_not_found};
 use crate::names;
 use crate::registry::{Object, Registry, status};
 use crate::resource::{CORE_GROUP, Catalog, GroupVersion, ResourceInfo};
@@ -23,17 +23,17 @@ const NAMESPACES: &str = "namespaces";
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     /// Version in the URL.
-    pub version: GroupVersion,
+    pub(crate) version: GroupVersion,
     /// Resource in the URL.
-    pub resource: &'static ResourceInfo,
+    pub(crate) resource: &'static ResourceInfo,
     /// Namespace from `/namespaces/{ns}/` (`None`: all namespaces, or cluster-scoped).
-    pub namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// Object name.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Whether the request is for the object's `status` subresource.
-    pub status: bool,
+    pub(crate) status: bool,
     /// Whether the request is for the object's `scale` subresource.
-    pub scale: bool,
+    pub(crate) scale: bool,
 }
 
 impl Target {
@@ -50,7 +50,7 @@ impl Target {
     /// `PrepareForUpdate`): for a kind with a status subresource, the status through the
     /// object and everything but the status through `/status` ([`status`]); then what the
     /// kind's own strategy keeps.
-    pub(crate) fn reset_fields<K: Object>(&self, new: &mut K, old: &K) -> Result<(), Status> {
+    pub(crate) fn reset_fields<K: Object>(&self, new: &mut K, old: &K) -> Result<(), StatusError> {
         if !self.status {
             if self.resource.status_subresource {
                 status::keep_status(new, old)?;
@@ -60,7 +60,7 @@ impl Target {
         }
         status::status_only(new, old)?;
         new.prepare_for_status_update(old);
-        valid(self.resource, new, &new.validate_status_update())
+        Ok(valid(self.resource, new, new.validate_status_update())?)
     }
 
     /// Resolves the path parameters of a resource route against what `catalog` serves: 404
@@ -68,7 +68,7 @@ impl Target {
     pub(crate) fn resolve(
         mut p: BTreeMap<String, String>,
         catalog: &Catalog,
-    ) -> Result<Self, Status> {
+    ) -> Result<Self, StatusError> {
         let group = p.get("group").map_or(CORE_GROUP, String::as_str);
         let version = p
             .get("version")
@@ -93,7 +93,7 @@ impl Target {
         let namespace = p.remove("namespace");
         // Cluster-scoped resources have no namespaced path.
         if namespace.is_some() && !resource.namespaced {
-            return Err(resource_not_found());
+            return Err(resource_not_found().into());
         }
         let name = p.remove("name");
         // The subresources are `status` and `scale`, of the kinds that have them.
@@ -101,11 +101,11 @@ impl Target {
             None => (false, false),
             Some("status") if resource.status_subresource => (true, false),
             Some("scale") if resource.scale_subresource => (false, true),
-            Some(_) => return Err(resource_not_found()),
+            Some(_) => return Err(resource_not_found().into()),
         };
         // A namespaced object is only addressed inside its namespace.
         if name.is_some() && resource.namespaced && namespace.is_none() {
-            return Err(resource_not_found());
+            return Err(resource_not_found().into());
         }
         for (what, v) in [("namespace", &namespace), ("name", &name)] {
             if let Some(v) = v {
@@ -115,7 +115,8 @@ impl Target {
                         "invalid {what} {}: {}",
                         Status::quote(v),
                         errs.join(", ")
-                    )));
+                    ))
+                    .into());
                 }
             }
         }
@@ -127,7 +128,7 @@ impl Target {
                     .as_ref()
                     .is_some_and(|ns| ns.len() > names::DNS1123_LABEL_MAX))
         {
-            return Err(Status::not_found(resource.group, resource.resource, n));
+            return Err(Status::not_found(resource.group, resource.resource, n).into());
         }
         Ok(Self {
             version,
@@ -142,6 +143,11 @@ impl Target {
     /// The object's name (`""` for a collection).
     pub(crate) fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("")
+    }
+
+    /// 404 for the object the URL names.
+    pub(crate) fn not_found(&self) -> Status {
+        Status::not_found(self.resource.group, self.resource.resource, self.name())
     }
 
     /// The namespace (`""` for all namespaces or a cluster-scoped resource).
@@ -198,7 +204,7 @@ impl Target {
 
 /// Query parameters: the first value of each, as Kubernetes converts its options.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Params(pub BTreeMap<String, String>);
+pub(crate) struct Params(pub(crate) BTreeMap<String, String>);
 
 impl Params {
     /// A parameter, if present and non-empty.
@@ -216,14 +222,15 @@ impl Params {
         self.option(k) == Some(true)
     }
     /// `dryRun`: `All` or nothing.
-    pub(crate) fn dry_run(&self) -> Result<bool, Status> {
+    pub(crate) fn dry_run(&self) -> Result<bool, StatusError> {
         match self.get("dryRun") {
             None => Ok(false),
             Some("All") => Ok(true),
             Some(other) => Err(Status::bad_request(format!(
                 "dryRun: Unsupported value: {}: supported values: \"All\"",
                 Status::quote(other)
-            ))),
+            ))
+            .into()),
         }
     }
 }
@@ -233,7 +240,7 @@ impl Params {
     /// parse.
     pub(crate) fn from_query(
         q: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    ) -> Result<Self, Status> {
+    ) -> Result<Self, StatusError> {
         let Query(pairs) = q.map_err(|e| Status::bad_request(format!("invalid query: {e}")))?;
         let mut m = BTreeMap::new();
         for (k, v) in pairs {
@@ -243,21 +250,23 @@ impl Params {
     }
 
     /// The label and field selectors.
-    pub(crate) fn selectors(&self) -> Result<Selectors, Status> {
-        Selectors::parse(self.get("labelSelector"), self.get("fieldSelector"))
-            .map_err(|e| Status::bad_request(e.0))
+    pub(crate) fn selectors(&self) -> Result<Selectors, StatusError> {
+        Ok(
+            Selectors::parse(self.get("labelSelector"), self.get("fieldSelector"))
+                .map_err(|e| Status::bad_request(e.0))?,
+        )
     }
 }
 
 /// The namespace in the body must match the URL's; a missing one is filled in.
-pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), Status> {
+pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), StatusError> {
     let meta = k.meta_mut();
     match &t.namespace {
         Some(ns) => {
             if !meta.namespace.is_empty() && meta.namespace != *ns {
                 return Err(Status::bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request",
-                ));
+                ).into());
             }
             meta.namespace.clone_from(ns);
         }
@@ -267,13 +276,14 @@ pub(super) fn check_namespace<K: Object>(k: &mut K, t: &Target) -> Result<(), St
 }
 
 /// The name in the body must match the URL's.
-pub(super) fn check_name<K: Object>(k: &K, t: &Target) -> Result<(), Status> {
+pub(super) fn check_name<K: Object>(k: &K, t: &Target) -> Result<(), StatusError> {
     let name = &k.meta().name;
     if name != t.name() {
         return Err(Status::bad_request(format!(
             "the name of the object ({name}) does not match the name on the URL ({})",
             t.name()
-        )));
+        ))
+        .into());
     }
     Ok(())
 }

@@ -10,21 +10,22 @@ use serde_json::{Map, Value, json};
 use super::body::{Expected, decode_json, defaulted_kind, to_json};
 use super::call::Call;
 use super::update::{Change, commit, conflict};
-use super::{HResult, Served, field_manager, resource_not_found, respond};
+use super::{HResult, Served, StatusError, field_manager, resource_not_found, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::validation::{BadValue, FieldError, invalid};
+use crate::registry;
+use crate::validation::{BadValue, FieldError};
 
 /// Where a kind's replicas are, as dot paths into the object (`.spec.replicas`,
 /// `.status.replicas`, `.status.selector`; no selector path: `""`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScalePaths {
     /// The wanted replicas.
-    pub spec_replicas: String,
+    pub(crate) spec_replicas: String,
     /// The replicas there are.
-    pub status_replicas: String,
+    pub(crate) status_replicas: String,
     /// The label selector (a string), or `""`.
-    pub label_selector: String,
+    pub(crate) label_selector: String,
 }
 
 /// The value at the dot path `path` of `v`.
@@ -56,7 +57,7 @@ fn set(v: &mut Value, path: &str, x: Value) {
 }
 
 /// The `Scale` of `obj` (as JSON in the request's version).
-fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, Status> {
+fn scale_of(obj: &Value, paths: &ScalePaths) -> Result<Value, StatusError> {
     let replicas = at(obj, &paths.spec_replicas)
         .and_then(Value::as_i64)
         .ok_or_else(|| {
@@ -106,7 +107,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .registry
         .get::<T::K>(t.resource, &key, t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     let old_json = to_json(&T::from_kind(old.clone(), f))?;
     let current = scale_of(&old_json, paths)?;
     let wanted: Value = match c.method {
@@ -132,7 +133,8 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             return Err(Status::bad_request(format!(
                 "the spec replicas field {} cannot be empty",
                 Status::quote(&paths.spec_replicas)
-            )));
+            ))
+            .into());
         }
         Some(_) => None,
     }
@@ -140,13 +142,13 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     let res = t.resource;
     let check = |detail: &str| {
         let err = FieldError::invalid_value(&paths.spec_replicas, BadValue::Int(replicas), detail);
-        invalid(res.group, res.kind, t.name(), &[err])
+        registry::Error::invalid(res, t.name().to_owned(), vec![err])
     };
     if replicas < 0 {
-        return Err(check("should be a non-negative integer"));
+        return Err(check("should be a non-negative integer").into());
     }
     if replicas > i64::from(i32::MAX) {
-        return Err(check("should be less than or equal to 2147483647"));
+        return Err(check("should be less than or equal to 2147483647").into());
     }
     // The Scale's resourceVersion, when given, is the client's precondition.
     let pinned = wanted
@@ -154,7 +156,7 @@ pub(super) async fn scale<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .and_then(Value::as_str)
         .filter(|rv| !rv.is_empty());
     if pinned.is_some_and(|rv| rv != revision.to_string()) {
-        return Err(conflict(res, t.name()));
+        return Err(conflict(res, t.name()).into());
     }
     let mut new_json = old_json;
     set(&mut new_json, &paths.spec_replicas, Value::from(replicas));

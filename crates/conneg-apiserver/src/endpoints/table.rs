@@ -9,7 +9,7 @@
 use conneg::{Conversion, Status};
 use serde_json::{Value, json};
 
-use super::{Params, Served};
+use super::{Params, Served, StatusError};
 use crate::meta::{HasObjectMeta, ListMeta, Time};
 
 /// Builds a Table of `items`.
@@ -19,12 +19,12 @@ pub(super) fn table<T: Served>(
     items: Vec<T::K>,
     meta: ListMeta,
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     let include = q.get("includeObject").unwrap_or("Metadata");
     if !matches!(include, "None" | "Metadata" | "Object") {
         return Err(Status::bad_request(format!(
             "includeObject: Unsupported value: {include:?}: supported values: \"Metadata\", \"None\", \"Object\""
-        )));
+        )).into());
     }
     let api_version = format!("{}/{}", conv.group, conv.version);
     let now = Time::now();
@@ -55,7 +55,7 @@ pub(super) fn event_table<T: Served>(
     k: T::K,
     headers: bool,
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     let include = q.get("includeObject").unwrap_or("Metadata");
     let api_version = format!("{}/{}", conv.group, conv.version);
     let rv = k.meta().resource_version.clone();
@@ -104,7 +104,7 @@ fn row<T: Served>(
     api_version: &str,
     now: Time,
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     let meta = k.meta();
     let mut cells = vec![json!(meta.name)];
     cells.extend(T::cells(&k, f, now));

@@ -1,11 +1,11 @@
 //! The representation asked for with `as`/`g`/`v` (Kubernetes' `doTransformObject`): a
 //! `Table` ([`table`]) or metadata only ([`metadata_only`]), for this server's types.
 
-use conneg::{Conversion, Status};
+use conneg::Conversion;
 use serde_json::Value;
 
 use super::table;
-use super::{Params, Served, Target};
+use super::{Params, Served, StatusError, Target};
 use crate::meta::{HasObjectMeta, ListMeta};
 use crate::metadata_only;
 
@@ -16,7 +16,7 @@ pub(super) fn object<T: Served>(
     t: &Target,
     k: T::K,
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     if metadata_only::is_metadata(conv) {
         return Ok(metadata_only::object(conv, &go_type(t, ""), k.meta())?);
     }
@@ -34,7 +34,7 @@ pub(super) fn list<T: Served>(
     t: &Target,
     page: (Vec<T::K>, ListMeta),
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     let (items, meta) = page;
     if metadata_only::is_metadata(conv) {
         return Ok(metadata_only::list(
@@ -48,7 +48,7 @@ pub(super) fn list<T: Served>(
 }
 
 /// 406 before a watch starts if its events cannot be served as `conv`.
-pub(super) fn check_watch(conv: &Conversion, t: &Target) -> Result<(), Status> {
+pub(super) fn check_watch(conv: &Conversion, t: &Target) -> Result<(), StatusError> {
     if metadata_only::is_metadata(conv) {
         return Ok(metadata_only::check_object(conv, &go_type(t, ""))?);
     }
@@ -63,7 +63,7 @@ pub(super) fn event<T: Served>(
     k: T::K,
     first: bool,
     f: &T::Facts,
-) -> Result<Value, Status> {
+) -> Result<Value, StatusError> {
     if metadata_only::is_metadata(conv) {
         return Ok(metadata_only::object(conv, &go_type(t, ""), k.meta())?);
     }
@@ -72,7 +72,7 @@ pub(super) fn event<T: Served>(
 
 /// A bookmark's object as `conv`: metadata only when that was asked for (Kubernetes transforms
 /// bookmarks like any event object); otherwise as it is.
-pub(super) fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, Status> {
+pub(super) fn bookmark(conv: Option<&Conversion>, bookmark: Value) -> Result<Value, StatusError> {
     match conv {
         Some(c) if metadata_only::is_metadata(c) => {
             Ok(metadata_only::partial(c, &bookmark["metadata"])?)

@@ -12,11 +12,11 @@ use super::call::Call;
 use super::create::create_object;
 use super::request::{check_name, check_namespace};
 use super::validate::{check_declared_update, valid};
-use super::{Context, HResult, Served, Target, admission, field_manager, respond};
+use super::{Context, HResult, Served, StatusError, Target, admission, field_manager, respond};
 use crate::meta::HasObjectMeta;
 use crate::patch;
-use crate::registry::Object;
 use crate::registry::backoff::ConflictBackoff;
+use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
 use crate::storage::OPTIMISTIC_LOCK_MSG;
 use crate::validation::{resource_version_required, validate_object_meta_update};
@@ -26,10 +26,10 @@ use crate::validation::{resource_version_required, validate_object_meta_update};
 /// [`Target::reset_fields`]): uid and creationTimestamp are kept, generation moves on when the
 /// spec changed, and a deletion once started cannot be undone or changed.
 fn prepare_update<T: Served>(
-    res: &ResourceInfo,
+    res: &'static ResourceInfo,
     (new, old): (&mut T::K, &T::K),
     f: &T::Facts,
-) -> Result<(), Status> {
+) -> Result<(), registry::Error> {
     let same = T::same_spec(new, old, f);
     let om = old.meta();
     let nm = new.meta_mut();
@@ -48,7 +48,7 @@ fn prepare_update<T: Served>(
     valid(
         res,
         new,
-        &validate_object_meta_update(new.meta(), old.meta()),
+        validate_object_meta_update(new.meta(), old.meta()),
     )
 }
 
@@ -67,11 +67,9 @@ pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     check_name(&new, t)?;
     let rv = new.meta().resource_version.clone();
     if rv.is_empty() {
-        return Err(resource_version_required(
-            t.resource.group,
-            t.resource.resource,
-            t.name(),
-        ));
+        return Err(
+            resource_version_required(t.resource.group, t.resource.resource, t.name()).into(),
+        );
     }
     let expected: i64 = rv.parse().map_err(|_| {
         Status::bad_request(format!(
@@ -84,9 +82,9 @@ pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         .registry
         .get::<T::K>(t.resource, &key, t.name())
         .await?
-        .ok_or_else(|| Status::not_found(t.resource.group, t.resource.resource, t.name()))?;
+        .ok_or_else(|| t.not_found())?;
     if revision != expected {
-        return Err(conflict(t.resource, t.name()));
+        return Err(conflict(t.resource, t.name()).into());
     }
     let manager = field_manager::manager("UpdateOptions", q.get("fieldManager"), ua)?;
     let change = Change {
@@ -100,7 +98,7 @@ pub(super) async fn update<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
     };
     match commit::<T>(st, t, change, f).await? {
         Some(k) => Ok(respond(n, StatusCode::OK, &T::from_kind(k, f))),
-        None => Err(conflict(t.resource, t.name())),
+        None => Err(conflict(t.resource, t.name()).into()),
     }
 }
 
@@ -128,7 +126,7 @@ pub(super) async fn commit<T: Served>(
     t: &Target,
     c: Change<'_, T::K>,
     f: &T::Facts,
-) -> Result<Option<T::K>, Status> {
+) -> Result<Option<T::K>, StatusError> {
     let Change {
         mut new,
         versioned,
@@ -145,7 +143,7 @@ pub(super) async fn commit<T: Served>(
     }
     prepare_update::<T>(t.resource, (&mut new, old), f)?;
     if t.subresource() != "status" {
-        valid(t.resource, &new, &new.validate_update(old))?;
+        valid(t.resource, &new, new.validate_update(old))?;
     }
     check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
     admission::admit(
@@ -183,8 +181,8 @@ fn field_manager_required() -> Status {
 /// async worker they would stall every other request on it (`/readyz` included).
 async fn off_worker<R: Send + 'static>(
     st: &Context,
-    f: impl FnOnce() -> Result<R, Status> + Send + 'static,
-) -> Result<R, Status> {
+    f: impl FnOnce() -> Result<R, StatusError> + Send + 'static,
+) -> Result<R, StatusError> {
     let _permit = st
         .blocking
         .acquire()
@@ -207,12 +205,12 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
             .filter(|p| st.cbor || !p.is_cbor())
             .map(|p| p.media_type())
             .collect();
-        return Err(Status::unsupported_media_type(&accepted.join(", ")));
+        return Err(Status::unsupported_media_type(&accepted.join(", ")).into());
     };
     let raw = conneg::read_body(body, n.body_limit()).await?;
     let doc = Arc::new(off_worker(st, move || Ok(patch::parse(kind, &raw)?)).await?);
     if kind.is_apply() && q.get("fieldManager").is_none() {
-        return Err(field_manager_required());
+        return Err(field_manager_required().into());
     }
     let dry_run = q.dry_run()?;
     let manager = field_manager::manager("PatchOptions", q.get("fieldManager"), ua)?;
@@ -224,11 +222,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         let Some((old, revision)) = current else {
             // Only an apply to the object itself creates it.
             if !kind.is_apply() || t.status {
-                return Err(Status::not_found(
-                    t.resource.group,
-                    t.resource.resource,
-                    t.name(),
-                ));
+                return Err(t.not_found().into());
             }
             // Server-side apply creates what does not exist.
             let (decoded, warnings) = {
@@ -280,7 +274,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         let pinned =
             !new.meta().resource_version.is_empty() && new.meta().resource_version != current_rv;
         if pinned {
-            return Err(conflict(t.resource, t.name()));
+            return Err(conflict(t.resource, t.name()).into());
         }
         new.meta_mut().resource_version = current_rv;
         let change = Change {

@@ -3,15 +3,14 @@
 
 use std::sync::Arc;
 
-use conneg::Status;
 use serde_json::Value;
 
 use super::body::to_json;
-use super::{Context, Served, Target};
+use super::{Context, Served, StatusError, Target};
 use crate::declarative::Validator;
-use crate::registry::Object;
+use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
-use crate::validation::{FieldError, invalid};
+use crate::validation::FieldError;
 
 /// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
 /// version, against `old` on update (for transition rules and ratcheting).
@@ -20,7 +19,7 @@ pub(super) fn declared_errors<T: Served>(
     versioned: &Value,
     old: Option<&T::K>,
     f: &T::Facts,
-) -> Result<Vec<FieldError>, Status> {
+) -> Result<Vec<FieldError>, StatusError> {
     let Some(validator) = declared else {
         return Ok(Vec::new());
     };
@@ -38,7 +37,7 @@ pub(super) fn check_declared_update<T: Served>(
     versioned: Value,
     (new, old): (&T::K, &T::K),
     f: &T::Facts,
-) -> Result<(), Status> {
+) -> Result<(), StatusError> {
     let versioned = if t.status {
         to_json(&T::from_kind(new.clone(), f))?
     } else {
@@ -50,13 +49,18 @@ pub(super) fn check_declared_update<T: Served>(
         Some(old),
         f,
     )?;
-    valid(t.resource, new, &errs)
+    Ok(valid(t.resource, new, errs)?)
 }
 
-/// `Ok` when `errs` is empty, otherwise the 422 that names `k` and every error.
-pub(super) fn valid<K: Object>(r: &ResourceInfo, k: &K, errs: &[FieldError]) -> Result<(), Status> {
+/// `Ok` when `errs` is empty, otherwise the invalid object `k` of `r` with every error (a
+/// 422 at the HTTP edge, as every registry error is answered).
+pub(super) fn valid<K: Object>(
+    r: &'static ResourceInfo,
+    k: &K,
+    errs: Vec<FieldError>,
+) -> Result<(), registry::Error> {
     if errs.is_empty() {
         return Ok(());
     }
-    Err(invalid(r.group, r.kind, &k.meta().name, errs))
+    Err(registry::Error::invalid(r, k.meta().name.clone(), errs))
 }

@@ -57,7 +57,7 @@ use super::encoded::{Form, served_by};
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
-use super::{Context, HResult, Params, Served, Target};
+use super::{Context, HResult, Params, Served, StatusError, Target};
 use crate::meta::HasObjectMeta;
 use crate::registry::storage_status;
 use crate::resource::ResourceInfo;
@@ -122,7 +122,7 @@ impl<T> Clone for Shared<T> {
 }
 
 /// The hub of `T`, started (with its feeding task) on first use.
-async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, Status> {
+async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared<T>, StatusError> {
     let res = t.resource;
     let key = (t.version.api_version(), res.resource);
     let existing = |m: &HubMap| {
@@ -148,7 +148,7 @@ async fn hub<T: Served>(st: &Context, t: &Target, f: &T::Facts) -> Result<Shared
         .map_err(|e| storage_status(e, res, ""))?;
     let shared = {
         let Ok(mut m) = st.hubs.0.lock() else {
-            return Err(Status::internal_error("watch hub registry poisoned"));
+            return Err(Status::internal_error("watch hub registry poisoned").into());
         };
         if let Some(h) = existing(&m) {
             return Ok(h); // another request started it meanwhile
@@ -199,7 +199,7 @@ async fn watch_shared<T: Served>(
     from: i64,
     timeout: u64,
     f: &T::Facts,
-) -> Result<Option<Response<Body>>, Status> {
+) -> Result<Option<Response<Body>>, StatusError> {
     let shared = hub::<T>(st, t, f).await?;
     let (ns, name) = (t.namespace.clone(), t.name.clone());
     let watcher = shared.hub.subscribe_filtered_as(
@@ -251,7 +251,9 @@ pub(crate) async fn watch<T: Served>(
         Some(s) => match s.parse::<u64>() {
             Ok(0) => DEFAULT_TIMEOUT_SECS,
             Ok(n) => n.min(MAX_TIMEOUT_SECS),
-            Err(_) => return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}"))),
+            Err(_) => {
+                return Err(Status::bad_request(format!("invalid timeoutSeconds {s:?}")).into());
+            }
         },
     };
     let bookmarks = opts.allow_watch_bookmarks;
@@ -414,7 +416,7 @@ fn initial_stored(
     t: &Target,
     prefix: &str,
     first: Option<ListResult>,
-) -> impl Stream<Item = Result<KeyValue, Status>> + Send + 'static {
+) -> impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static {
     enum Next {
         Page(ListResult),
         From(String, i64),
@@ -433,7 +435,9 @@ fn initial_stored(
                     };
                     match st.registry.store.list(&prefix, read).await {
                         Ok(page) => page,
-                        Err(e) => return Some((vec![Err(storage_status(e, res, ""))], None)),
+                        Err(e) => {
+                            return Some((vec![Err(storage_status(e, res, "").into())], None));
+                        }
                     }
                 }
             };
@@ -452,8 +456,8 @@ fn initial_kinds<T: Served>(
     st: &Context,
     t: &Target,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
-) -> impl Stream<Item = Result<T::K, Status>> + Send + 'static {
+    stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
+) -> impl Stream<Item = Result<T::K, StatusError>> + Send + 'static {
     let (st, filter, res) = (st.clone(), filter.clone(), t.resource);
     stored.filter_map(move |kv| {
         let k = kv.and_then(|kv| Ok(st.registry.decode::<T::K>(res, &kv)?));
@@ -487,12 +491,12 @@ impl<T: Served> KeptEvents<T> {
 
     /// The event `kind` of the object stored as `kv`, with whether it is an ERROR event (an
     /// object that cannot be read), after which the stream ends.
-    fn event(&self, kind: EventType, kv: Result<&KeyValue, Status>) -> (Bytes, bool) {
+    fn event(&self, kind: EventType, kv: Result<&KeyValue, StatusError>) -> (Bytes, bool) {
         let n = &self.n;
         let document = kv.and_then(|kv| {
             let make = || {
                 let k = self.st.registry.decode(self.res, kv)?;
-                Ok::<_, Status>(T::from_kind(k, &self.facts))
+                Ok::<_, StatusError>(T::from_kind(k, &self.facts))
             };
             match self
                 .st
@@ -510,7 +514,7 @@ impl<T: Served> KeptEvents<T> {
         });
         match event {
             Ok(bytes) => (bytes, false),
-            Err(status) => event_bytes(&WatchEvent::<()>::Error(status), n),
+            Err(error) => event_bytes(&WatchEvent::<()>::Error(error.into_status()), n),
         }
     }
 
@@ -524,9 +528,9 @@ impl<T: Served> KeptEvents<T> {
                 Some(last) => self.event(EventType::Deleted, Ok(&last)),
                 None => self.event(
                     EventType::Deleted,
-                    Err(Status::internal_error(
-                        "a deletion without the object's last state",
-                    )),
+                    Err(
+                        Status::internal_error("a deletion without the object's last state").into(),
+                    ),
                 ),
             },
         }
@@ -560,7 +564,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     n: &Negotiated,
     f: &T::Facts,
     filter: &Arc<Filter>,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
+    stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
     shape: impl Fn(T::K) -> O + Send + 'static,
 ) -> BoxStream<'static, (Bytes, bool)> {
     if keeps_forms(st, n, filter) {
@@ -573,7 +577,7 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     initial_kinds::<T>(st, t, filter, stored)
         .map(move |k| match k {
             Ok(k) => event_bytes(&WatchEvent::Added(shape(k)), &n),
-            Err(s) => event_bytes(&WatchEvent::<O>::Error(s), &n),
+            Err(error) => event_bytes(&WatchEvent::<O>::Error(error.into_status()), &n),
         })
         .boxed()
 }
@@ -632,6 +636,6 @@ fn translate<T: Served>(
 }
 
 /// An event object built as JSON; a failure to build it is sent as its `Status`.
-fn or_status(v: Result<Value, Status>) -> Value {
-    v.unwrap_or_else(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+fn or_status(v: Result<Value, StatusError>) -> Value {
+    v.unwrap_or_else(|error| serde_json::to_value(error.into_status()).unwrap_or(Value::Null))
 }

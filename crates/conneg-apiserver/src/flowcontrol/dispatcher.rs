@@ -34,8 +34,8 @@ type Waiter = (oneshot::Sender<Permit>, Arc<FlowStats>);
 
 /// One priority level.
 pub(crate) struct Level {
-    pub name: String,
-    pub uid: HeaderValue,
+    pub(crate) name: String,
+    pub(crate) uid: HeaderValue,
     /// Never limited.
     exempt: bool,
     /// Rejects past its seats rather than queue.
@@ -207,10 +207,10 @@ impl Drop for Waiting<'_> {
 /// A flow schema in force.
 #[derive(Debug)]
 pub(crate) struct Classifier {
-    pub schema: FlowSchema,
-    pub uid: HeaderValue,
-    pub level: Arc<Level>,
-    pub stats: Arc<FlowStats>,
+    pub(crate) schema: FlowSchema,
+    pub(crate) uid: HeaderValue,
+    pub(crate) level: Arc<Level>,
+    pub(crate) stats: Arc<FlowStats>,
 }
 
 /// The configuration in force.
@@ -453,7 +453,7 @@ pub(crate) struct Classified {
     config: Arc<Config>,
     at: usize,
     /// The hash of the flow (schema and distinguisher).
-    pub flow: u64,
+    pub(crate) flow: u64,
 }
 
 impl Classified {

@@ -33,11 +33,11 @@ pub(crate) const GUESS_SECONDS: f64 = 60.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Queuing {
     /// Queues of the level.
-    pub queues: usize,
+    pub(crate) queues: usize,
     /// Queues dealt to each flow.
-    pub hand_size: usize,
+    pub(crate) hand_size: usize,
     /// Requests waiting in one queue at most.
-    pub queue_length_limit: usize,
+    pub(crate) queue_length_limit: usize,
 }
 
 /// A waiting request.
@@ -71,17 +71,17 @@ impl<T> Default for Queue<T> {
 /// Where a request waits: its queue and its id, to take it out again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ticket {
-    pub queue: usize,
-    pub id: u64,
+    pub(crate) queue: usize,
+    pub(crate) id: u64,
 }
 
 /// A request that may run now: its item, its queue and its seats (to give back with
 /// [`QueueSet::finish`]).
 #[derive(Debug)]
 pub(crate) struct Dispatched<T> {
-    pub item: T,
-    pub queue: usize,
-    pub seats: u32,
+    pub(crate) item: T,
+    pub(crate) queue: usize,
+    pub(crate) seats: u32,
 }
 
 /// The queues of one level and its seats.

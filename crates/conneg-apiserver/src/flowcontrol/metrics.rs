@@ -63,9 +63,9 @@ impl FlowStats {
 
 /// What one priority level reports.
 pub(crate) struct LevelReport<'a> {
-    pub name: &'a str,
-    pub nominal_seats: u32,
-    pub executing_seats: u32,
+    pub(crate) name: &'a str,
+    pub(crate) nominal_seats: u32,
+    pub(crate) executing_seats: u32,
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -130,31 +130,69 @@ pub(crate) fn render<'a>(
             );
         }
     }
-    header(
-        &mut out,
-        "apiserver_flowcontrol_current_executing_seats",
-        "gauge",
-        "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
-    );
-    for l in levels {
-        let _ = writeln!(
-            out,
-            "apiserver_flowcontrol_current_executing_seats{{priority_level=\"{}\"}} {}",
-            l.name, l.executing_seats
-        );
-    }
-    header(
-        &mut out,
-        "apiserver_flowcontrol_nominal_limit_seats",
-        "gauge",
-        "Nominal number of execution seats configured for each priority level",
-    );
-    for l in levels {
-        let _ = writeln!(
-            out,
-            "apiserver_flowcontrol_nominal_limit_seats{{priority_level=\"{}\"}} {}",
-            l.name, l.nominal_seats
-        );
+    for (name, help, read) in [
+        (
+            "apiserver_flowcontrol_current_executing_seats",
+            "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+            (|l| l.executing_seats) as fn(&LevelReport<'_>) -> u32,
+        ),
+        (
+            "apiserver_flowcontrol_nominal_limit_seats",
+            "Nominal number of execution seats configured for each priority level",
+            |l| l.nominal_seats,
+        ),
+    ] {
+        header(&mut out, name, "gauge", help);
+        for l in levels {
+            let _ = writeln!(out, "{name}{{priority_level=\"{}\"}} {}", l.name, read(l));
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_level_reports_its_seats_under_one_header_per_gauge() {
+        let levels = [
+            LevelReport {
+                name: "exempt",
+                nominal_seats: 0,
+                executing_seats: 2,
+            },
+            LevelReport {
+                name: "global-default",
+                nominal_seats: 49,
+                executing_seats: 7,
+            },
+        ];
+        let text = render(std::iter::empty(), &levels);
+        let gauge = |name: &str| -> Vec<&str> {
+            text.lines()
+                .filter(|l| l.contains(name))
+                .filter(|l| !l.starts_with("# HELP"))
+                .collect()
+        };
+        assert_eq!(
+            gauge("apiserver_flowcontrol_current_executing_seats"),
+            [
+                "# TYPE apiserver_flowcontrol_current_executing_seats gauge",
+                r#"apiserver_flowcontrol_current_executing_seats{priority_level="exempt"} 2"#,
+                r#"apiserver_flowcontrol_current_executing_seats{priority_level="global-default"} 7"#,
+            ]
+        );
+        assert_eq!(
+            gauge("apiserver_flowcontrol_nominal_limit_seats"),
+            [
+                "# TYPE apiserver_flowcontrol_nominal_limit_seats gauge",
+                r#"apiserver_flowcontrol_nominal_limit_seats{priority_level="exempt"} 0"#,
+                r#"apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 49"#,
+            ]
+        );
+        assert!(text.contains(
+            "# HELP apiserver_flowcontrol_nominal_limit_seats Nominal number of execution seats configured for each priority level\n"
+        ));
+    }
 }

@@ -67,10 +67,10 @@ pub(crate) const EVERY: &str = "*";
 pub(crate) struct FlowSchema {
     /// What the schema matches and where it sends it.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub spec: FlowSchemaSpec,
+    pub(crate) spec: FlowSchemaSpec,
     /// Conditions (`Dangling` when the priority level does not exist).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub status: FlowControlStatus,
+    pub(crate) status: FlowControlStatus,
 }
 
 /// `FlowSchemaSpec`.
@@ -79,20 +79,20 @@ pub(crate) struct FlowSchema {
 pub(crate) struct FlowSchemaSpec {
     /// The priority level of the matched requests.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub priority_level_configuration: PriorityLevelReference,
+    pub(crate) priority_level_configuration: PriorityLevelReference,
     /// Lower matches first (1..=10000; ties go to the lexicographically smaller name).
     #[serde(default)]
-    pub matching_precedence: i32,
+    pub(crate) matching_precedence: i32,
     /// How matched requests split into flows (none: one flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distinguisher_method: Option<FlowDistinguisherMethod>,
+    pub(crate) distinguisher_method: Option<FlowDistinguisherMethod>,
     /// A request matches when any rule does.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub rules: Vec<PolicyRulesWithSubjects>,
+    pub(crate) rules: Vec<PolicyRulesWithSubjects>,
 }
 
 /// `PriorityLevelConfigurationReference`.
@@ -100,7 +100,7 @@ pub(crate) struct FlowSchemaSpec {
 pub(crate) struct PriorityLevelReference {
     /// The priority level's name.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// `FlowDistinguisherMethod`.
@@ -108,7 +108,7 @@ pub(crate) struct PriorityLevelReference {
 pub(crate) struct FlowDistinguisherMethod {
     /// `ByUser` or `ByNamespace`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
-    pub type_: String,
+    pub(crate) type_: String,
 }
 
 /// `PolicyRulesWithSubjects`: who (any subject) does what (any rule).
@@ -117,21 +117,21 @@ pub(crate) struct FlowDistinguisherMethod {
 pub(crate) struct PolicyRulesWithSubjects {
     /// The users, groups and service accounts this applies to.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub subjects: Vec<Subject>,
+    pub(crate) subjects: Vec<Subject>,
     /// Rules on resource requests.
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub resource_rules: Vec<ResourcePolicyRule>,
+    pub(crate) resource_rules: Vec<ResourcePolicyRule>,
     /// Rules on other paths (`/healthz`, `/apis`...).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub non_resource_rules: Vec<NonResourcePolicyRule>,
+    pub(crate) non_resource_rules: Vec<NonResourcePolicyRule>,
 }
 
 /// `Subject`: a user, a group or a service account, by `kind`.
@@ -140,16 +140,16 @@ pub(crate) struct PolicyRulesWithSubjects {
 pub(crate) struct Subject {
     /// `User`, `Group` or `ServiceAccount`.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub kind: String,
+    pub(crate) kind: String,
     /// For `User`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<Named>,
+    pub(crate) user: Option<Named>,
     /// For `Group`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<Named>,
+    pub(crate) group: Option<Named>,
     /// For `ServiceAccount`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_account: Option<ServiceAccountSubject>,
+    pub(crate) service_account: Option<ServiceAccountSubject>,
 }
 
 /// `UserSubject` and `GroupSubject`: a name, `*` for any.
@@ -157,7 +157,7 @@ pub(crate) struct Subject {
 pub(crate) struct Named {
     /// The name.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// `ServiceAccountSubject`.
@@ -165,10 +165,10 @@ pub(crate) struct Named {
 pub(crate) struct ServiceAccountSubject {
     /// The service account's namespace.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// Its name, `*` for any.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// `ResourcePolicyRule`.
@@ -177,23 +177,23 @@ pub(crate) struct ServiceAccountSubject {
 pub(crate) struct ResourcePolicyRule {
     /// Verbs (`*`: any).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub verbs: Vec<String>,
+    pub(crate) verbs: Vec<String>,
     /// API groups (`*`: any; `""`: core).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub api_groups: Vec<String>,
+    pub(crate) api_groups: Vec<String>,
     /// Resources, `resource/subresource` for a subresource (`*`: any).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// Whether cluster-scoped requests match.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cluster_scope: bool,
+    pub(crate) cluster_scope: bool,
     /// Namespaces of namespaced requests (`*`: any).
     #[serde(
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub namespaces: Vec<String>,
+    pub(crate) namespaces: Vec<String>,
 }
 
 /// `NonResourcePolicyRule`.
@@ -202,14 +202,14 @@ pub(crate) struct ResourcePolicyRule {
 pub(crate) struct NonResourcePolicyRule {
     /// Verbs (`*`: any).
     #[serde(default, deserialize_with = "null_as_default")]
-    pub verbs: Vec<String>,
+    pub(crate) verbs: Vec<String>,
     /// Paths; a trailing `/*` matches a prefix, `*` any path.
     #[serde(
         rename = "nonResourceURLs",
         default,
         deserialize_with = "null_as_default"
     )]
-    pub non_resource_urls: Vec<String>,
+    pub(crate) non_resource_urls: Vec<String>,
 }
 
 /// `FlowSchemaStatus` and `PriorityLevelConfigurationStatus`: conditions.
@@ -221,7 +221,7 @@ pub(crate) struct FlowControlStatus {
         deserialize_with = "null_as_default",
         skip_serializing_if = "Vec::is_empty"
     )]
-    pub conditions: Vec<FlowControlCondition>,
+    pub(crate) conditions: Vec<FlowControlCondition>,
 }
 
 /// `FlowSchemaCondition` and `PriorityLevelConfigurationCondition`.
@@ -230,18 +230,18 @@ pub(crate) struct FlowControlStatus {
 pub(crate) struct FlowControlCondition {
     /// `Dangling` (a schema naming a missing level), ...
     #[serde(rename = "type")]
-    pub type_: String,
+    pub(crate) type_: String,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
+    pub(crate) status: String,
     /// When the status last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<crate::meta::Time>,
+    pub(crate) last_transition_time: Option<crate::meta::Time>,
     /// A machine-readable reason.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
+    pub(crate) reason: String,
     /// A human-readable message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// `PriorityLevelConfiguration`: a share of the server's concurrency and what happens to the
@@ -252,10 +252,10 @@ pub(crate) struct FlowControlCondition {
 pub(crate) struct PriorityLevelConfiguration {
     /// The level's limits.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub spec: PriorityLevelSpec,
+    pub(crate) spec: PriorityLevelSpec,
     /// Conditions.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub status: FlowControlStatus,
+    pub(crate) status: FlowControlStatus,
 }
 
 /// `PriorityLevelConfigurationSpec`.
@@ -263,13 +263,13 @@ pub(crate) struct PriorityLevelConfiguration {
 pub(crate) struct PriorityLevelSpec {
     /// `Exempt` or `Limited`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
-    pub type_: String,
+    pub(crate) type_: String,
     /// For `Limited`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limited: Option<LimitedPriorityLevel>,
+    pub(crate) limited: Option<LimitedPriorityLevel>,
     /// For `Exempt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exempt: Option<ExemptPriorityLevel>,
+    pub(crate) exempt: Option<ExemptPriorityLevel>,
 }
 
 /// `LimitedPriorityLevelConfiguration`.
@@ -279,16 +279,16 @@ pub(crate) struct LimitedPriorityLevel {
     /// This level's part of the server's concurrency, against the sum over all levels
     /// (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nominal_concurrency_shares: Option<i32>,
+    pub(crate) nominal_concurrency_shares: Option<i32>,
     /// What happens to requests that cannot run now.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub limit_response: LimitResponse,
+    pub(crate) limit_response: LimitResponse,
     /// The part of the level's seats other levels may borrow (recorded, not applied here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lendable_percent: Option<i32>,
+    pub(crate) lendable_percent: Option<i32>,
     /// How much more this level may borrow (recorded, not applied here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub borrowing_limit_percent: Option<i32>,
+    pub(crate) borrowing_limit_percent: Option<i32>,
 }
 
 /// `ExemptPriorityLevelConfiguration`.
@@ -297,10 +297,10 @@ pub(crate) struct LimitedPriorityLevel {
 pub(crate) struct ExemptPriorityLevel {
     /// Shares (0 by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nominal_concurrency_shares: Option<i32>,
+    pub(crate) nominal_concurrency_shares: Option<i32>,
     /// Lendable part (0 by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lendable_percent: Option<i32>,
+    pub(crate) lendable_percent: Option<i32>,
 }
 
 /// `LimitResponse`.
@@ -308,10 +308,10 @@ pub(crate) struct ExemptPriorityLevel {
 pub(crate) struct LimitResponse {
     /// `Queue` or `Reject`.
     #[serde(rename = "type", default, deserialize_with = "null_as_default")]
-    pub type_: String,
+    pub(crate) type_: String,
     /// For `Queue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queuing: Option<QueuingConfiguration>,
+    pub(crate) queuing: Option<QueuingConfiguration>,
 }
 
 /// `QueuingConfiguration`.
@@ -320,11 +320,11 @@ pub(crate) struct LimitResponse {
 pub(crate) struct QueuingConfiguration {
     /// Queues of the level (default 64).
     #[serde(default)]
-    pub queues: i32,
+    pub(crate) queues: i32,
     /// Queues dealt to each flow, the shortest taken (default 8).
     #[serde(default)]
-    pub hand_size: i32,
+    pub(crate) hand_size: i32,
     /// Requests one queue may hold (default 50).
     #[serde(default)]
-    pub queue_length_limit: i32,
+    pub(crate) queue_length_limit: i32,
 }

@@ -16,9 +16,9 @@ pub(crate) const MAX_SEATS: u32 = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WorkEstimate {
     /// Seats taken while it runs.
-    pub seats: u32,
+    pub(crate) seats: u32,
     /// A watch: the seats are given back once its response starts.
-    pub long_running: bool,
+    pub(crate) long_running: bool,
 }
 
 fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {

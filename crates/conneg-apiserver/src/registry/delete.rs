@@ -23,7 +23,6 @@ use super::{Error, Object, Registry};
 use crate::meta::{FINALIZER_FOREGROUND, FINALIZER_ORPHAN, ObjectMeta, Time, null_as_default};
 use crate::resource::ResourceInfo;
 use crate::validation::{BadValue, FieldError};
-use conneg::Status;
 
 /// `metav1.DeleteOptions`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
@@ -32,19 +31,19 @@ pub(crate) struct DeleteOptions {
     /// Seconds before the object should be deleted; no effect on kinds without graceful
     /// deletion.
     #[serde(default)]
-    pub grace_period_seconds: Option<i64>,
+    pub(crate) grace_period_seconds: Option<i64>,
     /// Conditions the stored object must meet.
     #[serde(default)]
-    pub preconditions: Option<Preconditions>,
+    pub(crate) preconditions: Option<Preconditions>,
     /// Deprecated form of `propagationPolicy`: `true` is `Orphan`, `false` is `Background`.
     #[serde(default)]
-    pub orphan_dependents: Option<bool>,
+    pub(crate) orphan_dependents: Option<bool>,
     /// `Orphan`, `Background` or `Foreground`.
     #[serde(default)]
-    pub propagation_policy: Option<String>,
+    pub(crate) propagation_policy: Option<String>,
     /// `["All"]`: decide and answer, change nothing.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub dry_run: Vec<String>,
+    pub(crate) dry_run: Vec<String>,
 }
 
 /// `metav1.Preconditions`.
@@ -53,10 +52,10 @@ pub(crate) struct DeleteOptions {
 pub(crate) struct Preconditions {
     /// The object's uid must be this.
     #[serde(default)]
-    pub uid: Option<String>,
+    pub(crate) uid: Option<String>,
     /// The object's resourceVersion must be this.
     #[serde(default)]
-    pub resource_version: Option<String>,
+    pub(crate) resource_version: Option<String>,
 }
 
 impl DeleteOptions {
@@ -89,12 +88,7 @@ impl DeleteOptions {
         if errs.is_empty() {
             Ok(())
         } else {
-            Err(Error::Invalid {
-                group: "meta.k8s.io",
-                kind: "DeleteOptions",
-                name: String::new(),
-                errors: errs,
-            })
+            Err(Error::invalid_options("DeleteOptions", errs))
         }
     }
 
@@ -248,9 +242,9 @@ pub(crate) fn deletes_on_update<K: Object>(new: &K, old: &K) -> bool {
 #[derive(Debug)]
 pub(crate) struct Deleted<K> {
     /// The object: as it was before removal, or as kept.
-    pub object: K,
+    pub(crate) object: K,
     /// Whether it was removed from storage (or, in a dry run, would have been).
-    pub deleted: bool,
+    pub(crate) deleted: bool,
 }
 
 impl Registry {
@@ -268,14 +262,14 @@ impl Registry {
         check: impl Fn(K) -> F,
     ) -> Result<Option<Deleted<K>>, Error>
     where
-        F: Future<Output = Result<(), Status>>,
+        F: Future<Output = Result<(), Error>>,
     {
         let mut backoff = ConflictBackoff::default();
         loop {
             let Some((old, revision)) = self.get::<K>(res, key, name).await? else {
                 return Ok(None);
             };
-            check(old.clone()).await.map_err(Error::refused)?;
+            check(old.clone()).await?;
             let mut kept = old.clone();
             let now = Time::now();
             let mut plan = plan_delete(kept.meta_mut(), opts, res, now)?;
@@ -326,6 +320,8 @@ impl Registry {
 
 #[cfg(test)]
 mod tests {
+    use conneg::Status;
+
     use super::*;
 
     /// A resource whose kind is `Namespace`, as the conflict messages below name it.

@@ -79,6 +79,30 @@ impl Error {
         }
     }
 
+    /// The object `name` of `resource`, invalid for `errors`.
+    pub(crate) fn invalid(
+        resource: &'static ResourceInfo,
+        name: String,
+        errors: Vec<FieldError>,
+    ) -> Self {
+        Self::Invalid {
+            group: resource.group,
+            kind: resource.kind,
+            name,
+            errors,
+        }
+    }
+
+    /// Options of a request (`kind`: `DeleteOptions`, `ListOptions`), invalid for `errors`.
+    pub(crate) fn invalid_options(kind: &'static str, errors: Vec<FieldError>) -> Self {
+        Self::Invalid {
+            group: "meta.k8s.io",
+            kind,
+            name: String::new(),
+            errors,
+        }
+    }
+
     /// A refusal answered as `status`.
     pub fn refused(status: Status) -> Self {
         Self::Refused(Box::new(status))
@@ -141,3 +165,36 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apiextensions::types::CUSTOM_RESOURCE_DEFINITIONS;
+
+    #[test]
+    fn an_invalid_object_is_answered_with_kubernetes_422() {
+        let errors = vec![
+            FieldError::required("spec.x", ""),
+            FieldError::invalid("metadata.name", "a", "too short"),
+        ];
+        let crds = &CUSTOM_RESOURCE_DEFINITIONS;
+        let status = Status::from(Error::invalid(crds, "a.example.com".into(), errors));
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            r#"CustomResourceDefinition.apiextensions.k8s.io "a.example.com" is invalid: [spec.x: Required value, metadata.name: Invalid value: "a": too short]"#
+        );
+        assert_eq!(status.details.map(|d| d.causes.len()), Some(2));
+    }
+
+    #[test]
+    fn invalid_options_are_meta_k8s_io_kinds_without_a_name() {
+        let errors = vec![FieldError::invalid("limit", "-1", "must be positive")];
+        let status = Status::from(Error::invalid_options("ListOptions", errors));
+        assert_eq!(status.code, 422);
+        assert_eq!(
+            status.message,
+            r#"ListOptions.meta.k8s.io "" is invalid: limit: Invalid value: "-1": must be positive"#
+        );
+    }
+}

@@ -57,21 +57,21 @@ const GENERATE_NAME_RETRIES: usize = 7;
 #[derive(Debug)]
 pub(crate) struct Page<K> {
     /// The objects, in key order.
-    pub items: Vec<K>,
+    pub(crate) items: Vec<K>,
     /// List metadata (revision, continue, remaining).
-    pub meta: ListMeta,
+    pub(crate) meta: ListMeta,
 }
 
 /// What [`Registry::list_stored`] reads: one page.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ListRequest<'a> {
     /// At most this many objects (`None`: all).
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// The continue token of the previous page.
-    pub continue_token: Option<&'a str>,
+    pub(crate) continue_token: Option<&'a str>,
     /// The revision to read at (`None`: the current one); ignored with a continue token,
     /// which carries its own.
-    pub revision: Option<i64>,
+    pub(crate) revision: Option<i64>,
 }
 
 /// A storage error on the object `name` of `res`, as the API error Kubernetes answers with.

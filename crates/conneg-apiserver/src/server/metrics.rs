@@ -30,19 +30,19 @@ use super::AppState;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Labels {
     /// Kubernetes-style verb: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION.
-    pub verb: &'static str,
+    pub(crate) verb: &'static str,
     /// API group (empty for non-resource paths).
-    pub group: String,
+    pub(crate) group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Resource, or for non-resource requests the path family (`/apis`, `/openapi/v3`...).
-    pub resource: String,
+    pub(crate) resource: String,
     /// HTTP status code.
-    pub code: u16,
+    pub(crate) code: u16,
     /// The request body's media type (empty without a body).
-    pub request_content_type: String,
+    pub(crate) request_content_type: String,
     /// The response's media type.
-    pub response_content_type: String,
+    pub(crate) response_content_type: String,
 }
 
 /// [`Labels`] borrowed from a request, to find its counter without building the labels

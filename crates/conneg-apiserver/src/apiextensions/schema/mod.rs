@@ -44,30 +44,30 @@ pub(crate) const MAX_DEPTH: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Structural {
     /// `type`: `object`, `array`, `string`, `integer`, `number`, `boolean`, or empty.
-    pub type_: String,
+    pub(crate) type_: String,
     /// `properties`, by name.
-    pub properties: BTreeMap<String, Structural>,
+    pub(crate) properties: BTreeMap<String, Structural>,
     /// `items` (a single schema).
-    pub items: Option<Box<Structural>>,
+    pub(crate) items: Option<Box<Structural>>,
     /// `additionalProperties`, when present.
-    pub additional_properties: Option<AdditionalProperties>,
+    pub(crate) additional_properties: Option<AdditionalProperties>,
     /// `nullable`.
-    pub nullable: bool,
+    pub(crate) nullable: bool,
     /// `default` (a JSON `null` default counts as none, as in Kubernetes).
-    pub default: Option<Value>,
+    pub(crate) default: Option<Value>,
     /// `x-kubernetes-preserve-unknown-fields: true`.
-    pub preserve_unknown_fields: bool,
+    pub(crate) preserve_unknown_fields: bool,
     /// `x-kubernetes-int-or-string: true`.
-    pub int_or_string: bool,
+    pub(crate) int_or_string: bool,
     /// `x-kubernetes-embedded-resource: true`: the value is an object with its own
     /// `apiVersion`, `kind` and `metadata`.
-    pub embedded_resource: bool,
+    pub(crate) embedded_resource: bool,
     /// `x-kubernetes-list-type`: `atomic`, `set` or `map`.
-    pub list_type: Option<String>,
+    pub(crate) list_type: Option<String>,
     /// `x-kubernetes-list-map-keys`.
-    pub list_map_keys: Vec<String>,
+    pub(crate) list_map_keys: Vec<String>,
     /// `x-kubernetes-map-type`: `atomic` or `granular`.
-    pub map_type: Option<String>,
+    pub(crate) map_type: Option<String>,
 }
 
 /// `additionalProperties`: a boolean or a schema.

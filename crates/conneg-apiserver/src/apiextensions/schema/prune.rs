@@ -62,18 +62,14 @@ fn unknown(x: &Value, s: Option<&Structural>, embedded: bool, skip: bool) -> boo
         Value::Object(m) => m.iter().any(|(k, v)| {
             if embedded && is_meta_field(k) {
                 false
-            } else if let Some(p) = s.properties.get(k) {
-                unknown(v, Some(p), p.embedded_resource, false)
-            } else if let Some(ap) = &s.additional_properties {
-                let aps = ap.schema();
-                unknown(v, aps, aps.is_some_and(|a| a.embedded_resource), false)
+            } else if let Some((child, emb)) = field_schema(s, k) {
+                unknown(v, child, emb, false)
             } else {
                 !skip
             }
         }),
         Value::Array(a) => {
-            let items = s.items.as_deref();
-            let emb = items.is_some_and(|i| i.embedded_resource);
+            let (items, emb) = items_schema(s);
             match (skip, items) {
                 (true, None) => false,
                 _ => a.iter().any(|v| unknown(v, items, emb, skip)),
@@ -81,6 +77,23 @@ fn unknown(x: &Value, s: Option<&Structural>, embedded: bool, skip: bool) -> boo
         }
         _ => false,
     }
+}
+
+/// The schema of the field `k` of an object of `s`, with whether it is an embedded
+/// resource: a property's, else `additionalProperties`' (no schema when that is a boolean);
+/// `None` for a field `s` does not specify.
+fn field_schema<'s>(s: &'s Structural, k: &str) -> Option<(Option<&'s Structural>, bool)> {
+    if let Some(p) = s.properties.get(k) {
+        return Some((Some(p), p.embedded_resource));
+    }
+    let values = s.additional_properties.as_ref()?.schema();
+    Some((values, values.is_some_and(|v| v.embedded_resource)))
+}
+
+/// The schema of the items of an array of `s`, with whether they are embedded resources.
+fn items_schema(s: &Structural) -> (Option<&Structural>, bool) {
+    let items = s.items.as_deref();
+    (items, items.is_some_and(|i| i.embedded_resource))
 }
 
 fn key_path(path: &str, k: &str) -> String {
@@ -108,12 +121,8 @@ fn walk(x: &mut Value, s: Option<&Structural>, embedded: bool, path: &str, out: 
                 if embedded && is_meta_field(k) {
                     continue;
                 }
-                if let Some(p) = s.properties.get(k) {
-                    walk(v, Some(p), p.embedded_resource, &key_path(path, k), out);
-                } else if let Some(ap) = &s.additional_properties {
-                    let aps = ap.schema();
-                    let emb = aps.is_some_and(|a| a.embedded_resource);
-                    walk(v, aps, emb, &key_path(path, k), out);
+                if let Some((child, emb)) = field_schema(s, k) {
+                    walk(v, child, emb, &key_path(path, k), out);
                 } else {
                     if !is_meta_field(k) || !path.is_empty() {
                         out.push(key_path(path, k));
@@ -126,8 +135,7 @@ fn walk(x: &mut Value, s: Option<&Structural>, embedded: bool, path: &str, out: 
             }
         }
         Value::Array(a) => {
-            let items = s.items.as_deref();
-            let emb = items.is_some_and(|i| i.embedded_resource);
+            let (items, emb) = items_schema(s);
             for (i, v) in a.iter_mut().enumerate() {
                 walk(v, items, emb, &format!("{path}[{i}]"), out);
             }
@@ -145,12 +153,8 @@ fn skip_prune(x: &mut Value, s: &Structural, embedded: bool, path: &str, out: &m
                 if embedded && is_meta_field(k) {
                     continue;
                 }
-                if let Some(p) = s.properties.get(k) {
-                    walk(v, Some(p), p.embedded_resource, &key_path(path, k), out);
-                } else if let Some(ap) = &s.additional_properties {
-                    let aps = ap.schema();
-                    let emb = aps.is_some_and(|a| a.embedded_resource);
-                    walk(v, aps, emb, &key_path(path, k), out);
+                if let Some((child, emb)) = field_schema(s, k) {
+                    walk(v, child, emb, &key_path(path, k), out);
                 }
             }
         }
