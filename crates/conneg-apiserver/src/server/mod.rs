@@ -68,6 +68,7 @@ use crate::flowcontrol::Dispatcher;
 use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
 use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
 use crate::live::Live;
+use crate::middleware::Layered;
 use crate::registry::{Registry, Strategy};
 use crate::resource::VersionedObject;
 use crate::storage::{OpenedStorage, Store, WatchCache, WatchCacheOptions};
@@ -396,6 +397,12 @@ pub const AGGREGATED_DISCOVERY: Conversion =
 
 /// The whole application: every route group behind its negotiation layer, then metrics.
 pub fn router(state: AppState) -> Router {
+    let metrics = state.metrics.clone();
+    Router::new().fallback_service(Layered::new(metrics, routes(state)))
+}
+
+/// Every route group behind its negotiation layer: [`router`] without metrics.
+fn routes(state: AppState) -> Router {
     let codecs = state.codecs();
     let patch_types: Vec<conneg::PatchType> = conneg::PatchType::all()
         .iter()
@@ -416,14 +423,10 @@ pub fn router(state: AppState) -> Router {
             .conversion(TABLE_V1BETA1, [Codec::Json]),
         |layer, conv| layer.conversion(conv, state.codec_list()),
     );
-    let resources = crate::endpoints::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(resources);
+    let resources = crate::endpoints::routes().layer(resources);
 
     // Discovery: legacy and aggregated forms, in every served codec.
-    let discovery = discovery::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(
+    let discovery = discovery::routes().layer(
             NegotiateLayer::new()
                 .profile(Profile::Kubernetes)
                 .codecs(codecs)
@@ -431,9 +434,7 @@ pub fn router(state: AppState) -> Router {
         );
 
     // OpenAPI exists only as JSON: `Accept: application/cbor, */*` gets JSON.
-    let openapi = openapi::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(
+    let openapi = openapi::routes().layer(
             NegotiateLayer::new()
                 .profile(Profile::Kubernetes)
                 .codecs(Codecs::empty().with(Codec::Json)),
@@ -447,10 +448,6 @@ pub fn router(state: AppState) -> Router {
         .merge(openapi)
         .merge(plain)
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            state.metrics.clone(),
-            metrics::layer,
-        ))
         .with_state(state)
 }
 
