@@ -17,13 +17,16 @@
 use conneg::Status;
 use futures_util::future::BoxFuture;
 
-use super::{CORE_V1, NAMESPACES, Namespace};
+use serde::Deserialize;
+
+use super::{CORE_V1, NAMESPACES, Namespace, NamespaceStatus, PHASE_TERMINATING};
 use crate::endpoints::admission::{Operation, Plugin, Request};
-use crate::meta::{HasObjectMeta, Time};
+use crate::meta::{HasObjectMeta, Time, null_as_default};
 use crate::names;
 use crate::registry::backoff::ConflictBackoff;
 use crate::registry::{Error, Registry, Strategy, storage_status};
 use crate::resource::{ResourceInfo, Versioned};
+use crate::storage::codec::decode_value;
 use crate::storage::{ListOptions, Storage, StorageError};
 
 /// The namespaces Kubernetes creates at start.
@@ -70,6 +73,14 @@ impl Plugin for NamespaceLifecycle {
     }
 }
 
+/// What the check reads of a stored namespace: its status, the rest skipped as it is decoded
+/// (a create pays for no copy of the namespace's metadata).
+#[derive(Deserialize)]
+struct StoredPhase {
+    #[serde(default, deserialize_with = "null_as_default")]
+    status: NamespaceStatus,
+}
+
 /// NamespaceLifecycle on create of an object of `resource` named `name` in `namespace`: the
 /// namespace must exist and not be terminating. Nothing is checked when namespaces are not
 /// served (behind an aggregator, kube-apiserver checks).
@@ -83,11 +94,13 @@ async fn admit_create(
         return Ok(());
     }
     let key = registry.key(&NAMESPACES, "", namespace);
-    let (ns, _) = registry
-        .get::<Namespace>(&NAMESPACES, &key, namespace)
+    let kv = registry
+        .get_stored(&NAMESPACES, &key, namespace)
         .await?
         .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
-    if ns.is_terminating() {
+    let ns: StoredPhase =
+        decode_value(&kv.value).map_err(|e| storage_status(e, &NAMESPACES, namespace))?;
+    if ns.status.phase == PHASE_TERMINATING {
         let mut err = Status::forbidden(
             resource.group,
             resource.resource,
