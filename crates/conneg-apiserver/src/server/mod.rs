@@ -265,7 +265,7 @@ impl ServerBuilder {
             .unwrap_or_else(|e| panic!("invalid declaration: {e}"));
         let mut admission = self.admission;
         if options.standalone {
-            admission.insert(0, Arc::new(NamespaceLifecycle));
+            admission.insert(0, Arc::new(NamespaceLifecycle::default()));
         }
         // Every read is answered from the watch cache (unless the store comes cached already,
         // with its own limits, from `StorageArgs::open`).
