@@ -519,15 +519,21 @@ mod tests {
         let first = days_from_civil(0, 1, 1) * 86400;
         let last = days_from_civil(9999, 12, 31) * 86400 + 86399;
         let step = 86400 * 7 + 3599;
-        for unix_seconds in (first..=last)
-            .step_by(step as usize)
-            .chain([first, last, 951_782_400, 951_868_799, 0, -1])
-        {
+        for unix_seconds in (first..=last).step_by(step as usize).chain([
+            first,
+            last,
+            951_782_400,
+            951_868_799,
+            0,
+            -1,
+        ]) {
             let t = Time { unix_seconds };
             assert_eq!(t.to_string(), Padded(t).to_string(), "{unix_seconds}");
         }
         assert_eq!(
-            Time::parse_rfc3339("2024-02-29T23:59:58Z").unwrap().to_string(),
+            Time::parse_rfc3339("2024-02-29T23:59:58Z")
+                .unwrap()
+                .to_string(),
             "2024-02-29T23:59:58Z"
         );
         // Outside four digits, the padded form (as before).

@@ -114,9 +114,10 @@ mod tests {
             if req.uri().path() == "/stop" {
                 return StatusCode::IM_A_TEAPOT.into_response();
             }
-            let seen = req.headers().get("x-seen").map_or(String::new(), |v| {
-                format!("{},", v.to_str().unwrap())
-            });
+            let seen = req
+                .headers()
+                .get("x-seen")
+                .map_or(String::new(), |v| format!("{},", v.to_str().unwrap()));
             let seen = HeaderValue::try_from(format!("{seen}{}", self.0)).unwrap();
             req.headers_mut().insert("x-seen", seen);
             let mut resp = next.run(req).await;
@@ -140,7 +141,9 @@ mod tests {
                 None::<Mark>,
                 Layered::new(
                     Mark("inner"),
-                    Router::new().route("/", get(echo)).route("/stop", get(echo)),
+                    Router::new()
+                        .route("/", get(echo))
+                        .route("/stop", get(echo)),
                 ),
             ),
         );

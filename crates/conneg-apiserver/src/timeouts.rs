@@ -135,11 +135,11 @@ impl http_body::Body for DeadlineBody {
 mod tests {
     use super::*;
     use crate::middleware::Layered;
-    use tower::layer::layer_fn;
     use axum::Router;
     use axum::routing::{get, put};
     use http_body_util::BodyExt as _;
     use tower::ServiceExt as _;
+    use tower::layer::layer_fn;
 
     fn app() -> Router {
         let t = Timeouts {

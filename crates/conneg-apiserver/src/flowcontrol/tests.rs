@@ -18,11 +18,11 @@ use tower::ServiceExt;
 use tower::layer::layer_fn;
 
 use super::filter::{FLOW_SCHEMA_UID, PRIORITY_LEVEL_UID};
+use super::max_in_flight::MaxInFlight;
 use super::objects::{
     FlowSchema, LIMITED, LimitResponse, LimitedPriorityLevel, Named, PriorityLevelConfiguration,
     PriorityLevelSpec, QUEUE, QueuingConfiguration, Subject,
 };
-use super::max_in_flight::MaxInFlight;
 use super::{Dispatcher, bootstrap};
 use crate::auth::UserInfo;
 use crate::middleware::Layered;
@@ -64,7 +64,9 @@ fn app(dispatcher: Arc<Dispatcher>) -> (Router, mpsc::UnboundedReceiver<String>,
         .route("/livez", get(ok))
         .route("/readyz/ping", get(ok))
         .with_state(gate)
-        .layer(layer_fn(move |inner| Layered::new(dispatcher.clone(), inner)));
+        .layer(layer_fn(move |inner| {
+            Layered::new(dispatcher.clone(), inner)
+        }));
     (app, rx, release)
 }
 

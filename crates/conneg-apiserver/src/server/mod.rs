@@ -427,18 +427,18 @@ fn routes(state: AppState) -> Router {
 
     // Discovery: legacy and aggregated forms, in every served codec.
     let discovery = discovery::routes().layer(
-            NegotiateLayer::new()
-                .profile(Profile::Kubernetes)
-                .codecs(codecs)
-                .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
-        );
+        NegotiateLayer::new()
+            .profile(Profile::Kubernetes)
+            .codecs(codecs)
+            .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
+    );
 
     // OpenAPI exists only as JSON: `Accept: application/cbor, */*` gets JSON.
     let openapi = openapi::routes().layer(
-            NegotiateLayer::new()
-                .profile(Profile::Kubernetes)
-                .codecs(Codecs::empty().with(Codec::Json)),
-        );
+        NegotiateLayer::new()
+            .profile(Profile::Kubernetes)
+            .codecs(Codecs::empty().with(Codec::Json)),
+    );
 
     let plain = health::routes().route("/metrics", get(metrics::serve));
 
