@@ -115,23 +115,25 @@ impl NamespaceLifecycle {
             .get_stored(&NAMESPACES, &key, namespace)
             .await?
             .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
-        if self.terminating(key, &kv, namespace)? {
-            return Err(terminating(resource, namespace, name));
+        let terminating = self
+            .terminating(key, &kv)
+            .map_err(|e| storage_status(e, &NAMESPACES, namespace))?;
+        if terminating {
+            return Err(refused_while_terminating(resource, namespace, name));
         }
         Ok(())
     }
 
     /// Whether the namespace stored as `kv` at `key` is terminating: remembered when it was
     /// read at the same revision, read from its status otherwise.
-    fn terminating(&self, key: String, kv: &KeyValue, namespace: &str) -> Result<bool, Status> {
+    fn terminating(&self, key: String, kv: &KeyValue) -> Result<bool, StorageError> {
         let phases = || self.phases.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(&(revision, terminating)) = phases().get(&key)
             && revision == kv.mod_revision
         {
             return Ok(terminating);
         }
-        let ns: StoredPhase =
-            decode_value(&kv.value).map_err(|e| storage_status(e, &NAMESPACES, namespace))?;
+        let ns: StoredPhase = decode_value(&kv.value)?;
         let terminating = ns.status.phase == PHASE_TERMINATING;
         let mut phases = phases();
         if phases.len() >= PHASES_KEPT && !phases.contains_key(&key) {
@@ -144,7 +146,7 @@ impl NamespaceLifecycle {
 
 /// The refusal of a create of an object of `resource` named `name` in `namespace`, which is
 /// terminating.
-fn terminating(resource: &ResourceInfo, namespace: &str, name: &str) -> Status {
+fn refused_while_terminating(resource: &ResourceInfo, namespace: &str, name: &str) -> Status {
     let mut err = Status::forbidden(
         resource.group,
         resource.resource,
