@@ -48,7 +48,8 @@ impl AppState {
     /// The application with every layer a request goes through, outermost first:
     /// in-flight tracking for the connection's idle timeout, the deadlines, then
     /// authentication and authorization (when [`Serving::auth`] is set), then the overload
-    /// limits ([`Serving::overload`]), then [`router`].
+    /// limits ([`Serving::overload`]), then [`router`](super::router) (metrics, then the
+    /// routes). Each filter is a tower service holding the next by type.
     pub fn app(self, serving: &Serving) -> Router {
         let limiter = serving.overload.filter(self.flowcontrol.clone());
         let metrics = self.metrics.clone();
