@@ -29,7 +29,10 @@
 //! fine: they never change) share one [`WatchHub`] per version and resource: a single task
 //! reads the storage watch, decodes each event once, and the hub encodes it once per codec
 //! for all of them. The others get their own storage watch, since selectors (ADDED/DELETED
-//! on a change of match) and starting revisions are theirs alone.
+//! on a change of match) and starting revisions are theirs alone; without a selector, an
+//! object name or a conversion (an informer's watch from its list's resourceVersion), each of
+//! their events is made around the object's kept encoded form, as initial events are: a
+//! change sent to a hundred such watchers is decoded and encoded once per format.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -355,12 +358,16 @@ pub(crate) async fn watch<T: Served>(
     let live = {
         let (st, res, n) = (st.clone(), t.resource, n.clone());
         let last_rev = last_rev.clone();
+        let kept = keeps_forms(&st, &n, &filter).then(|| KeptEvents::<T>::new(&st, &n, f, res));
         events.filter_map(move |item| {
             let out = match item {
                 Ok(ev) => {
                     last_rev.store(ev.revision(), Ordering::Relaxed);
-                    translate::<T>(&st, res, &filter, &ev)
-                        .map(|e| event_bytes(&e.map(|k| shape(k)), &n))
+                    match &kept {
+                        Some(kept) => Some(kept.live(&ev)),
+                        None => translate::<T>(&st, res, &filter, &ev)
+                            .map(|e| event_bytes(&e.map(|k| shape(k)), &n)),
+                    }
                 }
                 Err(e) => Some(event_bytes(&WatchEvent::<()>::Error(error_status(e)), &n)),
             };
@@ -457,43 +464,80 @@ fn initial_kinds<T: Served>(
     })
 }
 
-/// The `ADDED` events of every object of `stored`, encoded for `n` around the objects' kept
-/// encoded forms ([`EncodedForms`](super::EncodedForms)): an object listed or watched before
-/// at its revision is not decoded or encoded again. Each event comes with whether it is an
-/// ERROR event (an object that cannot be read), after which the stream ends. For watches
-/// without a filter or a conversion ([`keeps_forms`]).
-fn kept_added<T: Served>(
-    st: &Context,
-    n: &Negotiated,
-    f: &T::Facts,
+/// Events made around the objects' kept encoded forms ([`EncodedForms`](super::EncodedForms)):
+/// an object listed, read or sent to another watcher before at its revision is not decoded or
+/// encoded again, so a hundred watchers of a resource cost one decode and one encode per
+/// change, not a hundred. For watches without a filter or a conversion ([`keeps_forms`]).
+struct KeptEvents<T: Served> {
+    st: Context,
+    n: Negotiated,
+    facts: T::Facts,
     res: &'static ResourceInfo,
-    stored: impl Stream<Item = Result<KeyValue, Status>> + Send + 'static,
-) -> impl Stream<Item = (Bytes, bool)> + Send + 'static {
-    let (registry, encoded, facts, n) = (
-        st.registry.clone(),
-        st.encoded.clone(),
-        f.clone(),
-        n.clone(),
-    );
-    let served = served_by::<T>(f);
-    stored.map(move |kv| {
+}
+
+impl<T: Served> KeptEvents<T> {
+    fn new(st: &Context, n: &Negotiated, f: &T::Facts, res: &'static ResourceInfo) -> Self {
+        KeptEvents {
+            st: st.clone(),
+            n: n.clone(),
+            facts: f.clone(),
+            res,
+        }
+    }
+
+    /// The event `kind` of the object stored as `kv`, with whether it is an ERROR event (an
+    /// object that cannot be read), after which the stream ends.
+    fn event(&self, kind: EventType, kv: Result<&KeyValue, Status>) -> (Bytes, bool) {
+        let n = &self.n;
         let document = kv.and_then(|kv| {
-            let make = || Ok::<_, Status>(T::from_kind(registry.decode(res, &kv)?, &facts));
-            match encoded.form(&n, &kv, served, make) {
+            let make = || {
+                let k = self.st.registry.decode(self.res, kv)?;
+                Ok::<_, Status>(T::from_kind(k, &self.facts))
+            };
+            match self
+                .st
+                .encoded
+                .form(n, kv, served_by::<T>(&self.facts), make)
+            {
                 Some(form) => form.map(Form::document),
                 None => make().and_then(|object| Ok(n.encode(&object)?)),
             }
         });
-        let (codec, profile) = (n.response_codec(), n.profile());
         let event = document.and_then(|d| {
             let mut out = Vec::with_capacity(d.len() + 32);
-            encode_event_document(codec, profile, EventType::Added, &d, &mut out)?;
+            encode_event_document(n.response_codec(), n.profile(), kind, &d, &mut out)?;
             Ok(Bytes::from(out))
         });
         match event {
             Ok(bytes) => (bytes, false),
-            Err(status) => event_bytes(&WatchEvent::<()>::Error(status), &n),
+            Err(status) => event_bytes(&WatchEvent::<()>::Error(status), n),
         }
+    }
+
+    /// A storage event as every watcher without a filter sees it (a deleted object in its
+    /// last state, at the deletion's revision, as Kubernetes sends it).
+    fn live(&self, ev: &Event) -> (Bytes, bool) {
+        match ev.kind {
+            EventKind::Added => self.event(EventType::Added, Ok(&ev.kv)),
+            EventKind::Modified => self.event(EventType::Modified, Ok(&ev.kv)),
+            EventKind::Deleted => match deleted_state(ev) {
+                Some(last) => self.event(EventType::Deleted, Ok(&last)),
+                None => self.event(
+                    EventType::Deleted,
+                    Err(Status::internal_error(
+                        "a deletion without the object's last state",
+                    )),
+                ),
+            },
+        }
+    }
+}
+
+/// The last state of the object `ev` deletes, at the deletion's revision.
+fn deleted_state(ev: &Event) -> Option<KeyValue> {
+    Some(KeyValue {
+        mod_revision: ev.revision(),
+        ..ev.prev.clone()?
     })
 }
 
@@ -520,7 +564,10 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     shape: impl Fn(T::K) -> O + Send + 'static,
 ) -> BoxStream<'static, (Bytes, bool)> {
     if keeps_forms(st, n, filter) {
-        return kept_added::<T>(st, n, f, t.resource, stored).boxed();
+        let kept = KeptEvents::<T>::new(st, n, f, t.resource);
+        return stored
+            .map(move |kv| kept.event(EventType::Added, kv.as_ref().map_err(Clone::clone)))
+            .boxed();
     }
     let n = n.clone();
     initial_kinds::<T>(st, t, filter, stored)
@@ -578,12 +625,7 @@ fn translate<T: Served>(
             }
         }
         EventKind::Deleted => {
-            // The last state, at the deletion's revision (as Kubernetes sends it).
-            let last = KeyValue {
-                mod_revision: ev.revision(),
-                ..ev.prev.clone()?
-            };
-            let k = decode(&last)?;
+            let k = decode(&deleted_state(ev)?)?;
             filter.matches(k.meta()).then_some(WatchEvent::Deleted(k))
         }
     }

@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use http::HeaderValue;
 use tokio::sync::oneshot;
+// Tokio's clock: std's, except in tests that pause time to give requests a duration.
+use tokio::time::Instant;
 
 use super::bootstrap;
 use super::fair_queuing::{Dispatched, QueueSet, Queuing, Ticket};
@@ -39,6 +41,8 @@ pub(crate) struct Level {
     /// Rejects past its seats rather than queue.
     reject: bool,
     queues: Mutex<QueueSet<Waiter>>,
+    /// The origin of the queues' real time.
+    epoch: Instant,
 }
 
 impl std::fmt::Debug for Level {
@@ -57,6 +61,8 @@ pub(crate) struct Permit {
     queue: Option<usize>,
     seats: u32,
     stats: Arc<FlowStats>,
+    /// When its seats were taken.
+    started: Instant,
 }
 
 impl Drop for Permit {
@@ -67,7 +73,7 @@ impl Drop for Permit {
         }
         let next = {
             let mut qs = self.level.lock();
-            qs.finish(self.queue, self.seats);
+            qs.finish(self.queue, self.seats, self.started.elapsed());
             drain(&mut qs)
         };
         self.level.start(next);
@@ -79,8 +85,11 @@ fn drain(qs: &mut QueueSet<Waiter>) -> Vec<Dispatched<Waiter>> {
 }
 
 impl Level {
+    /// The queues, their virtual time brought up to now.
     fn lock(&self) -> std::sync::MutexGuard<'_, QueueSet<Waiter>> {
-        self.queues.lock().unwrap_or_else(PoisonError::into_inner)
+        let mut qs = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
+        qs.advance(self.epoch.elapsed());
+        qs
     }
 
     /// The most seats one request of this level may take.
@@ -100,6 +109,7 @@ impl Level {
                 queue: Some(d.queue),
                 seats: d.seats,
                 stats,
+                started: Instant::now(),
             };
             drop(tx.send(permit));
         }
@@ -119,6 +129,7 @@ impl Level {
             queue,
             seats,
             stats: stats.clone(),
+            started: Instant::now(),
         };
         if self.exempt {
             stats.started();
@@ -357,6 +368,7 @@ impl Dispatcher {
                     exempt,
                     reject,
                     queues: Mutex::new(QueueSet::new(nominal, queuing)),
+                    epoch: Instant::now(),
                 }),
             };
             built.push(level);

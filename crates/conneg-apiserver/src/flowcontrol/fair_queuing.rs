@@ -4,13 +4,30 @@
 //! Each flow (a schema and its distinguisher, hashed) is dealt a hand of queues from the
 //! level's deck ([`deal`]); a request joins the emptiest queue of its hand, so a flow that
 //! floods fills its own few queues while another flow almost always finds a queue of its
-//! own. Queues are served in virtual time, as in Kubernetes' fair queuing: a queue's head
-//! starts where the queue's previous request finished (or at the level's virtual time, when
-//! the queue was empty) and finishes its seats later; the head that finishes first goes next,
-//! as soon as its seats are free. A queue that has sent many requests is behind one that has
-//! sent few, and a narrow request goes ahead of a wide one that started with it.
+//! own. Queues are served in virtual time, as in Kubernetes' fair queuing, where service is
+//! seats held times how long they are held (seat-seconds):
+//! - the level's virtual time advances with real time, by the seats in use shared among the
+//!   queues that have requests waiting or running ([`QueueSet::advance`]): one virtual
+//!   second is what each such queue would get of one seat in one real second;
+//! - a queue that had nothing waiting nor running starts again at the level's virtual time
+//!   (what it sent before is forgotten: a client polling one object is a new flow each time);
+//! - a request's duration is known only when it ends, so a dispatched request charges its
+//!   queue a large guess ([`GUESS_SECONDS`] per seat) at once, and the difference is given
+//!   back when it finishes ([`QueueSet::finish`]);
+//! - the head whose virtual finish (its queue's virtual start plus its seats times the
+//!   guess) comes first goes next, as soon as its seats are free.
+//!
+//! So a flow that has held many seat-seconds is behind one that has held few (a flood of
+//! long LISTs behind a client of short GETs, however many GETs it sends), and a narrow
+//! request goes ahead of a wide one that started with it.
 
 use std::collections::VecDeque;
+use std::time::Duration;
+
+/// The duration a request is charged per seat when it is dispatched, before its own is
+/// known (the request timeout: a guess on the long side, so a queue with requests running is
+/// behind one that has none, and gets back what they did not use when they end).
+pub(crate) const GUESS_SECONDS: f64 = 60.0;
 
 /// How a limited level queues (Kubernetes' `QueuingConfiguration`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +51,9 @@ struct Waiting<T> {
 #[derive(Debug)]
 struct Queue<T> {
     waiting: VecDeque<Waiting<T>>,
-    /// Virtual start of the queue's head: the finish of the request dispatched before it.
-    next_start: u64,
+    /// Virtual start of the queue's head (seat-seconds): the level's virtual time when the
+    /// queue was idle, plus what its requests since then were charged.
+    next_start: f64,
     /// Seats waiting and executing (what "emptiest" compares).
     seats: u64,
 }
@@ -44,7 +62,7 @@ impl<T> Default for Queue<T> {
     fn default() -> Self {
         Self {
             waiting: VecDeque::new(),
-            next_start: 0,
+            next_start: 0.0,
             seats: 0,
         }
     }
@@ -75,9 +93,13 @@ pub(crate) struct QueueSet<T> {
     limit: u32,
     /// Seats taken by running requests.
     executing: u32,
-    /// The virtual start of the last request dispatched: where a queue that was empty
-    /// starts again.
-    virtual_time: u64,
+    /// The level's virtual time (seat-seconds per busy queue): where an idle queue starts
+    /// again.
+    virtual_time: f64,
+    /// The real time virtual time was last advanced to.
+    clock: Duration,
+    /// Queues with requests waiting or running.
+    busy: usize,
     next_id: u64,
     /// Requests waiting in all queues (none: nothing to dispatch, no queue to look at).
     waiting: usize,
@@ -115,7 +137,9 @@ impl<T> QueueSet<T> {
             queuing,
             limit: 1,
             executing: 0,
-            virtual_time: 0,
+            virtual_time: 0.0,
+            clock: Duration::ZERO,
+            busy: 0,
             next_id: 0,
             waiting: 0,
         };
@@ -138,6 +162,20 @@ impl<T> QueueSet<T> {
             }
         }
         self.queues.resize_with(queues, Queue::default);
+        self.busy = self.queues.iter().filter(|q| q.seats > 0).count();
+    }
+
+    /// Advances virtual time to the real time `now` (since any fixed origin; earlier times
+    /// are ignored): by the seats in use, shared among the busy queues.
+    pub(crate) fn advance(&mut self, now: Duration) {
+        let Some(elapsed) = now.checked_sub(self.clock) else {
+            return;
+        };
+        self.clock = now;
+        if self.busy > 0 {
+            let in_use = self.executing.min(self.limit);
+            self.virtual_time += elapsed.as_secs_f64() * f64::from(in_use) / self.busy as f64;
+        }
     }
 
     /// Seats of the level.
@@ -161,8 +199,8 @@ impl<T> QueueSet<T> {
     }
 
     /// The queue a request of the flow hashed to `flow` joins (the emptiest of its hand),
-    /// with its id, when that queue has room; the queue's virtual start moved to the level's
-    /// when it was empty, and the request's seats counted in it.
+    /// with its id, when that queue has room; the queue starts at the level's virtual time
+    /// when it was idle, and the request's seats are counted in it.
     fn join(&mut self, flow: u64, seats: u32) -> Option<Ticket> {
         let hand = deal(flow, self.queues.len(), self.queuing.hand_size);
         let queue = hand.into_iter().min_by_key(|q| self.queues[*q].seats)?;
@@ -172,8 +210,9 @@ impl<T> QueueSet<T> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        if q.waiting.is_empty() {
-            q.next_start = q.next_start.max(self.virtual_time);
+        if q.seats == 0 {
+            q.next_start = self.virtual_time;
+            self.busy += 1;
         }
         q.seats += u64::from(seats);
         Some(Ticket { queue, id })
@@ -207,11 +246,9 @@ impl<T> QueueSet<T> {
         Some(ticket.queue)
     }
 
-    /// The head of `queue`, `seats` wide, starts: the level's virtual time reaches its start.
+    /// The head of `queue`, `seats` wide, starts: its queue is charged the guess.
     fn start(&mut self, queue: usize, seats: u32) {
-        let q = &mut self.queues[queue];
-        self.virtual_time = self.virtual_time.max(q.next_start);
-        q.next_start += u64::from(seats);
+        self.queues[queue].next_start += f64::from(seats) * GUESS_SECONDS;
         self.executing += seats;
     }
 
@@ -242,10 +279,10 @@ impl<T> QueueSet<T> {
             .enumerate()
             .filter_map(|(i, q)| {
                 let w = q.waiting.front()?;
-                Some(((q.next_start + u64::from(w.seats), w.id), i))
+                Some((q.next_start + f64::from(w.seats) * GUESS_SECONDS, w.id, i))
             })
-            .min()?
-            .1;
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))?
+            .2;
         let seats = self.queues[queue].waiting.front()?.seats;
         if !self.fits(seats) {
             return None;
@@ -261,11 +298,15 @@ impl<T> QueueSet<T> {
     }
 
     /// A request dispatched from `queue` (or run by [`QueueSet::try_run`], with no queue)
-    /// finished: its seats are free again.
-    pub(crate) fn finish(&mut self, queue: Option<usize>, seats: u32) {
+    /// finished after holding its seats for `held`: its seats are free again, and its queue
+    /// is charged what it used instead of the guess.
+    pub(crate) fn finish(&mut self, queue: Option<usize>, seats: u32, held: Duration) {
         self.executing = self.executing.saturating_sub(seats);
         if let Some(q) = queue.and_then(|q| self.queues.get_mut(q)) {
+            q.next_start -= f64::from(seats) * (GUESS_SECONDS - held.as_secs_f64());
+            self.busy -= usize::from(q.seats > 0);
             q.seats = q.seats.saturating_sub(u64::from(seats));
+            self.busy += usize::from(q.seats > 0);
         }
     }
 
@@ -276,7 +317,9 @@ impl<T> QueueSet<T> {
         let at = q.waiting.iter().position(|w| w.id == ticket.id)?;
         let w = q.waiting.remove(at)?;
         self.waiting -= 1;
+        self.busy -= usize::from(q.seats > 0);
         q.seats = q.seats.saturating_sub(u64::from(w.seats));
+        self.busy += usize::from(q.seats > 0);
         Some(w.item)
     }
 }
@@ -332,8 +375,8 @@ mod tests {
             let (flow, seats) = (h % 5, 1 + u32::try_from(h % 3).unwrap());
             if h.is_multiple_of(4) && !running.is_empty() {
                 let (queue, seats) = running.remove(0);
-                direct.finish(Some(queue), seats);
-                queued.finish(Some(queue), seats);
+                direct.finish(Some(queue), seats, Duration::ZERO);
+                queued.finish(Some(queue), seats, Duration::ZERO);
                 drain_both(&mut direct, &mut queued, &mut running);
                 continue;
             }
@@ -392,7 +435,7 @@ mod tests {
         qs.enqueue(other, 1, "b0".to_owned()).unwrap();
         // One flood request finishes: the other flow's request is next, then the flood's.
         let (q, s) = running.remove(0);
-        qs.finish(Some(q), s);
+        qs.finish(Some(q), s, Duration::ZERO);
         let next: Vec<String> = std::iter::from_fn(|| qs.dispatch())
             .map(|d| d.item)
             .collect();
@@ -426,10 +469,88 @@ mod tests {
             let ticket = qs.enqueue(other, 1, format!("b{round}")).unwrap();
             let d = qs.dispatch().expect("the narrow request runs now");
             assert_eq!((d.item, d.queue), (format!("b{round}"), ticket.queue));
-            qs.finish(Some(d.queue), d.seats);
+            qs.finish(Some(d.queue), d.seats, Duration::ZERO);
             let (q, s) = running.pop_front().unwrap();
-            qs.finish(Some(q), s);
+            qs.finish(Some(q), s, Duration::ZERO);
         }
+    }
+
+    /// While a flood's wide requests run (2 s each) and wait, another flow sends many short
+    /// requests (0.3 ms each) one after the other: each runs at once (the level has seats
+    /// left), never behind a flood request that does not fit. However many they are, its
+    /// requests are little service, so they do not put its queue behind the flood's.
+    #[test]
+    fn a_flow_of_many_short_requests_is_not_put_behind_a_flood() {
+        let mut qs = QueueSet::new(49, Q);
+        let (flood, other) = (0xA11CE, 0xB0B);
+        let mut now = Duration::ZERO;
+        let mut running = std::collections::VecDeque::new();
+        let mut next = 0;
+        while qs.enqueue(flood, 10, format!("a{next}")).is_ok() {
+            next += 1;
+        }
+        while let Some(d) = qs.dispatch() {
+            running.push_back((d.queue, d.seats, now));
+        }
+        assert_eq!(qs.executing_seats(), 40);
+        for round in 0..20_000 {
+            now += Duration::from_millis(1);
+            qs.advance(now);
+            qs.enqueue(other, 1, format!("b{round}")).unwrap();
+            let d = qs.dispatch().expect("the short request runs now");
+            assert_eq!(d.item, format!("b{round}"));
+            qs.finish(Some(d.queue), d.seats, Duration::from_micros(300));
+            if round % 500 == 499 {
+                let (q, s, started) = running.pop_front().unwrap();
+                qs.finish(Some(q), s, now - started);
+                while let Some(d) = qs.dispatch() {
+                    assert!(d.item.starts_with('a'), "{}", d.item);
+                    running.push_back((d.queue, d.seats, now));
+                }
+                while qs.enqueue(flood, 10, format!("a{next}")).is_ok() {
+                    next += 1;
+                }
+            }
+        }
+        assert!(next > 40, "the flood went on: {next}");
+    }
+
+    /// Two flows that keep the level full, one with requests ten times longer than the
+    /// other's: each gets about half of the seat-seconds (not half of the requests).
+    #[test]
+    fn flows_share_seat_seconds_not_requests() {
+        let mut qs = QueueSet::new(4, Q);
+        let (long, short) = (0x9e37_79b9_7f4a_7c15_u64, 0xc2b2_ae3d_27d4_eb4f_u64);
+        let hand = |flow| deal(flow, Q.queues, Q.hand_size);
+        assert!(hand(long).iter().all(|q| !hand(short).contains(q)));
+        let duration = |flow| Duration::from_millis(if flow == long { 100 } else { 10 });
+        let mut now = Duration::ZERO;
+        // (finishes at, queue, seats, flow)
+        let mut running: Vec<(Duration, usize, u32, u64)> = Vec::new();
+        let (mut held_long, mut held_short) = (Duration::ZERO, Duration::ZERO);
+        for _ in 0..10_000 {
+            for flow in [long, short] {
+                while qs.enqueue(flow, 1, flow).is_ok() {}
+            }
+            while let Some(d) = qs.dispatch() {
+                running.push((now + duration(d.item), d.queue, d.seats, d.item));
+            }
+            running.sort_by_key(|r| r.0);
+            let (end, queue, seats, flow) = running.remove(0);
+            now = end;
+            qs.advance(now);
+            qs.finish(Some(queue), seats, duration(flow));
+            *if flow == long {
+                &mut held_long
+            } else {
+                &mut held_short
+            } += duration(flow);
+        }
+        let ratio = held_long.as_secs_f64() / held_short.as_secs_f64();
+        assert!(
+            (0.8..1.25).contains(&ratio),
+            "long/short seat-seconds {ratio}"
+        );
     }
 
     #[test]
@@ -479,11 +600,11 @@ mod tests {
         let narrow = qs.dispatch().unwrap();
         assert_eq!(narrow.item, "narrow");
         assert!(qs.dispatch().is_none(), "10 seats do not fit beside 1 of 4");
-        qs.finish(Some(narrow.queue), narrow.seats);
+        qs.finish(Some(narrow.queue), narrow.seats, Duration::ZERO);
         let wide = qs.dispatch().unwrap();
         assert_eq!((wide.item, wide.seats), ("wide", 10));
         assert!(!qs.try_run(1), "the level is past its seats");
-        qs.finish(Some(wide.queue), wide.seats);
+        qs.finish(Some(wide.queue), wide.seats, Duration::ZERO);
         assert!(qs.try_run(3));
         assert!(!qs.try_run(2));
     }
@@ -498,7 +619,7 @@ mod tests {
         assert_eq!(qs.waiting(), 20);
         let mut got = 0;
         while let Some(d) = qs.dispatch() {
-            qs.finish(Some(d.queue), d.seats);
+            qs.finish(Some(d.queue), d.seats, Duration::ZERO);
             got += 1;
         }
         assert_eq!(got, 20);
