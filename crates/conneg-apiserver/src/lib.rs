@@ -75,6 +75,7 @@ mod endpoints;
 mod http2;
 mod live;
 mod metadata_only;
+mod middleware;
 mod names;
 mod serve;
 mod timeouts;

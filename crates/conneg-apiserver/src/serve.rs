@@ -42,7 +42,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::extract::connect_info::ConnectInfo;
-use axum::middleware::Next;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::task::AtomicWaker;
@@ -60,6 +59,7 @@ use tokio_rustls::server::TlsStream;
 use tower::ServiceExt as _;
 
 use crate::http2::{Http2Limits, ResetBudget};
+use crate::middleware::{Inner, Middleware, Next};
 
 /// The connection bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,20 +396,24 @@ impl Drop for InFlight {
     }
 }
 
-/// The middleware that tells a [`LimitedConn`] a request is in flight
-/// (`axum::middleware::from_fn(serve::track)`); a no-op for requests that did not come through
-/// a [`LimitedListener`].
-pub(crate) async fn track(req: Request, next: Next) -> Response {
-    let Some(activity) = req
-        .extensions()
-        .get::<ConnectInfo<ConnActivity>>()
-        .map(|c| Arc::clone(&c.0.activity))
-    else {
-        return next.run(req).await;
-    };
-    let in_flight = InFlight::start(activity);
-    let resp = next.run(req).await;
-    resp.map(|body| Body::new(Tracked { body, in_flight }))
+/// The filter that tells a [`LimitedConn`] a request is in flight; a no-op for requests that
+/// did not come through a [`LimitedListener`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Track;
+
+impl Middleware for Track {
+    async fn run<S: Inner>(self, req: Request, next: Next<S>) -> Response {
+        let Some(activity) = req
+            .extensions()
+            .get::<ConnectInfo<ConnActivity>>()
+            .map(|c| Arc::clone(&c.0.activity))
+        else {
+            return next.run(req).await;
+        };
+        let in_flight = InFlight::start(activity);
+        let resp = next.run(req).await;
+        resp.map(|body| Body::new(Tracked { body, in_flight }))
+    }
 }
 
 /// A response body that keeps its request in flight, and marks it complete at its end.
@@ -632,6 +636,7 @@ impl AsyncWrite for Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::middleware::Layered;
     use axum::routing::get;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -642,7 +647,7 @@ mod tests {
         let listener = LimitedListener::new(tcp, limits, None);
         let app = Router::new()
             .route("/x", get(|| async { "ok" }))
-            .layer(axum::middleware::from_fn(track));
+            .layer(tower::layer::layer_fn(|inner| Layered::new(Track, inner)));
         tokio::spawn(serve_connections(listener, app, std::future::pending()));
         addr
     }

@@ -12,13 +12,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use conneg::{Status, StatusReason};
 use http::StatusCode;
 use http_body::{Body as _, Frame};
+
+use crate::middleware::{Inner, Middleware, Next};
 
 /// The two deadlines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,29 +58,31 @@ pub(crate) fn is_long_running(req: &Request) -> bool {
     conneg::option_flag(req.uri().query(), "watch")
 }
 
-/// The middleware (`axum::middleware::from_fn_with_state(timeouts, timeouts::layer)`).
-pub(crate) async fn layer(State(t): State<Timeouts>, req: Request, next: Next) -> Response {
-    let long_running = is_long_running(&req);
-    // A request without a body (most reads) has nothing to wait for: no deadline to keep.
-    let req = if req.body().is_end_stream() {
-        req
-    } else {
-        let deadline = tokio::time::Instant::now() + t.body_read;
-        req.map(|body| {
-            Body::new(DeadlineBody {
-                inner: body,
-                deadline,
-                timer: None,
-                limit: t.body_read,
+/// The filter: the body's deadline, then the request's.
+impl Middleware for Timeouts {
+    async fn run<S: Inner>(self, req: Request, next: Next<S>) -> Response {
+        let long_running = is_long_running(&req);
+        // A request without a body (most reads) has nothing to wait for: no deadline to keep.
+        let req = if req.body().is_end_stream() {
+            req
+        } else {
+            let deadline = tokio::time::Instant::now() + self.body_read;
+            req.map(|body| {
+                Body::new(DeadlineBody {
+                    inner: body,
+                    deadline,
+                    timer: None,
+                    limit: self.body_read,
+                })
             })
-        })
-    };
-    if long_running {
-        return next.run(req).await;
-    }
-    match tokio::time::timeout(t.request, next.run(req)).await {
-        Ok(resp) => resp,
-        Err(_) => timeout_status().into_response(),
+        };
+        if long_running {
+            return next.run(req).await;
+        }
+        match tokio::time::timeout(self.request, next.run(req)).await {
+            Ok(resp) => resp,
+            Err(_) => timeout_status().into_response(),
+        }
     }
 }
 
@@ -131,10 +134,12 @@ impl http_body::Body for DeadlineBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::middleware::Layered;
     use axum::Router;
     use axum::routing::{get, put};
     use http_body_util::BodyExt as _;
     use tower::ServiceExt as _;
+    use tower::layer::layer_fn;
 
     fn app() -> Router {
         let t = Timeouts {
@@ -152,7 +157,7 @@ mod tests {
                     }
                 }),
             )
-            .layer(axum::middleware::from_fn_with_state(t, layer))
+            .layer(layer_fn(move |inner| Layered::new(t, inner)))
     }
 
     async fn call(req: Request) -> (StatusCode, serde_json::Value) {
@@ -219,7 +224,7 @@ mod tests {
                     format!("{}", (tokio::time::Instant::now() - head).as_secs())
                 }),
             )
-            .layer(axum::middleware::from_fn_with_state(t, layer));
+            .layer(layer_fn(move |inner| Layered::new(t, inner)));
         let (_tx, rx) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, axum::Error>>(1);
         let body = Body::new(http_body_util::StreamBody::new(frames(rx)));
         let resp = app

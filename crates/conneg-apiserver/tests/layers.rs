@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["storage"],
     &[
         "serve",
+        "middleware",
         "http2",
         "timeouts",
         "tls",

@@ -83,6 +83,30 @@ async fn negotiated_get_is_cbor_for_kubectl_and_has_vary() {
     assert_eq!(body, r#"{"name":"get"}"#);
 }
 
+/// Layers outside read what was negotiated from the response (metrics count media types).
+#[tokio::test]
+async fn the_response_carries_the_negotiated_decision() {
+    let (parts, _) = call(
+        NegotiateLayer::new().profile(conneg::Profile::Kubernetes),
+        request(
+            "POST",
+            &[
+                ("accept", "application/cbor"),
+                ("content-type", "application/json"),
+            ],
+            br#"{"name":"a"}"#,
+        ),
+    )
+    .await;
+    assert_eq!(parts.status, StatusCode::CREATED);
+    let negotiated = parts.extensions.get::<Negotiated>().expect("carried");
+    assert_eq!(negotiated.response_codec(), &Codec::Cbor);
+    assert_eq!(
+        negotiated.request_format(),
+        Some(&conneg::RequestFormat::Codec(Codec::Json))
+    );
+}
+
 #[tokio::test]
 async fn not_acceptable_is_indented_json_listing_types() {
     let (parts, body) = call(

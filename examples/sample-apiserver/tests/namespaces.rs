@@ -231,6 +231,15 @@ fn a_metadata_finalizer_holds_a_namespace_until_it_is_removed() {
     assert_eq!(ns["status"]["phase"], "Terminating");
     assert_eq!(ns["spec"]["finalizers"], Value::Null, "{ns}");
     assert_eq!(ns["metadata"]["finalizers"], json!(["example.com/hold"]));
+    // Nothing new is created in it while it is Terminating.
+    let r = create_flunder(&s, "held", "late");
+    assert_eq!(r.code, 403, "{}", r.text());
+    let st = r.json();
+    assert_eq!(
+        st["message"],
+        "flunders.wardle.example.com \"late\" is forbidden: unable to create new content in namespace held because it is being terminated"
+    );
+    assert_eq!(st["details"]["causes"][0]["reason"], "NamespaceTerminating");
     assert_eq!(
         names(
             &s.get(&flunders("v1beta1", "held"), "application/json")

@@ -198,11 +198,17 @@ impl Set {
         let Some((last, parents)) = path.split_last() else {
             return;
         };
+        // Elements are copied only where they are new: most paths share their parents.
         let mut node = self;
         for pe in parents {
-            node = node.children.entry(pe.clone()).or_default();
+            if !node.children.contains_key(pe) {
+                node.children.insert(pe.clone(), Set::default());
+            }
+            node = node.children.get_mut(pe).expect("inserted above");
         }
-        node.members.insert(last.clone());
+        if !node.members.contains(last) {
+            node.members.insert(last.clone());
+        }
     }
 
     /// The paths under `pe`, without it (structured-merge-diff's `WithPrefix`).

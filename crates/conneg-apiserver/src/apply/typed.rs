@@ -185,16 +185,29 @@ fn compare_inner(
             old.and_then(Value::as_object),
             new.and_then(Value::as_object),
         );
-        let keys: BTreeSet<&String> = lm.iter().chain(rm.iter()).flat_map(|m| m.keys()).collect();
-        for k in keys {
+        let visit = |k: &String| {
             path.push(PathElement::Field(k.clone()));
             let (l, r) = (lm.and_then(|m| m.get(k)), rm.and_then(|m| m.get(k)));
             compare_inner(schema, l, r, path, c);
             path.pop();
+        };
+        // Each key once; the keys of one map alone (every field of a create) need no set.
+        match (lm.filter(|m| !m.is_empty()), rm.filter(|m| !m.is_empty())) {
+            (Some(l), Some(r)) => l
+                .keys()
+                .chain(r.keys())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .for_each(visit),
+            (Some(m), None) | (None, Some(m)) => m.keys().for_each(visit),
+            (None, None) => {}
         }
         true
-    } else if all(&|v| non_atomic_list(schema, path, v).is_some()) {
-        let t = schema.list_type(path);
+    } else if let Some(t) = all(&Value::is_array)
+        .then(|| schema.list_type(path))
+        .filter(|t| *t != ListType::Atomic)
+    {
+        // (The list type is looked up for lists only, not for every scalar.)
         let (l, r) = (
             index_items(&t, list_items(old)),
             index_items(&t, list_items(new)),

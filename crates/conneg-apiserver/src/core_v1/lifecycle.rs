@@ -14,17 +14,23 @@
 //! * `default`, `kube-system`, `kube-public` and `kube-node-lease` exist from the start; the
 //!   first three may not be deleted.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use conneg::Status;
 use futures_util::future::BoxFuture;
 
-use super::{CORE_V1, NAMESPACES, Namespace};
+use serde::Deserialize;
+
+use super::{CORE_V1, NAMESPACES, Namespace, NamespaceStatus, PHASE_TERMINATING};
 use crate::endpoints::admission::{Operation, Plugin, Request};
-use crate::meta::{HasObjectMeta, Time};
+use crate::meta::{HasObjectMeta, Time, null_as_default};
 use crate::names;
 use crate::registry::backoff::ConflictBackoff;
 use crate::registry::{Error, Registry, Strategy, storage_status};
 use crate::resource::{ResourceInfo, Versioned};
-use crate::storage::{ListOptions, Storage, StorageError};
+use crate::storage::codec::decode_value;
+use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
 
 /// The namespaces Kubernetes creates at start.
 pub const SYSTEM_NAMESPACES: [&str; 4] =
@@ -48,8 +54,19 @@ pub fn admit_delete(name: &str) -> Result<(), Error> {
 /// The NamespaceLifecycle admission plugin, first in the chain of a standalone server: a
 /// namespaced object is created only in a namespace that exists and is not terminating.
 /// (Deleting a system namespace is refused by the namespace strategy, [`admit_delete`].)
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NamespaceLifecycle;
+///
+/// The namespace is read as every other read is (a consistent read, through the watch
+/// cache); its phase is remembered by the revision it was read at, so that a create in a
+/// namespace unchanged since is not slowed by decoding it again.
+#[derive(Debug, Default)]
+pub struct NamespaceLifecycle {
+    /// Each namespace's key: the revision it was read at, and whether it was terminating.
+    /// At most [`PHASES_KEPT`] namespaces; past them, the memo starts again.
+    phases: Mutex<HashMap<String, (i64, bool)>>,
+}
+
+/// How many namespaces' phases [`NamespaceLifecycle`] remembers at most.
+const PHASES_KEPT: usize = 1024;
 
 impl Plugin for NamespaceLifecycle {
     fn name(&self) -> &'static str {
@@ -65,47 +82,87 @@ impl Plugin for NamespaceLifecycle {
             if req.operation != Operation::Create {
                 return Ok(());
             }
-            admit_create(registry, req.resource, req.namespace, req.name).await
+            self.admit_create(registry, req.resource, req.namespace, req.name)
+                .await
         })
     }
 }
 
-/// NamespaceLifecycle on create of an object of `resource` named `name` in `namespace`: the
-/// namespace must exist and not be terminating. Nothing is checked when namespaces are not
-/// served (behind an aggregator, kube-apiserver checks).
-async fn admit_create(
-    registry: &Registry,
-    resource: &ResourceInfo,
-    namespace: &str,
-    name: &str,
-) -> Result<(), Status> {
-    if !resource.namespaced || !registry.serves(CORE_V1) {
-        return Ok(());
-    }
-    let key = registry.key(&NAMESPACES, "", namespace);
-    let (ns, _) = registry
-        .get::<Namespace>(&NAMESPACES, &key, namespace)
-        .await?
-        .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
-    if ns.is_terminating() {
-        let mut err = Status::forbidden(
-            resource.group,
-            resource.resource,
-            name,
-            &format!(
-                "unable to create new content in namespace {namespace} because it is being terminated"
-            ),
-        );
-        if let Some(d) = err.details.as_mut() {
-            d.causes.push(conneg::StatusCause::new(
-                "NamespaceTerminating",
-                format!("namespace {namespace} is being terminated"),
-                "metadata.namespace",
-            ));
+/// What the check reads of a stored namespace: its status, the rest skipped as it is decoded
+/// (a create pays for no copy of the namespace's metadata).
+#[derive(Deserialize)]
+struct StoredPhase {
+    #[serde(default, deserialize_with = "null_as_default")]
+    status: NamespaceStatus,
+}
+
+impl NamespaceLifecycle {
+    /// On create of an object of `resource` named `name` in `namespace`: the namespace must
+    /// exist and not be terminating. Nothing is checked when namespaces are not served
+    /// (behind an aggregator, kube-apiserver checks).
+    async fn admit_create(
+        &self,
+        registry: &Registry,
+        resource: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), Status> {
+        if !resource.namespaced || !registry.serves(CORE_V1) {
+            return Ok(());
         }
-        return Err(err);
+        let key = registry.key(&NAMESPACES, "", namespace);
+        let kv = registry
+            .get_stored(&NAMESPACES, &key, namespace)
+            .await?
+            .ok_or_else(|| Status::not_found(NAMESPACES.group, NAMESPACES.resource, namespace))?;
+        let terminating = self
+            .terminating(key, &kv)
+            .map_err(|e| storage_status(e, &NAMESPACES, namespace))?;
+        if terminating {
+            return Err(refused_while_terminating(resource, namespace, name));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Whether the namespace stored as `kv` at `key` is terminating: remembered when it was
+    /// read at the same revision, read from its status otherwise.
+    fn terminating(&self, key: String, kv: &KeyValue) -> Result<bool, StorageError> {
+        let phases = || self.phases.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&(revision, terminating)) = phases().get(&key)
+            && revision == kv.mod_revision
+        {
+            return Ok(terminating);
+        }
+        let ns: StoredPhase = decode_value(&kv.value)?;
+        let terminating = ns.status.phase == PHASE_TERMINATING;
+        let mut phases = phases();
+        if phases.len() >= PHASES_KEPT && !phases.contains_key(&key) {
+            phases.clear();
+        }
+        phases.insert(key, (kv.mod_revision, terminating));
+        Ok(terminating)
+    }
+}
+
+/// The refusal of a create of an object of `resource` named `name` in `namespace`, which is
+/// terminating.
+fn refused_while_terminating(resource: &ResourceInfo, namespace: &str, name: &str) -> Status {
+    let mut err = Status::forbidden(
+        resource.group,
+        resource.resource,
+        name,
+        &format!(
+            "unable to create new content in namespace {namespace} because it is being terminated"
+        ),
+    );
+    if let Some(d) = err.details.as_mut() {
+        d.causes.push(conneg::StatusCause::new(
+            "NamespaceTerminating",
+            format!("namespace {namespace} is being terminated"),
+            "metadata.namespace",
+        ));
+    }
+    err
 }
 
 /// The namespace controller's work for one namespace being deleted: delete every object of

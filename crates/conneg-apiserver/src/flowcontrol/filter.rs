@@ -8,13 +8,13 @@
 //! while it is encoded and written); a watch holds them until its response starts, then
 //! runs without a seat, as Kubernetes does once a watch is initialized.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use conneg::Status;
@@ -24,6 +24,7 @@ use http_body::Frame;
 use super::dispatcher::Dispatcher;
 use super::work_estimate;
 use crate::auth::{Attributes, UserInfo};
+use crate::middleware::{Inner, Middleware, Next};
 
 /// `X-Kubernetes-PF-FlowSchema-UID`.
 pub(crate) const FLOW_SCHEMA_UID: HeaderName =
@@ -52,8 +53,14 @@ pub(crate) fn too_many_requests() -> Response {
     .into_response()
 }
 
-/// The middleware (`axum::middleware::from_fn_with_state(dispatcher, filter::layer)`).
-pub(crate) async fn layer(State(d): State<Arc<Dispatcher>>, req: Request, next: Next) -> Response {
+/// The filter: classified, costed, admitted (or refused) by `dispatcher`.
+impl Middleware for Arc<Dispatcher> {
+    fn run<S: Inner>(self, req: Request, next: Next<S>) -> impl Future<Output = Response> + Send {
+        layer(self, req, next)
+    }
+}
+
+async fn layer<S: Inner>(d: Arc<Dispatcher>, req: Request, next: Next<S>) -> Response {
     if is_probe(req.uri().path()) {
         return next.run(req).await;
     }

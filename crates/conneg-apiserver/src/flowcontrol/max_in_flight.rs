@@ -4,15 +4,16 @@
 //! 429 with `Retry-After` at once, without queuing. Watches and the health paths are not
 //! counted.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::Method;
 use tokio::sync::Semaphore;
 
 use super::filter::{hold, is_probe, too_many_requests};
+use crate::middleware::{Inner, Middleware, Next};
 
 /// The two limits.
 #[derive(Debug)]
@@ -32,8 +33,14 @@ impl MaxInFlight {
     }
 }
 
-/// The middleware (`axum::middleware::from_fn_with_state(limits, max_in_flight::layer)`).
-pub(crate) async fn layer(State(m): State<Arc<MaxInFlight>>, req: Request, next: Next) -> Response {
+/// The filter: a request over its limit is refused at once.
+impl Middleware for Arc<MaxInFlight> {
+    fn run<S: Inner>(self, req: Request, next: Next<S>) -> impl Future<Output = Response> + Send {
+        layer(self, req, next)
+    }
+}
+
+async fn layer<S: Inner>(m: Arc<MaxInFlight>, req: Request, next: Next<S>) -> Response {
     if is_probe(req.uri().path()) || crate::timeouts::is_long_running(&req) {
         return next.run(req).await;
     }

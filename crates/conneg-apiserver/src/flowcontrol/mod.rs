@@ -30,4 +30,3 @@ pub(crate) mod work_estimate;
 
 pub(crate) use dispatcher::Dispatcher;
 pub use limits::Overload;
-pub(crate) use max_in_flight::MaxInFlight;

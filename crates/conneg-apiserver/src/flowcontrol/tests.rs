@@ -15,14 +15,17 @@ use axum::routing::get;
 use http::{Request, StatusCode};
 use tokio::sync::{Semaphore, mpsc};
 use tower::ServiceExt;
+use tower::layer::layer_fn;
 
-use super::filter::{self, FLOW_SCHEMA_UID, PRIORITY_LEVEL_UID};
+use super::filter::{FLOW_SCHEMA_UID, PRIORITY_LEVEL_UID};
+use super::max_in_flight::MaxInFlight;
 use super::objects::{
     FlowSchema, LIMITED, LimitResponse, LimitedPriorityLevel, Named, PriorityLevelConfiguration,
     PriorityLevelSpec, QUEUE, QueuingConfiguration, Subject,
 };
-use super::{Dispatcher, MaxInFlight, bootstrap, max_in_flight};
+use super::{Dispatcher, bootstrap};
 use crate::auth::UserInfo;
+use crate::middleware::Layered;
 use crate::registry::ObjectCounts;
 
 const THINGS: &str = "/apis/example.com/v1/namespaces/default/things";
@@ -61,10 +64,9 @@ fn app(dispatcher: Arc<Dispatcher>) -> (Router, mpsc::UnboundedReceiver<String>,
         .route("/livez", get(ok))
         .route("/readyz/ping", get(ok))
         .with_state(gate)
-        .layer(axum::middleware::from_fn_with_state(
-            dispatcher,
-            filter::layer,
-        ));
+        .layer(layer_fn(move |inner| {
+            Layered::new(dispatcher.clone(), inner)
+        }));
     (app, rx, release)
 }
 
@@ -349,14 +351,12 @@ async fn with_priority_and_fairness_off_the_plain_limits_refuse_at_once() {
     };
     // Two reads and one write at once (`--max-requests-inflight=2`,
     // `--max-mutating-requests-inflight=1`).
+    let limits = Arc::new(MaxInFlight::new(2, 1));
     let app = Router::new()
         .route(THINGS, get(held).post(held))
         .route("/healthz", get(ok))
         .with_state(gate)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(MaxInFlight::new(2, 1)),
-            max_in_flight::layer,
-        ));
+        .layer(layer_fn(move |inner| Layered::new(limits.clone(), inner)));
     let reads = [
         send_method(&app, Method::GET, THINGS),
         send_method(&app, Method::GET, THINGS),

@@ -11,17 +11,18 @@
 //! With no flags every request is allowed, as anonymous: the server on loopback stays as easy
 //! to try as before.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::auth::{Attributes, Authenticator, Authorizer, Credentials, Decision, impersonate};
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use conneg::{Codec, Negotiator, Status};
 
 use super::metrics::Metrics;
+use crate::middleware::{Inner, Middleware, Next};
 use crate::serve::ConnActivity;
 
 /// Who may do what on this server.
@@ -50,9 +51,15 @@ impl Auth {
     }
 }
 
-/// The middleware: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
+/// The filter: 401 for a bad or (without anonymous) missing credential, 403 for a denial,
 /// otherwise the request goes on with its `UserInfo`.
-pub(crate) async fn layer(State(auth): State<Arc<Auth>>, mut req: Request, next: Next) -> Response {
+impl Middleware for Arc<Auth> {
+    fn run<S: Inner>(self, req: Request, next: Next<S>) -> impl Future<Output = Response> + Send {
+        layer(self, req, next)
+    }
+}
+
+async fn layer<S: Inner>(auth: Arc<Auth>, mut req: Request, next: Next<S>) -> Response {
     let conn: Option<&ConnectInfo<ConnActivity>> = req.extensions().get();
     let credentials = Credentials {
         client_certificates: conn.map_or(&[], |c| c.0.client_certificates()),

@@ -1,30 +1,29 @@
 //! `/metrics` in Prometheus text format, and the middleware that feeds it.
 //!
-//! Two small `axum::middleware::from_fn` layers:
-//! * [`capture`] sits *inside* each [`conneg::NegotiateLayer`] and copies the request's
-//!   [`Negotiated`] into the response extensions;
-//! * [`layer`] wraps the whole router and counts every answer — including the layer's own
-//!   406/415/413 — by verb, group, version, resource, code, and the negotiated request and
-//!   response media types (`apiserver_request_total`), so an operator sees CBOR in use
-//!   (KEP-4222 asks for exactly that), and by HTTP version
-//!   (`apiserver_requests_by_protocol_total`: an HTTP/2 stream is a request), so an operator
-//!   sees which clients multiplex.
+//! The filter around the whole router counts every answer — including the negotiation layer's
+//! own 406/415/413 — by verb, group, version, resource, code, and the negotiated request and
+//! response media types (`apiserver_request_total`, read from the [`Negotiated`] that
+//! [`conneg::NegotiateLayer`] leaves in the response's extensions), so an operator sees CBOR
+//! in use (KEP-4222 asks for exactly that), and by HTTP version
+//! (`apiserver_requests_by_protocol_total`: an HTTP/2 stream is a request), so an operator
+//! sees which clients multiplex.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use conneg::{Negotiated, RequestFormat};
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Method};
 
 use super::AppState;
+use crate::middleware::{Inner, Middleware, Next};
 
 /// The labels of one counter.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -262,16 +261,6 @@ pub(crate) async fn serve(State(st): State<AppState>) -> Response {
     r
 }
 
-/// Inner middleware: hands the negotiation result to [`layer`].
-pub(crate) async fn capture(req: Request, next: Next) -> Response {
-    let negotiated = req.extensions().get::<Negotiated>().cloned();
-    let mut resp = next.run(req).await;
-    if let Some(n) = negotiated {
-        resp.extensions_mut().insert(n);
-    }
-    resp
-}
-
 /// The media type of a `Content-Type` without its parameters, lower-case (copied only when
 /// it is not already).
 fn essence(v: Option<&HeaderValue>) -> Cow<'_, str> {
@@ -325,13 +314,15 @@ fn path_family(path: &str) -> &'static str {
     .unwrap_or("other")
 }
 
-/// Outer middleware: counts every request. Nothing is copied from the request but handles
-/// (its URI and `Content-Type` share the bytes hyper read).
-pub(crate) async fn layer(
-    State(metrics): State<Arc<Metrics>>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// The filter: counts every request. Nothing is copied from the request but handles (its URI
+/// and `Content-Type` share the bytes hyper read).
+impl Middleware for Arc<Metrics> {
+    fn run<S: Inner>(self, req: Request, next: Next<S>) -> impl Future<Output = Response> + Send {
+        layer(self, req, next)
+    }
+}
+
+async fn layer<S: Inner>(metrics: Arc<Metrics>, req: Request, next: Next<S>) -> Response {
     let start = Instant::now();
     let method = req.method().clone();
     let uri = req.uri().clone();

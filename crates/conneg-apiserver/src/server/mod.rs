@@ -68,6 +68,7 @@ use crate::flowcontrol::Dispatcher;
 use crate::flowcontrol::dispatcher::{DEFAULT_QUEUE_WAIT, DEFAULT_SEATS};
 use crate::flowcontrol::objects::{FlowSchema, PriorityLevelConfiguration};
 use crate::live::Live;
+use crate::middleware::Layered;
 use crate::registry::{Registry, Strategy};
 use crate::resource::VersionedObject;
 use crate::storage::{OpenedStorage, Store, WatchCache, WatchCacheOptions};
@@ -264,7 +265,7 @@ impl ServerBuilder {
             .unwrap_or_else(|e| panic!("invalid declaration: {e}"));
         let mut admission = self.admission;
         if options.standalone {
-            admission.insert(0, Arc::new(NamespaceLifecycle));
+            admission.insert(0, Arc::new(NamespaceLifecycle::default()));
         }
         // Every read is answered from the watch cache (unless the store comes cached already,
         // with its own limits, from `StorageArgs::open`).
@@ -396,6 +397,12 @@ pub const AGGREGATED_DISCOVERY: Conversion =
 
 /// The whole application: every route group behind its negotiation layer, then metrics.
 pub fn router(state: AppState) -> Router {
+    let metrics = state.metrics.clone();
+    Router::new().fallback_service(Layered::new(metrics, routes(state)))
+}
+
+/// Every route group behind its negotiation layer: [`router`] without metrics.
+fn routes(state: AppState) -> Router {
     let codecs = state.codecs();
     let patch_types: Vec<conneg::PatchType> = conneg::PatchType::all()
         .iter()
@@ -416,28 +423,22 @@ pub fn router(state: AppState) -> Router {
             .conversion(TABLE_V1BETA1, [Codec::Json]),
         |layer, conv| layer.conversion(conv, state.codec_list()),
     );
-    let resources = crate::endpoints::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(resources);
+    let resources = crate::endpoints::routes().layer(resources);
 
     // Discovery: legacy and aggregated forms, in every served codec.
-    let discovery = discovery::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(
-            NegotiateLayer::new()
-                .profile(Profile::Kubernetes)
-                .codecs(codecs)
-                .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
-        );
+    let discovery = discovery::routes().layer(
+        NegotiateLayer::new()
+            .profile(Profile::Kubernetes)
+            .codecs(codecs)
+            .conversion(AGGREGATED_DISCOVERY, state.codec_list()),
+    );
 
     // OpenAPI exists only as JSON: `Accept: application/cbor, */*` gets JSON.
-    let openapi = openapi::routes()
-        .layer(axum::middleware::from_fn(metrics::capture))
-        .layer(
-            NegotiateLayer::new()
-                .profile(Profile::Kubernetes)
-                .codecs(Codecs::empty().with(Codec::Json)),
-        );
+    let openapi = openapi::routes().layer(
+        NegotiateLayer::new()
+            .profile(Profile::Kubernetes)
+            .codecs(Codecs::empty().with(Codec::Json)),
+    );
 
     let plain = health::routes().route("/metrics", get(metrics::serve));
 
@@ -447,10 +448,6 @@ pub fn router(state: AppState) -> Router {
         .merge(openapi)
         .merge(plain)
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            state.metrics.clone(),
-            metrics::layer,
-        ))
         .with_state(state)
 }
 

@@ -8,11 +8,12 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use super::filters::{self, Auth};
-use super::{AppState, router};
-use crate::flowcontrol::{MaxInFlight, Overload, filter as flowcontrol_filter, max_in_flight};
-use crate::serve::{ConnLimits, LimitedListener, serve_connections, track};
-use crate::timeouts::{self, Timeouts};
+use super::filters::Auth;
+use super::{AppState, routes};
+use crate::flowcontrol::Overload;
+use crate::middleware::Layered;
+use crate::serve::{ConnLimits, LimitedListener, Track, serve_connections};
+use crate::timeouts::Timeouts;
 
 /// How a server is served: what [`AppState::serve`] puts around the router. The default is
 /// Kubernetes' bounds on plain HTTP with no authentication; `config::ServeArgs::serving`
@@ -47,38 +48,16 @@ impl AppState {
     /// The application with every layer a request goes through, outermost first:
     /// in-flight tracking for the connection's idle timeout, the deadlines, then
     /// authentication and authorization (when [`Serving::auth`] is set), then the overload
-    /// limits ([`Serving::overload`]), then [`router`].
+    /// limits ([`Serving::overload`]), then [`router`](super::router) (metrics, then the
+    /// routes). Each filter is a tower service holding the next by type.
     pub fn app(self, serving: &Serving) -> Router {
-        let dispatcher = self.flowcontrol.clone();
-        let app = router(self);
-        let app = match serving.overload {
-            Overload::Off => app,
-            Overload::MaxInFlight { reads, mutating } => {
-                app.layer(axum::middleware::from_fn_with_state(
-                    Arc::new(MaxInFlight::new(reads, mutating)),
-                    max_in_flight::layer,
-                ))
-            }
-            Overload::PriorityAndFairness { seats, queue_wait } => {
-                dispatcher.set_limits(seats, queue_wait);
-                app.layer(axum::middleware::from_fn_with_state(
-                    dispatcher,
-                    flowcontrol_filter::layer,
-                ))
-            }
-        };
-        let app = match &serving.auth {
-            Some(a) => app.layer(axum::middleware::from_fn_with_state(
-                a.clone(),
-                filters::layer,
-            )),
-            None => app,
-        };
-        app.layer(axum::middleware::from_fn_with_state(
-            serving.timeouts,
-            timeouts::layer,
-        ))
-        .layer(axum::middleware::from_fn(track))
+        let limiter = serving.overload.filter(self.flowcontrol.clone());
+        let metrics = self.metrics.clone();
+        let app = Layered::new(metrics, routes(self));
+        let app = Layered::new(limiter, app);
+        let app = Layered::new(serving.auth.clone(), app);
+        let app = Layered::new(serving.timeouts, app);
+        Router::new().fallback_service(Layered::new(Track, app))
     }
 
     /// Creates the system namespaces ([`AppState::bootstrap`]), then serves [`AppState::app`]

@@ -124,7 +124,7 @@ where
                 let negotiated = negotiated
                     .take()
                     .expect("ResponseFuture polled after completion");
-                Poll::Ready(Ok(finish(response, &negotiated)))
+                Poll::Ready(Ok(finish(response, negotiated)))
             }
             KindProj::Reject { response } => {
                 let response = response
@@ -138,11 +138,13 @@ where
     }
 }
 
-fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<NegotiateBody<B>> {
+/// The handler's `response` in the negotiated form, carrying `negotiated` in its extensions
+/// (for the layers outside, such as a metrics layer that counts media types).
+fn finish<B>(response: Response<B>, negotiated: Negotiated) -> Response<NegotiateBody<B>> {
     let (mut parts, body) = response.into_parts();
     let mut encoded = None;
     if let Some(deferred) = parts.extensions.remove::<Deferred>() {
-        match deferred.encode(negotiated) {
+        match deferred.encode(&negotiated) {
             Ok(bytes) => {
                 if parts.status == Deferred::PLACEHOLDER {
                     parts.status = StatusCode::OK;
@@ -152,7 +154,7 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
                     .insert(CONTENT_TYPE, negotiated.content_type());
                 encoded = Some(bytes);
             }
-            Err(err) => encoded = Some(render_error(&mut parts, &Status::from(err), negotiated)),
+            Err(err) => encoded = Some(render_error(&mut parts, &Status::from(err), &negotiated)),
         }
     } else if let Some(status) = parts.extensions.get::<Status>() {
         // The body is a compact JSON `Status` already; re-encode only when the client
@@ -162,7 +164,7 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
             || negotiated.is_pretty()
         {
             let status = status.clone();
-            encoded = Some(render_error(&mut parts, &status, negotiated));
+            encoded = Some(render_error(&mut parts, &status, &negotiated));
         }
     } else if let Some(problem) = parts.extensions.get::<Problem>() {
         // A problem the handler chose is sent as it is, in the negotiated format.
@@ -181,6 +183,7 @@ fn finish<B>(response: Response<B>, negotiated: &Negotiated) -> Response<Negotia
         }
         None => NegotiateBody::inner(body),
     };
+    parts.extensions.insert(negotiated);
     Response::from_parts(parts, body)
 }
 

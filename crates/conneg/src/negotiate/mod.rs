@@ -23,7 +23,9 @@
 //! On the way out it adds `Vary: Accept` (unless already there), turns `fieldValidation=Warn`
 //! warnings into `Warning` headers, and encodes response values that handlers left for it
 //! (`conneg::axum::Conneg(value)`, a [`Status`](crate::Status) or [`Problem`](crate::Problem)
-//! returned as an error) in the negotiated format.
+//! returned as an error) in the negotiated format. The response it passes on carries the
+//! [`Negotiated`] in its extensions, for layers outside it (a metrics layer counting media
+//! types).
 //!
 //! ```
 //! use conneg::{NegotiateLayer, Negotiated};
