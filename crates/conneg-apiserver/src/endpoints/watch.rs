@@ -53,7 +53,7 @@ use futures_util::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::encoded::{Form, served_by};
+use super::encoded::{Form, ServedBy, served_by};
 use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
@@ -476,6 +476,8 @@ struct KeptEvents<T: Served> {
     st: Context,
     n: Negotiated,
     facts: T::Facts,
+    /// What tells these facts' forms from others' ([`served_by`]), worked out once.
+    served: ServedBy,
     res: &'static ResourceInfo,
 }
 
@@ -485,6 +487,7 @@ impl<T: Served> KeptEvents<T> {
             st: st.clone(),
             n: n.clone(),
             facts: f.clone(),
+            served: served_by::<T>(f),
             res,
         }
     }
@@ -498,11 +501,7 @@ impl<T: Served> KeptEvents<T> {
                 let k = self.st.registry.decode(self.res, kv)?;
                 Ok::<_, StatusError>(T::from_kind(k, &self.facts))
             };
-            match self
-                .st
-                .encoded
-                .form(n, kv, served_by::<T>(&self.facts), make)
-            {
+            match self.st.encoded.form(n, kv, self.served, make) {
                 Some(form) => form.map(Form::document),
                 None => make().and_then(|object| Ok(n.encode(&object)?)),
             }
