@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use conneg::Status;
+use foldhash::quality::RandomState;
 use futures_util::future::BoxFuture;
 
 use serde::Deserialize;
@@ -62,7 +63,7 @@ pub fn admit_delete(name: &str) -> Result<(), Error> {
 pub struct NamespaceLifecycle {
     /// Each namespace's key: the revision it was read at, and whether it was terminating.
     /// At most [`PHASES_KEPT`] namespaces; past them, the memo starts again.
-    phases: Mutex<HashMap<String, (i64, bool)>>,
+    phases: Mutex<HashMap<String, (i64, bool), RandomState>>,
 }
 
 /// How many namespaces' phases [`NamespaceLifecycle`] remembers at most.

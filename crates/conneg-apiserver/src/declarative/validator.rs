@@ -510,9 +510,10 @@ fn max_count(n: &Node) -> u64 {
 }
 
 /// A path as Kubernetes prints it: `spec.items[2].name`.
-fn render(path: &[String]) -> String {
+fn render<P: AsRef<str>>(path: &[P]) -> String {
     let mut s = String::new();
     for p in path {
+        let p = p.as_ref();
         if p.starts_with('[') {
             s.push_str(p);
         } else {
@@ -564,11 +565,11 @@ fn same_keys(keys: &[Cow<'static, str>], a: &Value, b: &Value) -> bool {
 }
 
 /// The value validations of `v` at `n`, depth first.
-fn values(
+fn values<'v>(
     n: &Node,
-    v: &Value,
+    v: &'v Value,
     old: Option<&Value>,
-    path: &mut Vec<String>,
+    path: &mut Vec<Cow<'v, str>>,
     out: &mut Found<'_>,
     root: bool,
 ) {
@@ -576,7 +577,7 @@ fn values(
         // Ratcheting: what did not change is not checked again. Null is "unset".
         return;
     }
-    let at = |path: &[String]| render(path);
+    let at = |path: &[Cow<'_, str>]| render(path);
     if let Some(ty) = n.ty.as_deref() {
         let actual = type_of(v);
         if actual != ty && !(ty == "number" && actual == "integer") {
@@ -674,7 +675,7 @@ fn values(
                 );
             }
             for (i, item) in items.iter().enumerate() {
-                path.push(format!("[{i}]"));
+                path.push(Cow::Owned(format!("[{i}]")));
                 let duplicate = match &n.list_type {
                     ListType::Atomic => None,
                     ListType::Set => items[..i].contains(item).then(|| bad_value(item)),
@@ -720,7 +721,7 @@ fn values(
                 .iter()
                 .filter(|r| m.get(*r).is_none_or(Value::is_null))
             {
-                path.push(r.clone());
+                path.push(Cow::Owned(r.clone()));
                 out.errs.push(FieldError::required(&at(path), ""));
                 path.pop();
             }
@@ -729,7 +730,7 @@ fn values(
                     continue;
                 }
                 if let Some(child) = n.property(k) {
-                    path.push(k.clone());
+                    path.push(Cow::Borrowed(k));
                     values(child, child_v, old.and_then(|o| o.get(k)), path, out, false);
                     path.pop();
                 }
@@ -755,11 +756,11 @@ fn json_size(v: &Value) -> u64 {
 }
 
 /// The CEL rules at `n` and below; `Err` when the object's budget ran out (its error pushed).
-fn rules<'n>(
+fn rules<'n, 'v>(
     n: &'n Node,
-    v: &Value,
+    v: &'v Value,
     old: Option<&Value>,
-    path: &mut Vec<String>,
+    path: &mut Vec<Cow<'v, str>>,
     errs: &mut Vec<FieldError>,
     budget: &mut Budget<'n, Node>,
     root: bool,
@@ -779,8 +780,11 @@ fn rules<'n>(
             }
             // The field an error names, rendered only for an error.
             let at = || {
-                let mut at = path.clone();
-                at.extend(rule.field_path.iter().cloned());
+                let at: Vec<&str> = path
+                    .iter()
+                    .map(AsRef::as_ref)
+                    .chain(rule.field_path.iter().map(String::as_str))
+                    .collect();
                 render(&at)
             };
             match budget.charge(rule, n, size) {
@@ -820,7 +824,7 @@ fn rules<'n>(
                     continue;
                 }
                 if let Some(child) = n.property(k) {
-                    path.push(k.clone());
+                    path.push(Cow::Borrowed(k));
                     let r = rules(
                         child,
                         child_v,
@@ -838,7 +842,7 @@ fn rules<'n>(
         Value::Array(items) => {
             if let Some(child) = &n.items {
                 for (i, item) in items.iter().enumerate() {
-                    path.push(format!("[{i}]"));
+                    path.push(Cow::Owned(format!("[{i}]")));
                     let r = rules(
                         child,
                         item,

@@ -1,6 +1,8 @@
 //! The compiled declarations of a server's served kinds, one per version and resource.
 
 use std::collections::HashMap;
+
+use foldhash::quality::RandomState;
 use std::sync::Arc;
 
 use super::Validator;
@@ -10,7 +12,7 @@ use crate::resource::{GroupVersion, ResourceInfo};
 /// resource in that version is checked against. A server compiles it from the schemas its
 /// OpenAPI documents publish, so what is published is what is enforced.
 #[derive(Debug, Default)]
-pub struct Validators(HashMap<(GroupVersion, &'static str), Arc<Validator>>);
+pub struct Validators(HashMap<(GroupVersion, &'static str), Arc<Validator>, RandomState>);
 
 impl Validators {
     /// Adds the validation of `resource` in `version`.
