@@ -819,6 +819,31 @@ fn metrics_count_media_types() {
     assert!(m.contains(r#"verb="LIST",group="wardle.example.com",version="v1beta1",resource="flunders",code="406""#), "{m}");
 }
 
+/// The embedded store's commits are counted in `/metrics` (what a group commit gathers is
+/// writes over commits); the memory store has none to count.
+#[test]
+fn metrics_count_the_embedded_stores_commits() {
+    let commits = |s: &Server| -> u64 {
+        let m = s.get("/metrics", "*/*").text();
+        let line = m
+            .lines()
+            .find(|l| l.starts_with("conneg_storage_commits_total "))
+            .unwrap_or_else(|| panic!("no commits counted: {m}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let dir = tempdir();
+    let s = Server::start(dir.path(), &[]);
+    let before = commits(&s);
+    for i in 0..3 {
+        let body = json!({"metadata": {"name": format!("c{i}")}}).to_string();
+        assert_eq!(post_flunder(&s, "", &body).code, 201);
+    }
+    assert_eq!(commits(&s), before + 3);
+    let (memory, _d) = memory_server();
+    let m = memory.get("/metrics", "*/*").text();
+    assert!(!m.contains("conneg_storage_commits_total"), "{m}");
+}
+
 #[test]
 fn hostile_input_never_500s() {
     let (s, _d) = memory_server();

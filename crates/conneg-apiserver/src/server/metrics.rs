@@ -253,6 +253,11 @@ fn labels(l: &Labels) -> String {
 pub(crate) async fn serve(State(st): State<AppState>) -> Response {
     let mut text = st.metrics.render();
     text.push_str(&st.flowcontrol.render_metrics());
+    if let Some(commits) = st.ctx.registry.store.commits() {
+        text.push_str("# HELP conneg_storage_commits_total Transactions the embedded store has committed, each with the writes group commit gathered into it (one fsync each).\n");
+        text.push_str("# TYPE conneg_storage_commits_total counter\n");
+        let _ = writeln!(text, "conneg_storage_commits_total {commits}");
+    }
     let mut r = text.into_response();
     r.headers_mut().insert(
         CONTENT_TYPE,

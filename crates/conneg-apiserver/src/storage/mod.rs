@@ -470,6 +470,16 @@ impl Store {
             Store::Cached(c) => c.store().check_name(),
         }
     }
+
+    /// How many transactions the embedded store has committed since it was opened (each
+    /// holds the writes group commit gathered); `None` for the other stores.
+    pub fn commits(&self) -> Option<u64> {
+        match self {
+            Store::Embedded(s) => Some(s.commits()),
+            Store::Cached(c) => c.store().commits(),
+            _ => None,
+        }
+    }
 }
 
 macro_rules! dispatch {
