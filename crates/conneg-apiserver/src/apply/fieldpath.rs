@@ -211,6 +211,23 @@ impl Set {
         }
     }
 
+    /// Adds `pe` at this level: as a member when `member`, with the paths `below` it.
+    pub(crate) fn add(&mut self, pe: PathElement, below: Set, member: bool) {
+        match (member, below.is_empty()) {
+            (true, true) => {
+                self.members.insert(pe);
+            }
+            (true, false) => {
+                self.members.insert(pe.clone());
+                self.children.insert(pe, below);
+            }
+            (false, false) => {
+                self.children.insert(pe, below);
+            }
+            (false, true) => {}
+        }
+    }
+
     /// The paths under `pe`, without it (structured-merge-diff's `WithPrefix`).
     pub(crate) fn child(&self, pe: &PathElement) -> Option<&Set> {
         self.children.get(pe)
@@ -383,10 +400,7 @@ impl Set {
                 return Err(format!("the value of {key:?} must be a JSON object"));
             };
             let (child, child_member) = Self::from_map(inner, depth + 1)?;
-            if child_member {
-                set.members.insert(pe.clone());
-            }
-            set.put_child(&pe, child);
+            set.add(pe, child, child_member);
         }
         // A node with nothing (known) below it is a member.
         let member = member || set.is_empty();
