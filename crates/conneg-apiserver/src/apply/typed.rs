@@ -161,7 +161,8 @@ fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, named: bool) -> 
 /// What changed from `old` to `new` (structured-merge-diff's `Compare`), without the
 /// fields the schema never tracks.
 pub(crate) fn compare(schema: &Schema, old: &Value, new: &Value) -> Comparison {
-    let (c, _) = compare_inner(schema, Some(old), Some(new), &mut Vec::new());
+    let mut c = Comparison::default();
+    compare_inner(schema, Some(old), Some(new), &mut Vec::new(), &mut c);
     c.untracked_removed(schema)
 }
 
@@ -178,53 +179,13 @@ fn is_empty_container(v: Option<&Value>) -> bool {
     }
 }
 
-/// How a path itself changed between two values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Change {
-    Added,
-    Modified,
-    Removed,
-}
-
-impl Comparison {
-    /// Adds to this level what changed at `pe`: the paths `below` it, and `pe` itself as
-    /// `change` says. `pe` is copied only for a second or third set that takes it.
-    fn put(&mut self, pe: PathElement, below: Comparison, change: Option<Change>) {
-        let Comparison {
-            added,
-            modified,
-            removed,
-        } = below;
-        let mut parts = [
-            (&mut self.added, added, Change::Added),
-            (&mut self.modified, modified, Change::Modified),
-            (&mut self.removed, removed, Change::Removed),
-        ];
-        let takes = |below: &Set, part: Change| !below.is_empty() || change == Some(part);
-        let Some(last) = parts.iter().rposition(|(_, b, part)| takes(b, *part)) else {
-            return;
-        };
-        let mut pe = Some(pe);
-        for (i, (set, below, part)) in parts.iter_mut().enumerate().take(last + 1) {
-            if !takes(below, *part) {
-                continue;
-            }
-            let pe = if i == last { pe.take() } else { pe.clone() };
-            let below = std::mem::take(below);
-            set.add(pe.expect("taken by the last set only"), below, change == Some(*part));
-        }
-    }
-}
-
-/// What changed below `path` from `old` to `new`, and how `path` itself changed; each
-/// level's sets built where it is walked, as [`field_set_inner`]'s.
 fn compare_inner(
     schema: &Schema,
     old: Option<&Value>,
     new: Option<&Value>,
     path: &mut Path,
-) -> (Comparison, Option<Change>) {
-    let mut c = Comparison::default();
+    c: &mut Comparison,
+) {
     let both_empty = is_empty_container(old) && is_empty_container(new);
     let all = |f: &dyn Fn(&Value) -> bool| old.is_none_or(f) && new.is_none_or(f);
     let descended = if both_empty {
@@ -237,9 +198,8 @@ fn compare_inner(
         let visit = |k: &String| {
             path.push(PathElement::Field(k.clone()));
             let (l, r) = (lm.and_then(|m| m.get(k)), rm.and_then(|m| m.get(k)));
-            let (below, change) = compare_inner(schema, l, r, path);
-            let pe = path.pop().expect("pushed above");
-            c.put(pe, below, change);
+            compare_inner(schema, l, r, path, c);
+            path.pop();
         };
         // Each key once; the keys of one map alone (every field of a create) need no set.
         match (lm.filter(|m| !m.is_empty()), rm.filter(|m| !m.is_empty())) {
@@ -266,21 +226,19 @@ fn compare_inner(
         for pe in pes {
             path.push(pe.clone());
             let (lv, rv) = (l.by_pe.get(pe).copied(), r.by_pe.get(pe).copied());
-            let (below, change) = compare_inner(schema, lv, rv, path);
-            let pe = path.pop().expect("pushed above");
-            c.put(pe, below, change);
+            compare_inner(schema, lv, rv, path, c);
+            path.pop();
         }
         true
     } else {
         false
     };
-    let change = match (old, new) {
-        (None, _) => Some(Change::Added),
-        (_, None) => Some(Change::Removed),
-        (Some(l), Some(r)) if !descended && l != r => Some(Change::Modified),
-        _ => None,
-    };
-    (c, change)
+    match (old, new) {
+        (None, _) => c.added.insert(path),
+        (_, None) => c.removed.insert(path),
+        (Some(l), Some(r)) if !descended && l != r => c.modified.insert(path),
+        _ => {}
+    }
 }
 
 /// `config` merged into `live` (structured-merge-diff's `Merge`): maps field by field, sets
