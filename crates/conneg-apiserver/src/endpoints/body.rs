@@ -119,9 +119,9 @@ pub(super) fn decode_json<T: Served>(
 }
 
 /// A patched document written out as JSON, to be decoded ([`decode_written`]).
-pub(super) fn written(doc: &Value) -> Result<Vec<u8>, Status> {
+pub(super) fn written(doc: &Value) -> Result<Vec<u8>, StatusError> {
     serde_json::to_vec(doc)
-        .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))
+        .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")).into())
 }
 
 /// A patched document, as [`written`], decoded as [`decode_json`] does.
