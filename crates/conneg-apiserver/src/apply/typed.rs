@@ -354,3 +354,66 @@ fn remove_inner(schema: &Schema, v: &Value, set: &Set, path: &mut Path) -> Value
         _ => v.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A set (`spec.tags`), a map-list keyed by `name` (`spec.ports`) and an atomic map
+    /// (`spec.selector`), beside the metadata rules every object has.
+    static SCHEMA: Schema = Schema {
+        lists: &[
+            ("spec.tags", ListType::Set),
+            (
+                "spec.ports",
+                ListType::Map(Cow::Borrowed(&[Cow::Borrowed("name")])),
+            ),
+        ],
+        atomic_maps: &["spec.selector"],
+        ..Schema::OBJECT
+    };
+
+    #[test]
+    fn named_field_sets_in_one_walk_are_the_field_sets_with_named_fields_as_members() {
+        let objects = [
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "a"}}),
+            json!({
+                "metadata": {
+                    "name": "a",
+                    "labels": {"app": "x", "tier": ""},
+                    "annotations": {},
+                    "finalizers": ["f", "f"],
+                    "ownerReferences": [{"uid": "u", "name": "o"}],
+                },
+                "spec": {
+                    "tags": ["a", {"not": "scalar"}, "b"],
+                    "ports": [{"name": "http", "port": 80}, {"port": 1}, {"name": "http"}],
+                    "selector": {"a": {"b": 1}},
+                    "empty": [],
+                    "atomic": [1, 2],
+                    "null": null,
+                    "nested": {"deeper": {"x": 1}, "blank": {}},
+                },
+                "status": {"phase": "Ready"},
+            }),
+            json!("scalar"),
+        ];
+        for v in &objects {
+            let walked_twice = to_field_set(&SCHEMA, v)
+                .with_named_fields_as_members(&|p| SCHEMA.is_element_map(p));
+            assert_eq!(to_named_field_set(&SCHEMA, v), walked_twice, "{v}");
+        }
+        // An empty set-list sets nothing, so the field holding it is not made a member.
+        let empty_list = to_named_field_set(&SCHEMA, &json!({"spec": {"tags": []}}));
+        assert!(empty_list.is_empty());
+        let named = to_named_field_set(&SCHEMA, &json!({"spec": {"tags": ["a"]}}));
+        assert_eq!(
+            named.to_fields_v1(),
+            json!({"f:spec": {".": {}, "f:tags": {".": {}, "v:\"a\"": {}}}})
+        );
+    }
+}
