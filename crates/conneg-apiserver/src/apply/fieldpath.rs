@@ -46,7 +46,8 @@ impl PathElement {
     /// The element in its `FieldsV1` form (`f:spec`, `k:{"uid":"u"}`, `v:"a"`, `i:0`).
     pub fn to_fields_v1_key(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            // Most elements, on every write: joined, not formatted.
+            PathElement::Field(name) => ["f:", name].concat(),
             PathElement::Key(fields) => {
                 let map: Map<String, Value> = fields.iter().cloned().collect();
                 format!("k:{}", Value::Object(map))
