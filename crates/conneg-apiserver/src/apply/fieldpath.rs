@@ -46,7 +46,8 @@ impl PathElement {
     /// The element in its `FieldsV1` form (`f:spec`, `k:{"uid":"u"}`, `v:"a"`, `i:0`).
     pub fn to_fields_v1_key(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            // Most elements, on every write: joined, not formatted.
+            PathElement::Field(name) => ["f:", name].concat(),
             PathElement::Key(fields) => {
                 let map: Map<String, Value> = fields.iter().cloned().collect();
                 format!("k:{}", Value::Object(map))
@@ -208,6 +209,23 @@ impl Set {
         }
         if !node.members.contains(last) {
             node.members.insert(last.clone());
+        }
+    }
+
+    /// Adds `pe` at this level: as a member when `member`, with the paths `below` it.
+    pub(crate) fn add(&mut self, pe: PathElement, below: Set, member: bool) {
+        match (member, below.is_empty()) {
+            (true, true) => {
+                self.members.insert(pe);
+            }
+            (true, false) => {
+                self.members.insert(pe.clone());
+                self.children.insert(pe, below);
+            }
+            (false, false) => {
+                self.children.insert(pe, below);
+            }
+            (false, true) => {}
         }
     }
 
@@ -383,10 +401,7 @@ impl Set {
                 return Err(format!("the value of {key:?} must be a JSON object"));
             };
             let (child, child_member) = Self::from_map(inner, depth + 1)?;
-            if child_member {
-                set.members.insert(pe.clone());
-            }
-            set.put_child(&pe, child);
+            set.add(pe, child, child_member);
         }
         // A node with nothing (known) below it is a member.
         let member = member || set.is_empty();

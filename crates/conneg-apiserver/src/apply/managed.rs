@@ -2,13 +2,14 @@
 //! ownership (structured-merge-diff's `merge.Updater`, with the bookkeeping Kubernetes' field
 //! manager adds around it: untracked fields, times, manager identities).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::fieldpath::{Path, Set, path_string};
 use super::schema::Schema;
-use super::typed::{Comparison, compare, merge, remove_items, to_field_set};
+use super::typed::{Comparison, compare, merge, remove_items, to_field_set, to_named_field_set};
 use crate::meta::{ManagedFieldsEntry, Time};
 
 /// What a manager did: apply a configuration, or write the object some other way.
@@ -239,11 +240,12 @@ pub struct Updater<'a> {
 }
 
 impl Updater<'_> {
-    fn convert(&self, obj: &Value, from: &str, to: &str) -> Option<Value> {
+    /// `obj` in `to`: itself, not a copy, when it is already there.
+    fn convert<'v>(&self, obj: &'v Value, from: &str, to: &str) -> Option<Cow<'v, Value>> {
         if from == to {
-            return Some(obj.clone());
+            return Some(Cow::Borrowed(obj));
         }
-        self.converter.convert(obj, from, to)
+        self.converter.convert(obj, from, to).map(Cow::Owned)
     }
 
     /// Server-side apply of `config` by `me` onto `live`: the merged object, with fields
@@ -379,11 +381,13 @@ impl Updater<'_> {
     /// manager owns now, each manager's fields seen in its own version.
     fn prune(&self, merged: &Value, managers: &ManagedFields, last: &Managed) -> Value {
         let named = |s: &Set| s.with_named_fields_as_members(&|p| self.schema.is_element_map(p));
-        let fields = |v: &Value| named(&to_field_set(self.schema, v));
+        let fields = |v: &Value| to_named_field_set(self.schema, v);
         let lv = last.api_version.as_str();
         let Some(merged_lv) = self.convert(merged, self.version, lv) else {
             return merged.clone();
         };
+        // The merged object's fields in the last version: walked once, used twice.
+        let merged_fields = fields(&merged_lv);
         let last_set = named(&last.set);
         let mut owned: BTreeMap<&str, Set> = BTreeMap::new();
         for m in managers.0.values() {
@@ -399,13 +403,20 @@ impl Updater<'_> {
             .into_iter()
             .chain(owned.iter().filter(|(v, _)| **v != lv));
         for (version, set) in order {
-            let (Some(m), Some(p)) = (
-                self.convert(&merged_lv, lv, version),
-                self.convert(&pruned, at, version),
-            ) else {
+            let Some(m) = self.convert(&merged_lv, lv, version) else {
                 continue;
             };
-            let gone = fields(&m).difference(&fields(&p).union(&named(set)));
+            let gone = {
+                let Some(p) = self.convert(&pruned, at, version) else {
+                    continue;
+                };
+                let kept = fields(&p).union(&named(set));
+                if *version == lv {
+                    merged_fields.difference(&kept)
+                } else {
+                    fields(&m).difference(&kept)
+                }
+            };
             pruned = remove_items(self.schema, &m, &gone);
             at = version;
         }
@@ -414,12 +425,15 @@ impl Updater<'_> {
         let Some(p) = self.convert(&pruned, at, lv) else {
             return merged.clone();
         };
-        let dangling = fields(&merged_lv)
+        let dangling = merged_fields
             .difference(&fields(&p))
             .intersection(&last_set);
         let out = remove_items(self.schema, &merged_lv, &dangling);
-        self.convert(&out, lv, self.version)
-            .unwrap_or_else(|| merged.clone())
+        match self.convert(&out, lv, self.version) {
+            Some(Cow::Owned(converted)) => converted,
+            Some(Cow::Borrowed(_)) => out,
+            None => merged.clone(),
+        }
     }
 }
 

@@ -152,20 +152,29 @@ impl Schema {
     }
 }
 
-/// Whether the field names of `path` (list items left out) are `dotted`.
+/// Whether the field names of `path` (list items left out) are `dotted`. Compared name by
+/// name against the front of what is left of `dotted`, without splitting it: this runs for
+/// every map and list every walk of an object meets. A name with a `.` is never one of
+/// `dotted`'s.
 fn names_match(path: &[PathElement], dotted: &str) -> bool {
-    let mut names = path.iter().filter_map(|pe| match pe {
-        PathElement::Field(n) => Some(n.as_str()),
-        _ => None,
-    });
-    let mut want = dotted.split('.');
-    loop {
-        match (names.next(), want.next()) {
-            (None, None) => return true,
-            (Some(a), Some(b)) if a == b => {}
-            _ => return false,
+    let mut rest = Some(dotted);
+    for pe in path {
+        let PathElement::Field(name) = pe else {
+            continue;
+        };
+        let Some(after) = rest.and_then(|r| r.strip_prefix(name.as_str())) else {
+            return false;
+        };
+        rest = match after.as_bytes().first() {
+            None => None,
+            Some(b'.') => Some(&after[1..]),
+            Some(_) => return false,
+        };
+        if name.contains('.') {
+            return false;
         }
     }
+    rest.is_none()
 }
 
 fn paths(table: &[FieldPath]) -> Set {
@@ -178,4 +187,33 @@ fn paths(table: &[FieldPath]) -> Set {
         set.insert(&path);
     }
     set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(names: &[&str]) -> Path {
+        names
+            .iter()
+            .map(|n| PathElement::Field((*n).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn names_match_whole_names_with_list_items_left_out() {
+        let mut path = fields(&["spec", "ports"]);
+        assert!(names_match(&path, "spec.ports"));
+        path.push(PathElement::Index(0));
+        path.extend(fields(&["name"]));
+        assert!(names_match(&path, "spec.ports.name"));
+        assert!(!names_match(&path, "spec.ports"));
+        assert!(!names_match(&fields(&["spec"]), "spec.ports"));
+        assert!(!names_match(&fields(&["spec", "port"]), "spec.ports"));
+        assert!(!names_match(&fields(&["spe", "c"]), "spec"));
+        assert!(!names_match(&[], "spec"));
+        // A name holding a dot is one name, never two of the table's.
+        assert!(!names_match(&fields(&["metadata.labels"]), "metadata.labels"));
+        assert!(!names_match(&fields(&["metadata", "labels.x"]), "metadata.labels.x"));
+    }
 }

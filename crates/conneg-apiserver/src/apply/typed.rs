@@ -108,43 +108,53 @@ fn non_atomic_list<'v>(
 /// The fields `v` sets (structured-merge-diff's `ToFieldSet`): scalars, atomic lists and
 /// maps, null and empty maps, list items, and every key of an element map.
 pub fn to_field_set(schema: &Schema, v: &Value) -> Set {
-    let mut set = Set::new();
-    field_set_inner(schema, v, &mut Vec::new(), &mut set);
-    set
+    field_set_inner(schema, v, &mut Vec::new(), false).0
 }
 
-fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, out: &mut Set) {
+/// The same set where every field that has paths below it is also a member, except the
+/// keys of element maps: `to_field_set` then [`Set::with_named_fields_as_members`], in one
+/// walk (what pruning compares).
+pub(crate) fn to_named_field_set(schema: &Schema, v: &Value) -> Set {
+    field_set_inner(schema, v, &mut Vec::new(), true).0
+}
+
+/// The fields `v` (at `path`) sets below `path`, and whether `path` is itself one. Each
+/// node is built where it is walked, bottom up: no path is looked up again from the root.
+fn field_set_inner(schema: &Schema, v: &Value, path: &mut Path, named: bool) -> (Set, bool) {
+    let mut out = Set::new();
     match v {
         Value::Object(m) if !schema.is_atomic_map(path) => {
             let element_map = schema.is_element_map(path);
             for (k, val) in m {
                 path.push(PathElement::Field(k.clone()));
-                field_set_inner(schema, val, path, out);
+                let (below, member) = field_set_inner(schema, val, path, named);
+                let pe = path.pop().expect("pushed above");
                 let empty = val.is_null() || val.as_object().is_some_and(Map::is_empty);
-                if empty || element_map {
-                    out.insert(path);
-                }
-                path.pop();
+                let member = member || empty || element_map || (named && !below.is_empty());
+                out.add(pe, below, member);
             }
+            (out, false)
         }
         Value::Array(_) => {
             let Some((t, items)) = non_atomic_list(schema, path, v) else {
-                out.insert(path);
-                return;
+                return (out, true);
             };
             let items = index_items(&t, items);
             for (pe, item) in items.order {
                 let duplicated = items.duplicates.contains(&pe);
                 path.push(pe);
                 // A duplicated item is owned as a whole, not field by field.
-                if !duplicated {
-                    field_set_inner(schema, item, path, out);
-                }
-                out.insert(path);
-                path.pop();
+                let below = if duplicated {
+                    Set::new()
+                } else {
+                    field_set_inner(schema, item, path, named).0
+                };
+                let pe = path.pop().expect("pushed above");
+                out.add(pe, below, true);
             }
+            (out, false)
         }
-        _ => out.insert(path),
+        _ => (out, true),
     }
 }
 
@@ -342,5 +352,68 @@ fn remove_inner(schema: &Schema, v: &Value, set: &Set, path: &mut Path) -> Value
             emptied(out.is_empty(), Value::Array(out))
         }
         _ => v.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A set (`spec.tags`), a map-list keyed by `name` (`spec.ports`) and an atomic map
+    /// (`spec.selector`), beside the metadata rules every object has.
+    static SCHEMA: Schema = Schema {
+        lists: &[
+            ("spec.tags", ListType::Set),
+            (
+                "spec.ports",
+                ListType::Map(Cow::Borrowed(&[Cow::Borrowed("name")])),
+            ),
+        ],
+        atomic_maps: &["spec.selector"],
+        ..Schema::OBJECT
+    };
+
+    #[test]
+    fn named_field_sets_in_one_walk_are_the_field_sets_with_named_fields_as_members() {
+        let objects = [
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "a"}}),
+            json!({
+                "metadata": {
+                    "name": "a",
+                    "labels": {"app": "x", "tier": ""},
+                    "annotations": {},
+                    "finalizers": ["f", "f"],
+                    "ownerReferences": [{"uid": "u", "name": "o"}],
+                },
+                "spec": {
+                    "tags": ["a", {"not": "scalar"}, "b"],
+                    "ports": [{"name": "http", "port": 80}, {"port": 1}, {"name": "http"}],
+                    "selector": {"a": {"b": 1}},
+                    "empty": [],
+                    "atomic": [1, 2],
+                    "null": null,
+                    "nested": {"deeper": {"x": 1}, "blank": {}},
+                },
+                "status": {"phase": "Ready"},
+            }),
+            json!("scalar"),
+        ];
+        for v in &objects {
+            let walked_twice = to_field_set(&SCHEMA, v)
+                .with_named_fields_as_members(&|p| SCHEMA.is_element_map(p));
+            assert_eq!(to_named_field_set(&SCHEMA, v), walked_twice, "{v}");
+        }
+        // An empty set-list sets nothing, so the field holding it is not made a member.
+        let empty_list = to_named_field_set(&SCHEMA, &json!({"spec": {"tags": []}}));
+        assert!(empty_list.is_empty());
+        let named = to_named_field_set(&SCHEMA, &json!({"spec": {"tags": ["a"]}}));
+        assert_eq!(
+            named.to_fields_v1(),
+            json!({"f:spec": {".": {}, "f:tags": {".": {}, "v:\"a\"": {}}}})
+        );
     }
 }

@@ -115,9 +115,22 @@ pub(super) fn decode_json<T: Served>(
     n: &Negotiated,
     expected: &Expected,
 ) -> Result<(T, Vec<String>), StatusError> {
-    let bytes = serde_json::to_vec(doc)
-        .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")))?;
-    let decoded = decode_as::<T>(&Codec::Json, &bytes, n.field_validation(), expected)?;
+    decode_written::<T>(&written(doc)?, n, expected)
+}
+
+/// A patched document written out as JSON, to be decoded ([`decode_written`]).
+pub(super) fn written(doc: &Value) -> Result<Vec<u8>, StatusError> {
+    serde_json::to_vec(doc)
+        .map_err(|e| Status::internal_error(format!("encoding patched object: {e}")).into())
+}
+
+/// A patched document, as [`written`], decoded as [`decode_json`] does.
+pub(super) fn decode_written<T: Served>(
+    bytes: &[u8],
+    n: &Negotiated,
+    expected: &Expected,
+) -> Result<(T, Vec<String>), StatusError> {
+    let decoded = decode_as::<T>(&Codec::Json, bytes, n.field_validation(), expected)?;
     Ok((decoded.value, decoded.warnings))
 }
 

@@ -231,8 +231,7 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
                     field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
                 let expected = Expected::of::<T>(st, t, f);
                 off_worker(st, move || {
-                    let applied = field_manager::apply::<T>(None, &doc, (&manager, force), &via)?;
-                    decode_json::<T>(&applied, &n, &expected)
+                    field_manager::apply::<T>(None, &doc, (&manager, force), &via, (&n, &expected))
                 })
                 .await?
             };
@@ -248,21 +247,25 @@ pub(super) async fn patch<T: Served>(c: Call<'_>, f: &T::Facts) -> HResult {
         };
         let (obj, warnings) = {
             let (doc, n, manager) = (doc.clone(), n.clone(), manager.clone());
-            let via =
-                field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+            let expected = Expected::of::<T>(st, t, f);
             // The current object in the request's version, encoded here: the facts stay
             // on this side of the blocking pool.
-            let current = (old.clone(), to_json(&T::from_kind(old.clone(), f))?);
-            let expected = Expected::of::<T>(st, t, f);
-            off_worker(st, move || {
-                let patched = if kind.is_apply() {
-                    field_manager::apply::<T>(Some(current), &doc, (&manager, force), &via)?
-                } else {
-                    patch::apply(kind, current.1, &doc)?
-                };
-                decode_json::<T>(&patched, &n, &expected)
-            })
-            .await?
+            if kind.is_apply() {
+                let via =
+                    field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
+                let live = field_manager::Live::of::<T>(&old, f)?;
+                off_worker(st, move || {
+                    let options = (manager.as_str(), force);
+                    field_manager::apply::<T>(Some(live), &doc, options, &via, (&n, &expected))
+                })
+                .await?
+            } else {
+                let current = to_json(&T::from_kind(old.clone(), f))?;
+                off_worker(st, move || {
+                    decode_json::<T>(&patch::apply(kind, current, &doc)?, &n, &expected)
+                })
+                .await?
+            }
         };
         let (mut new, versioned) = defaulted_kind::<T>(obj, (t, n), f)?;
         check_namespace(&mut new, t)?;

@@ -151,9 +151,18 @@ pub fn apply(kind: PatchType, target: Value, patch: &Value) -> Result<Value, Pat
 }
 
 /// 413 for a patched object larger than a request body may be.
-pub(crate) fn check_size(patched: &Value) -> Result<(), PatchError> {
+fn check_size(patched: &Value) -> Result<(), PatchError> {
     let limit = conneg::DEFAULT_BODY_LIMIT;
     check_patched_size(patched, limit).map_err(|_| PatchError::TooLarge(limit))
+}
+
+/// [`check_size`] for an object already written out as compact JSON, `len` bytes long.
+pub(crate) fn check_len(len: usize) -> Result<(), PatchError> {
+    let limit = conneg::DEFAULT_BODY_LIMIT;
+    if len > limit {
+        return Err(PatchError::TooLarge(limit));
+    }
+    Ok(())
 }
 
 /// Strategic merge patch for types without merge-keyed lists: a merge patch where

@@ -9,16 +9,16 @@ use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
+use conneg::Negotiated;
 use serde_json::Value;
 
 pub(super) use self::error::FieldManagerError;
-use super::body::to_json;
-use super::{Served, Target};
+use super::body::{Expected, Unencodable, decode_written, to_json, written};
+use super::{Served, StatusError, Target};
 use crate::apply::managed::{Converter, ManagedFields, ManagerId, Operation, Updater, is_reset};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
 use crate::meta::{HasObjectMeta, ManagedFieldsEntry, Time};
-use crate::registry::Object;
 use crate::resource::GroupVersion;
 use crate::validation::{FIELD_MANAGER_MAX_LENGTH, validate_field_manager};
 
@@ -104,11 +104,19 @@ impl Via {
     }
 }
 
-/// `obj` as JSON, without its `managedFields` (which are not part of what is compared); a
-/// create compares against an empty object ([`empty_object`]).
+/// `k` as JSON in `T`'s version, without its `managedFields` (which are not part of what
+/// is compared): they are dropped from a copy, not encoded and then removed.
+fn compared_json<T: Served>(k: &T::K, f: &T::Facts) -> Result<Value, Unencodable> {
+    let mut k = k.clone();
+    k.meta_mut().managed_fields = None;
+    to_json(&T::from_kind(k, f))
+}
+
+/// What an object is compared against: itself ([`compared_json`]), or for a create an
+/// empty object ([`empty_object`]).
 fn compared<T: Served>(obj: Option<Value>) -> Result<Arc<Value>, FieldManagerError> {
     match obj {
-        Some(v) => Ok(Arc::new(without_managed_fields(v))),
+        Some(v) => Ok(Arc::new(v)),
         None => empty_object::<T>(),
     }
 }
@@ -144,12 +152,9 @@ fn empty_object<T: Served>() -> Result<Arc<Value>, FieldManagerError> {
     ))
 }
 
-/// The stored object's managers (none for a create).
-fn live_managers<K: Object>(live: Option<&K>) -> Result<ManagedFields, String> {
-    match live.and_then(|l| l.meta().managed_fields.as_deref()) {
-        Some(entries) => ManagedFields::decode(entries),
-        None => Ok(ManagedFields::default()),
-    }
+/// An object's managers (none without entries).
+fn managers_of(entries: Option<&[ManagedFieldsEntry]>) -> Result<ManagedFields, String> {
+    entries.map_or_else(|| Ok(ManagedFields::default()), ManagedFields::decode)
 }
 
 fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
@@ -174,36 +179,57 @@ pub(super) fn record_update<T: Served>(
         match requested.as_deref().map(ManagedFields::decode) {
             Some(Ok(m)) if !m.0.is_empty() => m,
             // As Kubernetes: what cannot be read is replaced, not refused.
-            _ => live_managers(live).unwrap_or_default(),
+            _ => managers_of(live.and_then(|l| l.meta().managed_fields.as_deref()))
+                .unwrap_or_default(),
         }
     };
-    let json = |k: &T::K| to_json(&T::from_kind(k.clone(), f));
-    let live_json = compared::<T>(live.map(json).transpose()?)?;
-    let new_json = without_managed_fields(json(new)?);
+    let live_json = compared::<T>(live.map(|l| compared_json::<T>(l, f)).transpose()?)?;
+    let new_json = compared_json::<T>(new, f)?;
     let me = via.manager(manager, Operation::Update);
     via.run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
     new.meta_mut().managed_fields = encoded(&managers);
     Ok(())
 }
 
+/// The stored object an apply is made over: its `managedFields`, and the rest of it as JSON
+/// in the request's version.
+pub(super) struct Live {
+    managed_fields: Option<Vec<ManagedFieldsEntry>>,
+    json: Value,
+}
+
+impl Live {
+    /// `live` as an apply over it takes it.
+    pub(super) fn of<T: Served>(live: &T::K, f: &T::Facts) -> Result<Self, Unencodable> {
+        Ok(Self {
+            managed_fields: live.meta().managed_fields.clone(),
+            json: compared_json::<T>(live, f)?,
+        })
+    }
+}
+
 /// Server-side apply of `config` by `manager` (`via` the request's version and subresource)
-/// over `live` (`None` when the apply creates; otherwise the object and its JSON in the
-/// request's version): the object to write, as JSON in the request's version, with its
-/// `managedFields`.
+/// over `live` (`None` when the apply creates): the object to write, decoded as `T` under
+/// the request's field validation (`n`, `expected`, as [`decode_json`](super::body::decode_json)),
+/// with its `managedFields`, and the warnings of its decoding.
+///
+/// The `managedFields` are set on the decoded object rather than written into the applied
+/// JSON and decoded back; the size limit still counts them, as they would be written.
 pub(super) fn apply<T: Served>(
-    live: Option<(T::K, Value)>,
+    live: Option<Live>,
     config: &Value,
     (manager, force): (&str, bool),
     via: &Via,
-) -> Result<Value, FieldManagerError> {
+    (n, expected): (&Negotiated, &Expected),
+) -> Result<(T, Vec<String>), StatusError> {
     if config
         .pointer("/metadata/managedFields")
         .is_some_and(|v| !v.is_null())
     {
-        return Err(FieldManagerError::ManagedFieldsSet);
+        return Err(FieldManagerError::ManagedFieldsSet.into());
     }
-    let (live, live_json) = live.unzip();
-    let mut managers = live_managers(live.as_ref()).map_err(|e| {
+    let (entries, live_json) = live.map(|l| (l.managed_fields, l.json)).unzip();
+    let mut managers = managers_of(entries.flatten().as_deref()).map_err(|e| {
         FieldManagerError::Internal(format!("failed to decode managed fields: {e}"))
     })?;
     let live_json = compared::<T>(live_json)?;
@@ -211,21 +237,33 @@ pub(super) fn apply<T: Served>(
     let mut new = via
         .run::<T, _>(|u| u.apply(&live_json, config, &mut managers, &me, force))
         .map_err(FieldManagerError::Conflict)?;
-    if let Some(Value::Object(meta)) = new.get_mut("metadata") {
-        match encoded(&managers) {
-            Some(entries) => {
-                let v = serde_json::to_value(entries).map_err(|e| {
-                    FieldManagerError::Internal(format!("failed to encode managed fields: {e}"))
-                })?;
-                meta.insert("managedFields".into(), v);
-            }
-            None => {
-                meta.remove("managedFields");
-            }
+    // Recorded only in an object with metadata; an applied `managedFields: null` goes.
+    let (entries, listed) = match new.get_mut("metadata") {
+        Some(Value::Object(meta)) => {
+            meta.remove("managedFields");
+            let entries = encoded(&managers);
+            let listed = match &entries {
+                // `"managedFields":[…]`, and the comma before it when it is not alone.
+                Some(e) => managed_fields_len(e)? + usize::from(!meta.is_empty()),
+                None => 0,
+            };
+            (entries, listed)
         }
-    }
-    crate::patch::check_size(&new)?;
-    Ok(new)
+        _ => (None, 0),
+    };
+    let bytes = written(&new)?;
+    crate::patch::check_len(bytes.len() + listed).map_err(FieldManagerError::from)?;
+    let (mut obj, warnings) = decode_written::<T>(&bytes, n, expected)?;
+    obj.meta_mut().managed_fields = entries;
+    Ok((obj, warnings))
+}
+
+/// The length of `"managedFields":[…]` with `entries`, as compact JSON.
+fn managed_fields_len(entries: &[ManagedFieldsEntry]) -> Result<usize, FieldManagerError> {
+    let list = serde_json::to_vec(entries).map_err(|e| {
+        FieldManagerError::Internal(format!("failed to encode managed fields: {e}"))
+    })?;
+    Ok(r#""managedFields":"#.len() + list.len())
 }
 
 #[cfg(test)]
