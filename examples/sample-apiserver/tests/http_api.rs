@@ -838,7 +838,12 @@ fn metrics_count_the_embedded_stores_commits() {
         let body = json!({"metadata": {"name": format!("c{i}")}}).to_string();
         assert_eq!(post_flunder(&s, "", &body).code, 201);
     }
-    assert_eq!(commits(&s), before + 3);
+    // At least one commit each (the server may write on its own meanwhile: controllers).
+    let after = commits(&s);
+    assert!(
+        after >= before + 3,
+        "{before} -> {after} commits for 3 sequential creates"
+    );
     let (memory, _d) = memory_server();
     let m = memory.get("/metrics", "*/*").text();
     assert!(!m.contains("conneg_storage_commits_total"), "{m}");
