@@ -2,11 +2,27 @@
 //! readers that never block the writer, one file.
 //!
 //! Tables:
-//! * `kv`: key -> `create_revision (i64 LE) | mod_revision (i64 LE) | value`;
-//! * `log`: revision -> event (kind, key, value, revisions, previous key-value), kept for the
-//!   last `history.revisions` revisions, within `history.bytes`, and compacted as new ones are
-//!   written;
-//! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of `log`'s events).
+//! * `log`: revision -> event (kind, key, value, revisions, previous key-value). It holds the
+//!   history, every event after the compacted revision (the last `history.revisions`
+//!   revisions, within `history.bytes` of events), and below it the entry of each live key's
+//!   last write, which is where that key's value is;
+//! * `meta`: `revision` (current), `compacted`, and `log_bytes` (the bytes of the events after
+//!   the compacted revision).
+//!
+//! Which entry holds a key's value is kept in memory ([`index`]), as etcd keeps its key index
+//! beside bbolt's revisions, and rebuilt from `log` when the store opens (a read of the whole
+//! log: opening takes time in proportion to what is stored). So a write appends one entry at
+//! the end of `log`, where the writes of its batch share pages, instead of also rewriting the
+//! page of a key-ordered table that its key lands in (a page, 4 KiB, per write when keys are
+//! generated names). A store written by an earlier version (a `kv` table beside a log of the
+//! history only) is migrated when it opens: each value the history no longer held is written
+//! to `log` at its revision, and `kv` is dropped. An earlier version cannot open a migrated
+//! store.
+//!
+//! An entry leaves `log` once it is neither history nor a live value: when compaction passes
+//! it, or when its key is written again after compaction passed it. It is removed by the
+//! commit after the one that decided it, so a read that began before that commit, holding the
+//! index as it was, still finds every value it points at.
 //!
 //! Writes go through group commit (`storage/group_commit.rs`): one writer thread takes every
 //! write queued while its previous commit ran (up to 256 writes and 16 MiB), decides each in
@@ -18,9 +34,12 @@
 //!
 //! An I/O error (a full disk, say) fails the write that met it with a 500, and redb then
 //! refuses every later call until the database is reopened; so the store closes and reopens
-//! the file before its next call, and reads go on. Writes keep failing while the cause lasts;
-//! [`Storage::ready`] reports the failure (probing with a write that changes nothing) until a
-//! write commits again.
+//! the file before its next call (and rebuilds its index from what the file holds), and reads
+//! go on. Writes keep failing while the cause lasts; [`Storage::ready`] reports the failure
+//! (probing with a write that changes nothing) until a write commits again.
+
+mod encoding;
+mod index;
 
 use std::fmt;
 use std::ops::Bound;
@@ -28,16 +47,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use self::encoding::{decode_event, decode_kv_value, encode_event, event_head, written_value};
+use self::index::{Changes, Entry, Index};
 use super::fanout::{Fanout, WatchBuffer};
 use super::group_commit::{Change, GroupCommit, Write, Written};
-use super::history::{History, check_read_revision, lower_bound, rewind, watch_stream};
+use super::history::{History, check_read_revision, lower_bound, paginate, rewind, watch_stream};
 use super::{
     DeleteResult, Event, EventKind, KeyValue, ListOptions, ListResult, Result, Revision, Storage,
     StorageError, UpdateResult, Watcher,
 };
 use bytes::Bytes;
-use redb::{Database, Durability, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableTable, TableDefinition, TableHandle};
 
+/// The table of live values of the layout before the index: read once, to migrate.
 const KV: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("kv");
 const LOG: TableDefinition<'_, i64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
@@ -82,6 +104,12 @@ struct Inner {
     /// database's only writer, so a read of the revision (every consistent read asks it) needs
     /// no transaction.
     revision: AtomicI64,
+    /// Every live key, as of the last commit. A read takes it and begins its transaction
+    /// under the lock ([`Inner::view`]); the writer updates it after each commit.
+    index: RwLock<Index>,
+    /// The `log` entries the next commit removes: neither history nor live as of the last
+    /// commit (the writer's, under `write_lock`).
+    removals: Mutex<Vec<Revision>>,
 }
 
 impl Inner {
@@ -132,10 +160,33 @@ impl Inner {
         // The file can be open once per process: close it first.
         *db = None;
         let reopened = Database::create(&self.path).map_err(backend)?;
+        // What the file holds, whatever the failed commit left.
+        let (index, dead) = load(&reopened)?;
+        self.revision.store(index.revision, Ordering::SeqCst);
+        *self.index.write().unwrap_or_else(PoisonError::into_inner) = index;
+        *self.removals() = dead;
         *db = Some(reopened);
         self.reopen.store(false, Ordering::SeqCst);
         tracing::warn!(path = %self.path.display(), "embedded store: database reopened");
         Ok(())
+    }
+
+    fn removals(&self) -> MutexGuard<'_, Vec<Revision>> {
+        self.removals.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `f` over the index as of the last commit, and a read transaction begun under the same
+    /// lock: whatever `f` finds is in that transaction's snapshot, since the entries a commit
+    /// removes are the ones the index before it no longer pointed at.
+    fn view<T>(
+        &self,
+        db: &Database,
+        f: impl FnOnce(&Index) -> T,
+    ) -> Result<(T, redb::ReadTransaction)> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let found = f(&index);
+        let txn = db.begin_read().map_err(|e| self.db_err(e))?;
+        Ok((found, txn))
     }
 
     /// Commits `writes` as one transaction (on the writer thread): each decided in order
@@ -154,10 +205,13 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner);
         let mut txn = db.begin_write().map_err(|e| self.db_err(e))?;
         txn.set_durability(Durability::Immediate);
+        // Only the writer changes the index, and it holds `write_lock`: a read lock is enough.
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let removals = std::mem::take(&mut *self.removals());
+        let mut changes = Changes::default();
         let mut answers = Vec::with_capacity(writes.len());
         let mut events = Vec::new();
-        {
-            let mut kv = txn.open_table(KV).map_err(|e| self.db_err(e))?;
+        let decided = (|| -> Result<Option<(Revision, Vec<Revision>)>> {
             let mut log = txn.open_table(LOG).map_err(|e| self.db_err(e))?;
             let mut meta = txn.open_table(META).map_err(|e| self.db_err(e))?;
             let mut revision = meta
@@ -165,15 +219,27 @@ impl Inner {
                 .map_err(|e| self.db_err(e))?
                 .ok_or_else(|| corrupt("no revision"))?
                 .value();
+            let mut compacted = meta
+                .get(META_COMPACTED)
+                .map_err(|e| self.db_err(e))?
+                .ok_or_else(|| corrupt("no compacted revision"))?
+                .value();
             let len = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
             let mut log_bytes = meta
                 .get(META_LOG_BYTES)
                 .map_err(|e| self.db_err(e))?
                 .map_or(0, |v| v.value());
+            // Entries left out of the history and of the live values as of the last commit.
+            for r in &removals {
+                log.remove(r).map_err(|e| self.db_err(e))?;
+            }
+            // The entries this batch's writes leave behind, below the history.
+            let mut superseded = Vec::new();
             for write in writes {
                 let key = write.key.as_str();
-                let current = match kv.get(key).map_err(|e| self.db_err(e))? {
-                    Some(raw) => decode_kv_value(key, raw.value()).map(Some),
+                let at = changes.get(&index, key);
+                let current = match at {
+                    Some(e) => self.value_at(&log, key, e).map(Some),
                     None => Ok(None),
                 };
                 let (event, answer) = match current.and_then(|c| write.decide(c, revision)) {
@@ -185,18 +251,13 @@ impl Inner {
                 };
                 if let Some(event) = event {
                     revision = event.revision();
-                    match event.kind {
-                        EventKind::Deleted => {
-                            kv.remove(key).map_err(|e| self.db_err(e))?;
-                        }
-                        EventKind::Added | EventKind::Modified => {
-                            let raw = encode_kv_value(
-                                event.kv.create_revision,
-                                event.kv.mod_revision,
-                                &event.kv.value,
-                            );
-                            kv.insert(key, raw.as_slice()).map_err(|e| self.db_err(e))?;
-                        }
+                    let written = (event.kind != EventKind::Deleted).then_some(Entry {
+                        create_revision: event.kv.create_revision,
+                        mod_revision: revision,
+                    });
+                    changes.set(key, written);
+                    if let Some(was) = at.filter(|e| e.mod_revision <= compacted) {
+                        superseded.push(was.mod_revision);
                     }
                     let entry = encode_event(&event);
                     log.insert(revision, entry.as_slice())
@@ -207,31 +268,30 @@ impl Inner {
                 answers.push(Ok(answer));
             }
             if events.is_empty() {
-                // Nothing to write: no commit, no fsync.
-                drop((kv, log, meta));
-                txn.abort().map_err(|e| self.db_err(e))?;
-                return Ok(answers);
+                return Ok(None);
             }
-            let mut compacted = meta
-                .get(META_COMPACTED)
-                .map_err(|e| self.db_err(e))?
-                .ok_or_else(|| corrupt("no compacted revision"))?
-                .value();
-            // Compact by count, and by bytes down to the newest event.
+            // Compact by count, and by bytes down to the newest event: the history starts
+            // later, and what it leaves that is no live value goes with the next commit.
             let keep_after = self.history.keep_after(revision);
             let max_bytes = len(self.history.bytes);
+            let mut next_removals = superseded;
             loop {
-                let oldest = log
-                    .first()
+                let next = log
+                    .range((compacted + 1)..)
                     .map_err(|e| self.db_err(e))?
-                    .map(|(k, v)| (k.value(), v.value().len()));
-                match oldest {
-                    Some((k, n)) if k <= keep_after || (log_bytes > max_bytes && k < revision) => {
-                        log.remove(k).map_err(|e| self.db_err(e))?;
-                        log_bytes -= len(n);
-                        compacted = compacted.max(k);
-                    }
-                    _ => break,
+                    .next()
+                    .transpose()
+                    .map_err(|e| self.db_err(e))?;
+                let Some((k, v)) = next else { break };
+                let (k, n) = (k.value(), v.value().len());
+                if !(k <= keep_after || (log_bytes > max_bytes && k < revision)) {
+                    break;
+                }
+                log_bytes -= len(n);
+                compacted = k;
+                let head = event_head(v.value())?;
+                if !changes.is_live(&index, head.key, k) {
+                    next_removals.push(k);
                 }
             }
             compacted = compacted.max(keep_after);
@@ -241,11 +301,29 @@ impl Inner {
                 .map_err(|e| self.db_err(e))?;
             meta.insert(META_COMPACTED, compacted)
                 .map_err(|e| self.db_err(e))?;
+            Ok(Some((revision, next_removals)))
+        })();
+        drop(index);
+        let (revision, next_removals) = match decided {
+            Ok(Some(done)) => done,
+            outcome => {
+                // Nothing written (no commit, no fsync), or the transaction failed: the
+                // removals wait for the next commit.
+                *self.removals() = removals;
+                txn.abort().map_err(|e| self.db_err(e))?;
+                return outcome.map(|_| answers);
+            }
+        };
+        if let Err(e) = txn.commit() {
+            *self.removals() = removals;
+            return Err(self.db_err(e));
         }
-        txn.commit().map_err(|e| self.db_err(e))?;
-        if let Some(last) = events.last() {
-            self.revision.store(last.revision(), Ordering::SeqCst);
-        }
+        self.index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .apply(changes, revision);
+        *self.removals() = next_removals;
+        self.revision.store(revision, Ordering::SeqCst);
         self.commits.fetch_add(1, Ordering::Relaxed);
         self.write_committed();
         // Still under the write lock: watchers get events in revision order.
@@ -254,6 +332,66 @@ impl Inner {
         }
         Ok(answers)
     }
+
+    /// The value of live `key`, at `entry`, from `log`.
+    fn value_at(
+        &self,
+        log: &impl ReadableTable<i64, &'static [u8]>,
+        key: &str,
+        entry: Entry,
+    ) -> Result<KeyValue> {
+        let raw = log
+            .get(entry.mod_revision)
+            .map_err(|e| self.db_err(e))?
+            .ok_or_else(|| corrupt("a live key's entry is missing"))?;
+        written_value(raw.value(), key)
+    }
+}
+
+/// A store of the layout before the index (its live values in a `kv` table, its log the
+/// history alone) as `log` holds it now: each live value the history no longer held is
+/// written at its revision (below the compacted one, so no watch replays it). The caller
+/// then drops `kv`.
+fn migrate_kv(
+    txn: &redb::WriteTransaction,
+    log: &mut redb::Table<'_, i64, &'static [u8]>,
+) -> Result<()> {
+    if !txn
+        .list_tables()
+        .map_err(backend)?
+        .any(|t| t.name() == KV.name())
+    {
+        return Ok(());
+    }
+    let table = txn.open_table(KV).map_err(backend)?;
+    for entry in table.iter().map_err(backend)? {
+        let (k, v) = entry.map_err(backend)?;
+        let kv = decode_kv_value(k.value(), v.value())?;
+        let revision = kv.mod_revision;
+        if log.get(revision).map_err(backend)?.is_some() {
+            continue; // still history: the entry is its write
+        }
+        let kind = if kv.create_revision == revision {
+            EventKind::Added
+        } else {
+            EventKind::Modified
+        };
+        let entry = encode_event(&Event {
+            kind,
+            kv,
+            prev: None,
+        });
+        log.insert(revision, entry.as_slice()).map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// The index of what `db` holds, and the entries of its log to remove (see [`Index::rebuild`]).
+fn load(db: &Database) -> Result<(Index, Vec<Revision>)> {
+    let txn = db.begin_read().map_err(backend)?;
+    let (revision, compacted) = EmbeddedStore::read_meta(&txn)?;
+    let log = txn.open_table(LOG).map_err(backend)?;
+    Index::rebuild(&log, revision, compacted)
 }
 
 /// The redb-backed store. Cloning shares the open database (and its writer thread; the file
@@ -281,118 +419,6 @@ fn corrupt(what: &str) -> StorageError {
     StorageError::Backend(format!("corrupt embedded store: {what}"))
 }
 
-// ---- value and event encoding ----
-
-fn encode_kv_value(create: Revision, modr: Revision, value: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + value.len());
-    out.extend_from_slice(&create.to_le_bytes());
-    out.extend_from_slice(&modr.to_le_bytes());
-    out.extend_from_slice(value);
-    out
-}
-
-fn decode_kv_value(key: &str, raw: &[u8]) -> Result<KeyValue> {
-    if raw.len() < 16 {
-        return Err(corrupt("short kv value"));
-    }
-    let (c, rest) = raw.split_at(8);
-    let (m, value) = rest.split_at(8);
-    Ok(KeyValue {
-        key: key.to_owned(),
-        value: Bytes::copy_from_slice(value),
-        create_revision: i64::from_le_bytes(c.try_into().map_err(|_| corrupt("revision"))?),
-        mod_revision: i64::from_le_bytes(m.try_into().map_err(|_| corrupt("revision"))?),
-    })
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-    out.extend_from_slice(b);
-}
-
-fn put_kv(out: &mut Vec<u8>, kv: &KeyValue) {
-    put_bytes(out, kv.key.as_bytes());
-    out.extend_from_slice(&kv.create_revision.to_le_bytes());
-    out.extend_from_slice(&kv.mod_revision.to_le_bytes());
-    put_bytes(out, &kv.value);
-}
-
-fn encode_event(ev: &Event) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + ev.kv.value.len());
-    out.push(match ev.kind {
-        EventKind::Added => 1,
-        EventKind::Modified => 2,
-        EventKind::Deleted => 3,
-    });
-    put_kv(&mut out, &ev.kv);
-    match &ev.prev {
-        Some(prev) => {
-            out.push(1);
-            put_kv(&mut out, prev);
-        }
-        None => out.push(0),
-    }
-    out
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.0.len() < n {
-            return Err(corrupt("truncated event"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn i64(&mut self) -> Result<i64> {
-        let b = self.take(8)?;
-        Ok(i64::from_le_bytes(
-            b.try_into().map_err(|_| corrupt("int"))?,
-        ))
-    }
-    fn bytes(&mut self) -> Result<&'a [u8]> {
-        let n = usize::try_from(self.i64()?).map_err(|_| corrupt("length"))?;
-        self.take(n)
-    }
-    fn kv(&mut self) -> Result<KeyValue> {
-        let key = std::str::from_utf8(self.bytes()?).map_err(|_| corrupt("key utf-8"))?;
-        let create_revision = self.i64()?;
-        let mod_revision = self.i64()?;
-        let value = Bytes::copy_from_slice(self.bytes()?);
-        Ok(KeyValue {
-            key: key.to_owned(),
-            value,
-            create_revision,
-            mod_revision,
-        })
-    }
-}
-
-fn decode_event(raw: &[u8]) -> Result<Event> {
-    let mut r = Reader(raw);
-    let kind = match r.u8()? {
-        1 => EventKind::Added,
-        2 => EventKind::Modified,
-        3 => EventKind::Deleted,
-        _ => return Err(corrupt("event kind")),
-    };
-    let kv = r.kv()?;
-    let prev = match r.u8()? {
-        0 => None,
-        1 => Some(r.kv()?),
-        _ => return Err(corrupt("event prev flag")),
-    };
-    if !r.0.is_empty() {
-        return Err(corrupt("trailing event bytes"));
-    }
-    Ok(Event { kind, kv, prev })
-}
-
 // ---- the store ----
 
 impl EmbeddedStore {
@@ -404,32 +430,33 @@ impl EmbeddedStore {
             std::fs::create_dir_all(dir).map_err(backend)?;
         }
         let db = Database::create(&path).map_err(backend)?;
-        let revision;
         let mut txn = db.begin_write().map_err(backend)?;
         txn.set_durability(Durability::Immediate);
         {
-            txn.open_table(KV).map_err(backend)?;
-            let log = txn.open_table(LOG).map_err(backend)?;
+            let mut log = txn.open_table(LOG).map_err(backend)?;
             let mut meta = txn.open_table(META).map_err(backend)?;
             if meta.get(META_REVISION).map_err(backend)?.is_none() {
                 meta.insert(META_REVISION, 1).map_err(backend)?;
                 meta.insert(META_COMPACTED, 0).map_err(backend)?;
             }
-            revision = meta
-                .get(META_REVISION)
-                .map_err(backend)?
-                .map_or(1, |v| v.value());
-            // Stores written before the log was bounded in bytes: count it once.
+            migrate_kv(&txn, &mut log)?;
+            // Stores written before the log was bounded in bytes: count its history once.
             if meta.get(META_LOG_BYTES).map_err(backend)?.is_none() {
+                let compacted = meta
+                    .get(META_COMPACTED)
+                    .map_err(backend)?
+                    .map_or(0, |v| v.value());
                 let mut bytes = 0i64;
-                for entry in log.iter().map_err(backend)? {
+                for entry in log.range((compacted + 1)..).map_err(backend)? {
                     let (_, v) = entry.map_err(backend)?;
                     bytes += i64::try_from(v.value().len()).unwrap_or(i64::MAX);
                 }
                 meta.insert(META_LOG_BYTES, bytes).map_err(backend)?;
             }
         }
+        txn.delete_table(KV).map_err(backend)?;
         txn.commit().map_err(backend)?;
+        let (index, dead) = load(&db)?;
         let tx = Fanout::new(options.watch_buffer);
         let inner = Arc::new(Inner {
             db: RwLock::new(Some(db)),
@@ -440,7 +467,9 @@ impl EmbeddedStore {
             reopen: AtomicBool::new(false),
             write_failure: Mutex::new(None),
             commits: AtomicU64::new(0),
-            revision: AtomicI64::new(revision),
+            revision: AtomicI64::new(index.revision),
+            index: RwLock::new(index),
+            removals: Mutex::new(dead),
         });
         let committer = Arc::clone(&inner);
         let writer = GroupCommit::start(
@@ -574,12 +603,10 @@ impl Storage for EmbeddedStore {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let key = key.to_owned();
         self.blocking(move |inner, db| {
-            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
-            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
-            match kv.get(key.as_str()).map_err(|e| inner.db_err(e))? {
-                Some(raw) => Ok(Some(decode_kv_value(&key, raw.value())?)),
-                None => Ok(None),
-            }
+            let (at, txn) = inner.view(db, |index| index.get(&key))?;
+            let Some(at) = at else { return Ok(None) };
+            let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
+            inner.value_at(&log, &key, at).map(Some)
         })
         .await
     }
@@ -587,64 +614,56 @@ impl Storage for EmbeddedStore {
     async fn list(&self, prefix: &str, options: ListOptions) -> Result<ListResult> {
         let prefix = prefix.to_owned();
         self.blocking(move |inner, db| {
-            let txn = db.begin_read().map_err(|e| inner.db_err(e))?;
-            let (current, compacted) = Self::read_meta(&txn)?;
-            let revision = options.revision.unwrap_or(current);
-            check_read_revision(revision, current, compacted)?;
-            let kv = txn.open_table(KV).map_err(|e| inner.db_err(e))?;
             let limit = options.limit.filter(|&l| l > 0).unwrap_or(usize::MAX);
-            let mut items = Vec::new();
-            let mut remaining = 0u64;
+            // At the current revision, the page from the index (and a count of the rest); at
+            // a past one, every live key under the prefix, to be rewound.
+            let ((current, keys, remaining), txn) = inner.view(db, |index| {
+                let past = options.revision.is_some_and(|r| r != index.revision);
+                let start = if past {
+                    None
+                } else {
+                    options.start_key.as_deref()
+                };
+                let keys = index.range(&prefix, start);
+                let total = if past { 0 } else { keys.clone().count() };
+                let take = if past { usize::MAX } else { limit };
+                let page: Vec<(String, Entry)> =
+                    keys.take(take).map(|(k, e)| (k.clone(), *e)).collect();
+                let remaining = total.saturating_sub(page.len()) as u64;
+                (index.revision, page, remaining)
+            })?;
+            let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
+            let values = keys.into_iter().map(|(k, at)| inner.value_at(&log, &k, at));
+            let revision = options.revision.unwrap_or(current);
             if revision == current {
-                let lower = lower_bound(&prefix, options.start_key.as_deref());
-                for entry in kv
-                    .range::<&str>((lower, Bound::Unbounded))
-                    .map_err(|e| inner.db_err(e))?
-                {
-                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
-                    let k = k.value();
-                    if !k.starts_with(prefix.as_str()) {
-                        break;
-                    }
-                    if items.len() < limit {
-                        items.push(decode_kv_value(k, v.value())?);
-                    } else {
-                        remaining += 1;
-                    }
-                }
-            } else {
-                let mut snapshot = std::collections::BTreeMap::new();
-                for entry in kv
-                    .range::<&str>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-                    .map_err(|e| inner.db_err(e))?
-                {
-                    let (k, v) = entry.map_err(|e| inner.db_err(e))?;
-                    let k = k.value();
-                    if !k.starts_with(prefix.as_str()) {
-                        break;
-                    }
-                    snapshot.insert(k.to_owned(), decode_kv_value(k, v.value())?);
-                }
-                let log = txn.open_table(LOG).map_err(|e| inner.db_err(e))?;
-                let mut newer = Vec::new();
-                for entry in log
-                    .range((revision + 1)..)
-                    .map_err(|e| inner.db_err(e))?
-                    .rev()
-                {
-                    let (_, v) = entry.map_err(|e| inner.db_err(e))?;
-                    newer.push(decode_event(v.value())?);
-                }
-                rewind(&mut snapshot, &prefix, newer.iter());
-                let lower = lower_bound(&prefix, options.start_key.as_deref());
-                for (_, kv) in snapshot.range::<str, _>((lower, Bound::Unbounded)) {
-                    if items.len() < limit {
-                        items.push(kv.clone());
-                    } else {
-                        remaining += 1;
-                    }
-                }
+                return Ok(ListResult {
+                    items: values.collect::<Result<_>>()?,
+                    revision,
+                    remaining,
+                });
             }
+            let (_, compacted) = Self::read_meta(&txn)?;
+            check_read_revision(revision, current, compacted)?;
+            let mut snapshot = values
+                .map(|kv| kv.map(|kv| (kv.key.clone(), kv)))
+                .collect::<Result<std::collections::BTreeMap<_, _>>>()?;
+            let mut newer = Vec::new();
+            for entry in log
+                .range((revision + 1)..=current)
+                .map_err(|e| inner.db_err(e))?
+                .rev()
+            {
+                let (_, v) = entry.map_err(|e| inner.db_err(e))?;
+                newer.push(decode_event(v.value())?);
+            }
+            rewind(&mut snapshot, &prefix, newer.iter());
+            let lower = lower_bound(&prefix, options.start_key.as_deref());
+            let (items, remaining) = paginate(
+                snapshot
+                    .range::<str, _>((lower, Bound::Unbounded))
+                    .map(|(_, kv)| kv),
+                options.limit,
+            );
             Ok(ListResult {
                 items,
                 revision,
@@ -733,29 +752,136 @@ mod tests {
         assert_eq!(file_name(""), "core.redb");
     }
 
-    #[test]
-    fn event_encoding_round_trips() {
-        let kv = |k: &str, v: &'static [u8], c, m| KeyValue {
-            key: k.into(),
-            value: Bytes::from_static(v),
-            create_revision: c,
-            mod_revision: m,
+    fn open(dir: &Path, revisions: u64) -> EmbeddedStore {
+        let options = EmbeddedOptions {
+            history: History {
+                revisions,
+                ..History::default()
+            },
+            ..EmbeddedOptions::default()
         };
-        for ev in [
-            Event {
-                kind: EventKind::Added,
-                kv: kv("/a", b"x", 2, 2),
-                prev: None,
-            },
-            Event {
-                kind: EventKind::Deleted,
-                kv: kv("/a", b"", 2, 4),
-                prev: Some(kv("/a", b"\xd9\xd9\xf7\xa0", 2, 3)),
-            },
-        ] {
-            assert_eq!(decode_event(&encode_event(&ev)).unwrap(), ev);
+        EmbeddedStore::open(dir.join("t.redb"), options).unwrap()
+    }
+
+    /// The revisions `log` holds, read from the closed file.
+    fn log_revisions(dir: &Path) -> Vec<Revision> {
+        let db = Database::create(dir.join("t.redb")).unwrap();
+        let txn = db.begin_read().unwrap();
+        let log = txn.open_table(LOG).unwrap();
+        log.iter().unwrap().map(|e| e.unwrap().0.value()).collect()
+    }
+
+    fn value(s: &str) -> Bytes {
+        Bytes::copy_from_slice(s.as_bytes())
+    }
+
+    #[tokio::test]
+    async fn live_values_outlive_compaction_and_the_rest_of_the_log_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = open(dir.path(), 3);
+        let old = s.create("/r/old", value("kept")).await.unwrap();
+        let gone = s.create("/r/gone", value("x")).await.unwrap();
+        for i in 0..20 {
+            s.create(&format!("/r/k{i}"), value("v")).await.unwrap();
         }
-        assert!(decode_event(&[1, 0]).is_err());
-        assert!(decode_kv_value("k", &[0; 15]).is_err());
+        s.delete("/r/gone", None).await.unwrap();
+        for i in 0..20 {
+            let kv = s.get(&format!("/r/k{i}")).await.unwrap().unwrap();
+            s.update(&kv.key, value("w"), kv.mod_revision)
+                .await
+                .unwrap();
+        }
+        // Compaction passed every write above but the last three.
+        assert!(s.compacted_revision().await.unwrap() > gone.mod_revision + 20);
+        assert_eq!(s.get("/r/old").await.unwrap(), Some(old.clone()));
+        assert_eq!(s.get("/r/gone").await.unwrap(), None);
+        let listed = s.list("/r/", ListOptions::default()).await.unwrap();
+        assert_eq!(listed.items.len(), 21);
+        assert!(
+            listed
+                .items
+                .iter()
+                .filter(|kv| kv.key != "/r/old")
+                .all(|kv| kv.value == "w")
+        );
+        // One more commit removes what the last one left behind.
+        s.create("/r/last", value("v")).await.unwrap();
+        let current = s.current_revision().await.unwrap();
+        drop(s);
+        let kept = log_revisions(dir.path());
+        // The 22 live values and the history: no older write, no deletion.
+        assert!(kept.len() <= 22 + 3, "{kept:?}");
+        assert!(kept.contains(&old.mod_revision));
+        assert!(!kept.contains(&gone.mod_revision), "{kept:?}");
+        // Reopened, the index is rebuilt from the log.
+        let s = open(dir.path(), 3);
+        assert_eq!(s.current_revision().await.unwrap(), current);
+        assert_eq!(s.get("/r/old").await.unwrap(), Some(old));
+        let again = s.list("/r/", ListOptions::default()).await.unwrap();
+        assert_eq!(again.items.len(), 22);
+        assert!(
+            s.get("/r/gone").await.unwrap().is_none(),
+            "a deletion stays deleted"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_store_with_a_kv_table_is_migrated_when_it_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.redb");
+        // The former layout: live values in `kv`; `log` holds the history after revision 3.
+        {
+            let db = Database::create(&path).unwrap();
+            let txn = db.begin_write().unwrap();
+            {
+                let mut kv = txn.open_table(KV).unwrap();
+                let mut log = txn.open_table(LOG).unwrap();
+                let mut meta = txn.open_table(META).unwrap();
+                let raw = |c: Revision, m: Revision, v: &[u8]| {
+                    let mut out = c.to_le_bytes().to_vec();
+                    out.extend_from_slice(&m.to_le_bytes());
+                    out.extend_from_slice(v);
+                    out
+                };
+                kv.insert("/r/a", raw(2, 2, b"a").as_slice()).unwrap();
+                kv.insert("/r/b", raw(3, 5, b"b2").as_slice()).unwrap();
+                let b2 = Event {
+                    kind: EventKind::Modified,
+                    kv: KeyValue {
+                        key: "/r/b".into(),
+                        value: value("b2"),
+                        create_revision: 3,
+                        mod_revision: 5,
+                    },
+                    prev: None,
+                };
+                log.insert(5, encode_event(&b2).as_slice()).unwrap();
+                meta.insert(META_REVISION, 5).unwrap();
+                meta.insert(META_COMPACTED, 3).unwrap();
+                meta.insert(META_LOG_BYTES, 10).unwrap();
+            }
+            txn.commit().unwrap();
+        }
+        let s = open(dir.path(), 100);
+        let a = s.get("/r/a").await.unwrap().unwrap();
+        assert_eq!(
+            (a.value, a.create_revision, a.mod_revision),
+            (value("a"), 2, 2)
+        );
+        let b = s.get("/r/b").await.unwrap().unwrap();
+        assert_eq!(
+            (b.value, b.create_revision, b.mod_revision),
+            (value("b2"), 3, 5)
+        );
+        // The history is as it was: a watch after the compacted revision replays revision 5
+        // only (the migrated value of revision 2 is below it).
+        let mut w = s.watch("/r/", 3).await.unwrap();
+        assert_eq!(w.next().await.unwrap().unwrap().revision(), 5);
+        let updated = s.update("/r/a", value("a2"), 2).await.unwrap();
+        assert_eq!(updated.kv.mod_revision, 6);
+        drop((w, s));
+        let db = Database::create(&path).unwrap();
+        let txn = db.begin_read().unwrap();
+        assert!(txn.open_table(KV).is_err(), "kv is dropped");
     }
 }
