@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use conneg_apiserver::storage::{EmbeddedOptions, EmbeddedStore, Storage};
+use conneg_apiserver::storage::{EmbeddedOptions, EmbeddedStore, History, Storage};
 
 const CHILD_DIR_ENV: &str = "SAMPLE_APISERVER_CRASH_CHILD_DIR";
 /// How many concurrent writers `child_concurrent_writers` runs.
@@ -33,14 +33,17 @@ fn child_runtime(workers: usize) -> Option<(tokio::runtime::Runtime, String)> {
     Some((rt, dir))
 }
 
-/// The child's store in `dir`.
+/// The child's store in `dir`, with a short history: compaction passes the acknowledged
+/// writes long before the kill, so what survives it is each key's live value, not history.
 fn open_store(dir: impl AsRef<std::path::Path>) -> EmbeddedStore {
-    EmbeddedStore::open_dir(
-        dir,
-        sample_apiserver::api::GROUP,
-        EmbeddedOptions::default(),
-    )
-    .unwrap()
+    let options = EmbeddedOptions {
+        history: History {
+            revisions: 16,
+            ..History::default()
+        },
+        ..EmbeddedOptions::default()
+    };
+    EmbeddedStore::open_dir(dir, sample_apiserver::api::GROUP, options).unwrap()
 }
 
 /// The child: writes forever, printing `ACK <kind> <n> <revision>` after each acknowledged
