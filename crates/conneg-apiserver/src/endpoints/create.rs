@@ -80,12 +80,10 @@ pub(super) async fn create_object<T: Served>(
         k.meta_mut().name = name;
     }
     let mut errs = k.validate_create();
-    errs.extend(declared_errors::<T>(
+    errs.extend(declared_errors(
         T::declaration(st, t.version, t.resource, f),
         &versioned,
-        None,
-        f,
-    )?);
+    ));
     errs.extend(validate_object_meta(k.meta(), resource.namespaced));
     valid(t.resource, &k, errs)?;
     let created = st.registry.create(resource, k, generated, dry_run).await?;

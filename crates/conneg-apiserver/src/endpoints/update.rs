@@ -137,15 +137,24 @@ pub(super) async fn commit<T: Served>(
         dry_run,
     } = c;
     t.reset_fields(&mut new, old)?;
-    if let Some(manager) = manager {
-        let via = field_manager::Via::of::<T>(t, f, T::declaration(st, t.version, t.resource, f));
-        field_manager::record_update::<T>(Some(old), &mut new, manager, &via, f)?;
+    let declared = T::declaration(st, t.version, t.resource, f);
+    // The stored object in the request's version, converted once for managedFields and for
+    // declarative validation, when either looks at it.
+    let old_json = match (manager, declared) {
+        (None, None) => None,
+        _ => Some(field_manager::live_json::<T>(old, f)?),
+    };
+    if let (Some(manager), Some(old_json)) = (manager, &old_json) {
+        let via = field_manager::Via::of::<T>(t, f, declared);
+        field_manager::record_update::<T>(Some((old, old_json)), &mut new, manager, &via, f)?;
     }
     prepare_update::<T>(t.resource, (&mut new, old), f)?;
     if t.subresource() != "status" {
         valid(t.resource, &new, new.validate_update(old))?;
     }
-    check_declared_update::<T>(st, t, versioned, (&new, old), f)?;
+    if let (Some(declared), Some(old_json)) = (declared, &old_json) {
+        check_declared_update::<T>(declared, t, versioned, (&new, old_json), f)?;
+    }
     admission::admit(
         st,
         admission::Request::update(t.resource, t.namespace(), &new, old),

@@ -6,36 +6,30 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::body::to_json;
-use super::{Context, Served, StatusError, Target};
+use super::{Served, StatusError, Target};
 use crate::declarative::Validator;
 use crate::registry::{self, Object};
 use crate::resource::ResourceInfo;
 use crate::validation::FieldError;
 
-/// The declarative validation ([`crate::declarative`]) of `versioned`, an object in `T`'s
-/// version, against `old` on update (for transition rules and ratcheting).
-pub(super) fn declared_errors<T: Served>(
+/// The declarative validation ([`crate::declarative`]) of a created object, `versioned` in
+/// its request's version.
+pub(super) fn declared_errors(
     declared: Option<&Arc<Validator>>,
     versioned: &Value,
-    old: Option<&T::K>,
-    f: &T::Facts,
-) -> Result<Vec<FieldError>, StatusError> {
-    let Some(validator) = declared else {
-        return Ok(Vec::new());
-    };
-    let old = old
-        .map(|o| to_json(&T::from_kind(o.clone(), f)))
-        .transpose()?;
-    Ok(validator.validate(versioned, old.as_ref()))
+) -> Vec<FieldError> {
+    declared.map_or_else(Vec::new, |v| v.validate(versioned, None))
 }
 
-/// [`declared_errors`] for an update of `old` to `new`, as a 422. A write to `/status` is
-/// checked as it will be stored (its spec is `old`'s), any other write as it was sent.
+/// The `declared` validation of an update of `old` (`old_json` in the request's version, as
+/// [`field_manager::live_json`](super::field_manager::live_json) gives it) to `new`, as a
+/// 422. A write to `/status` is checked as it will be stored (its spec is `old`'s), any
+/// other write as it was sent.
 pub(super) fn check_declared_update<T: Served>(
-    st: &Context,
+    declared: &Validator,
     t: &Target,
     versioned: Value,
-    (new, old): (&T::K, &T::K),
+    (new, old_json): (&T::K, &Value),
     f: &T::Facts,
 ) -> Result<(), StatusError> {
     let versioned = if t.status {
@@ -43,12 +37,7 @@ pub(super) fn check_declared_update<T: Served>(
     } else {
         versioned
     };
-    let errs = declared_errors::<T>(
-        T::declaration(st, t.version, t.resource, f),
-        &versioned,
-        Some(old),
-        f,
-    )?;
+    let errs = declared.validate(&versioned, Some(old_json));
     Ok(valid(t.resource, new, errs)?)
 }
 

@@ -104,6 +104,13 @@ impl Via {
     }
 }
 
+/// A stored object as JSON in `T`'s version, `managedFields` and all: what an update is
+/// compared against ([`record_update`]; the comparison never looks at `managedFields`) and
+/// what declarative validation ratchets against, converted once for both.
+pub(super) fn live_json<T: Served>(live: &T::K, f: &T::Facts) -> Result<Value, Unencodable> {
+    to_json(&T::from_kind(live.clone(), f))
+}
+
 /// `k` as JSON in `T`'s version, without its `managedFields` (which are not part of what
 /// is compared): they are dropped from a copy, not encoded and then removed.
 fn compared_json<T: Served>(k: &T::K, f: &T::Facts) -> Result<Value, Unencodable> {
@@ -163,10 +170,12 @@ fn encoded(managers: &ManagedFields) -> Option<Vec<ManagedFieldsEntry>> {
 
 /// Records in `new` that `manager` wrote it (`via` the request's version and subresource)
 /// over `live` (`None` for a create), both compared in the request's version: it now owns
-/// every field it changed. The `managedFields` a client sends are kept when they can be
-/// read (an empty list, or one empty entry, clears them); otherwise the stored ones are.
+/// every field it changed. `live` comes with its JSON in that version, as [`live_json`]
+/// gives it (its own `managedFields` in it are never compared). The `managedFields` a
+/// client sends are kept when they can be read (an empty list, or one empty entry, clears
+/// them); otherwise the stored ones are.
 pub(super) fn record_update<T: Served>(
-    live: Option<&T::K>,
+    live: Option<(&T::K, &Value)>,
     new: &mut T::K,
     manager: &str,
     via: &Via,
@@ -179,14 +188,21 @@ pub(super) fn record_update<T: Served>(
         match requested.as_deref().map(ManagedFields::decode) {
             Some(Ok(m)) if !m.0.is_empty() => m,
             // As Kubernetes: what cannot be read is replaced, not refused.
-            _ => managers_of(live.and_then(|l| l.meta().managed_fields.as_deref()))
+            _ => managers_of(live.and_then(|(l, _)| l.meta().managed_fields.as_deref()))
                 .unwrap_or_default(),
         }
     };
-    let live_json = compared::<T>(live.map(|l| compared_json::<T>(l, f)).transpose()?)?;
+    let empty;
+    let live_json = match live {
+        Some((_, json)) => json,
+        None => {
+            empty = empty_object::<T>()?;
+            &*empty
+        }
+    };
     let new_json = compared_json::<T>(new, f)?;
     let me = via.manager(manager, Operation::Update);
-    via.run::<T, _>(|u| u.update(&live_json, &new_json, &mut managers, &me));
+    via.run::<T, _>(|u| u.update(live_json, &new_json, &mut managers, &me));
     new.meta_mut().managed_fields = encoded(&managers);
     Ok(())
 }

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
+use foldhash::quality::RandomState;
 use redb::ReadableTable;
 
 use super::encoding::event_head;
@@ -102,9 +103,10 @@ impl Index {
 }
 
 /// What a batch changes of the index, seen over it while the batch is decided: a key the
-/// batch wrote is where its last write put it.
+/// batch wrote is where its last write put it. (Looked up once per write of the batch:
+/// hashed with foldhash, not SipHash.)
 #[derive(Debug, Default)]
-pub(super) struct Changes(HashMap<String, Option<Entry>>);
+pub(super) struct Changes(HashMap<String, Option<Entry>, RandomState>);
 
 impl Changes {
     /// Where `key` is, with the batch's changes over `index`.
