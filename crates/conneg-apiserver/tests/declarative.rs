@@ -378,10 +378,7 @@ fn server_side_apply_merges_lists_as_declared() {
     use conneg_apiserver::apply::typed::to_field_set;
     use std::sync::Arc;
 
-    let declared = Schema {
-        declared: Some(Arc::new(validator())),
-        ..Schema::OBJECT
-    };
+    let declared = Schema::OBJECT.declared_by(Some(Arc::new(validator())));
     let obj = with(json!({"tags": ["a", "b"], "ports": [{"name": "h", "port": 1}]}));
     let keys = |schema: &Schema| -> Vec<String> {
         to_field_set(schema, &obj)

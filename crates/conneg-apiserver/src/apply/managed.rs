@@ -443,13 +443,14 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
+    use crate::apply::schema::ApplySchema;
     use crate::declarative::ListType;
 
     /// A kind with a list of maps keyed by two fields (`+listType=map`,
     /// `+listMapKey=containerPort`, `+listMapKey=protocol`) and a set (`+listType=set`), beside
     /// the metadata lists every object has: `finalizers` (a set) and `ownerReferences` (a map
     /// keyed by `uid` whose items are atomic, `+structType=atomic`).
-    static SCHEMA: Schema = Schema {
+    static SCHEMA: Schema = Schema::of(ApplySchema {
         lists: &[
             (
                 "spec.ports",
@@ -460,8 +461,8 @@ mod tests {
             ),
             ("spec.tags", ListType::Set),
         ],
-        ..Schema::OBJECT
-    };
+        atomic_maps: &[],
+    });
 
     const VERSION: &str = "wardle.example.com/v1beta1";
 

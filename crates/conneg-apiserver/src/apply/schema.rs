@@ -4,7 +4,7 @@
 //!
 //! The list types come from the kind's declaration (`x-kubernetes-list-type` and
 //! `x-kubernetes-list-map-keys`, [`crate::declarative`]) when it has one, and from a small
-//! table ([`Schema::lists`]) otherwise; the metadata rules every object shares are built in.
+//! table ([`ApplySchema`]) otherwise; the metadata rules every object shares are built in.
 
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
@@ -16,20 +16,56 @@ use crate::declarative::{ListType, Validator};
 /// (`metadata.ownerReferences`, `spec.containers.ports`).
 pub type FieldPath = &'static str;
 
-/// A kind's apply schema.
-#[derive(Debug, Clone)]
-pub struct Schema {
-    /// The kind's non-atomic lists (beyond the metadata ones every object has) when it has
-    /// no declaration.
+/// What a kind tells server-side apply of its schema when it has no declaration
+/// ([`Strategy::APPLY_SCHEMA`](crate::registry::Strategy::APPLY_SCHEMA)): its lists that are
+/// sets or maps (any other list is atomic, Kubernetes' default) and its atomic maps. The
+/// metadata every object has is built in; a kind with a declaration takes its list types from
+/// it (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`) before this table.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use conneg_apiserver::declarative::ListType;
+/// use conneg_apiserver::registry::ApplySchema;
+///
+/// // `+listType=map` keyed by `name`, `+listType=set`, and `+mapType=atomic`.
+/// const WIDGET: ApplySchema = ApplySchema {
+///     lists: &[
+///         ("spec.ports", ListType::Map(Cow::Borrowed(&[Cow::Borrowed("name")]))),
+///         ("spec.tags", ListType::Set),
+///     ],
+///     atomic_maps: &["spec.selector"],
+/// };
+/// assert_eq!(WIDGET.lists.len(), 2);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ApplySchema {
+    /// The kind's non-atomic lists, by field path (field names joined by `.`, list items left
+    /// out: `spec.containers.ports`).
     pub lists: &'static [(FieldPath, ListType)],
-    /// The kind's declaration, whose list types come first.
-    pub declared: Option<Arc<Validator>>,
-    /// Whether writes go through the `status` subresource, where everything but `status` is
-    /// reset (and so never owned) instead of `status`.
-    pub status_only: bool,
     /// The kind's atomic maps (`x-kubernetes-map-type: atomic`, `+structType=atomic`), owned,
     /// compared and applied as one value; a list's path names its items.
     pub atomic_maps: &'static [FieldPath],
+}
+
+impl ApplySchema {
+    /// A kind whose only non-atomic lists and atomic maps are the metadata ones.
+    pub const OBJECT: ApplySchema = ApplySchema {
+        lists: &[],
+        atomic_maps: &[],
+    };
+}
+
+/// A kind's apply schema as a write sees it: the kind's table, its declaration, and the
+/// subresource written.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    /// The kind's table, for a kind without a declaration.
+    kind: ApplySchema,
+    /// The kind's declaration, whose list types come first.
+    declared: Option<Arc<Validator>>,
+    /// Whether writes go through the `status` subresource, where everything but `status` is
+    /// reset (and so never owned) instead of `status`.
+    status_only: bool,
 }
 
 /// Lists of `metav1.ObjectMeta`.
@@ -68,13 +104,23 @@ const STRIPPED: &[FieldPath] = &[
 const RESET: &[FieldPath] = &["metadata.managedFields", "status"];
 
 impl Schema {
-    /// A kind whose only non-atomic lists are the metadata ones.
-    pub const OBJECT: Schema = Schema {
-        lists: &[],
-        declared: None,
-        status_only: false,
-        atomic_maps: &[],
-    };
+    /// A kind whose only non-atomic lists and atomic maps are the metadata ones.
+    pub const OBJECT: Schema = Schema::of(ApplySchema::OBJECT);
+
+    /// The schema of a kind with `kind`'s table, no declaration, written as itself.
+    pub const fn of(kind: ApplySchema) -> Schema {
+        Schema {
+            kind,
+            declared: None,
+            status_only: false,
+        }
+    }
+
+    /// The same schema with the kind's declaration (`None`: without one), whose list types
+    /// come before the table's.
+    pub fn declared_by(self, declared: Option<Arc<Validator>>) -> Schema {
+        Schema { declared, ..self }
+    }
 
     /// The same schema for writes through the `status` subresource.
     pub(crate) fn for_status(self) -> Schema {
@@ -89,7 +135,8 @@ impl Schema {
         if let Some(t) = self.declared_list_type(path) {
             return t;
         }
-        self.lists
+        self.kind
+            .lists
             .iter()
             .chain(META_LISTS)
             .find(|(p, _)| names_match(path, p))
@@ -114,7 +161,8 @@ impl Schema {
 
     /// Whether the map at `path` is one value rather than a map of fields.
     pub(crate) fn is_atomic_map(&self, path: &[PathElement]) -> bool {
-        self.atomic_maps
+        self.kind
+            .atomic_maps
             .iter()
             .chain(META_ATOMIC_MAPS)
             .any(|p| names_match(path, p))

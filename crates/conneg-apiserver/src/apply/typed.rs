@@ -362,10 +362,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::apply::schema::ApplySchema;
 
     /// A set (`spec.tags`), a map-list keyed by `name` (`spec.ports`) and an atomic map
     /// (`spec.selector`), beside the metadata rules every object has.
-    static SCHEMA: Schema = Schema {
+    static SCHEMA: Schema = Schema::of(ApplySchema {
         lists: &[
             ("spec.tags", ListType::Set),
             (
@@ -374,8 +375,7 @@ mod tests {
             ),
         ],
         atomic_maps: &["spec.selector"],
-        ..Schema::OBJECT
-    };
+    });
 
     #[test]
     fn named_field_sets_in_one_walk_are_the_field_sets_with_named_fields_as_members() {

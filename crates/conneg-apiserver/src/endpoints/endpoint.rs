@@ -133,7 +133,7 @@ where
         cells
     }
     fn apply_schema((): &()) -> Schema {
-        <T::Internal as Strategy>::APPLY_SCHEMA
+        Schema::of(<T::Internal as Strategy>::APPLY_SCHEMA)
     }
     fn same_spec(a: &T::Internal, b: &T::Internal, (): &()) -> bool {
         Strategy::same_spec(a, b)

@@ -22,6 +22,7 @@ pub(crate) mod strategy;
 
 use conneg::Status;
 
+pub use crate::apply::schema::ApplySchema;
 use crate::live::Live;
 use crate::meta::ListMeta;
 use crate::names;

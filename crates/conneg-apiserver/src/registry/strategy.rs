@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::{Error, Registry};
-use crate::apply::schema::Schema;
+use crate::apply::schema::ApplySchema;
 use crate::meta::HasObjectMeta;
 use crate::resource::{ResourceInfo, Versioned, VersionedObject};
 use crate::validation::FieldError;
@@ -152,9 +152,10 @@ pub trait Strategy: HasObjectMeta + Clone + PartialEq + Send + Sync + 'static {
     fn finalize(_registry: Registry, _obj: Self) -> BoxFuture<'static, Result<(), Error>> {
         Box::pin(async { Ok(()) })
     }
-    /// The list and map semantics server-side apply uses (all lists atomic but the
-    /// metadata ones, unless a kind says otherwise).
-    const APPLY_SCHEMA: Schema = Schema::OBJECT;
+    /// The list and map semantics server-side apply uses for a kind without a declaration
+    /// (all lists atomic but the metadata ones, unless the kind says otherwise here; a
+    /// declaration's `x-kubernetes-list-type` markers come first).
+    const APPLY_SCHEMA: ApplySchema = ApplySchema::OBJECT;
     /// The versions the kind is served in, for server-side apply's conversions. By default
     /// the storage version alone: a kind served in several versions lists them all.
     fn versions() -> Vec<ServedVersion<Self>> {

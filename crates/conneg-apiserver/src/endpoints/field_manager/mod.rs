@@ -76,11 +76,10 @@ impl Via {
         f: &T::Facts,
         declared: Option<&Arc<Validator>>,
     ) -> Self {
-        let mut schema = T::apply_schema(f);
+        let mut schema = T::apply_schema(f).declared_by(declared.cloned());
         if t.status {
             schema = schema.for_status();
         }
-        schema.declared = declared.cloned();
         Self {
             version: t.version,
             subresource: t.subresource(),
