@@ -13,7 +13,7 @@ use crate::apiextensions::jsonpath::{JsonPath, cell, default_column_description}
 use crate::apiextensions::schema::{Structural, apply_defaults, prune};
 use crate::apply::schema::Schema;
 use crate::declarative::Validator;
-use crate::endpoints::{Context, ScalePaths, Served, age};
+use crate::endpoints::{Context, ScalePaths, Sealed, Served, age};
 use crate::meta::{ListMeta, Time};
 use crate::resource::{GroupVersion, List, ResourceInfo};
 
@@ -115,6 +115,8 @@ fn coerce(cr: &mut CustomResource, schema: Option<&Structural>) -> Vec<String> {
     }
     unknown
 }
+
+impl Sealed for CustomResource {}
 
 impl Served for CustomResource {
     type K = CustomResource;

@@ -21,12 +21,29 @@ use crate::resource::{
     GroupVersion, List, ResourceInfo, Versioned, VersionedList, VersionedObject,
 };
 
+/// Seals [`Served`]: its methods name the server's internals, so only this crate implements it.
+pub(crate) mod sealed {
+    /// Implemented where [`Served`](super::Served) is.
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+}
+
 /// A versioned type served over HTTP, with the object kind behind it: every
 /// [`VersionedObject`] whose internal type has a [`Strategy`] (its facts are constants:
 /// `Facts = ()`), and the unstructured custom resource, whose facts come from its
 /// definition at run time.
+///
+/// Sealed: the crate implements it for those types, and a server only names it in bounds
+/// (what [`ServerBuilder::serve`](crate::server::ServerBuilder::serve) takes); its methods
+/// are the endpoints' own.
 pub trait Served:
-    serde::Serialize + serde::de::DeserializeOwned + HasObjectMeta + Send + Sync + 'static
+    sealed::Sealed
+    + serde::Serialize
+    + serde::de::DeserializeOwned
+    + HasObjectMeta
+    + Send
+    + Sync
+    + 'static
 {
     /// The object the registry stores.
     type K: Object;
@@ -85,6 +102,13 @@ pub trait Served:
         let _ = f;
         0
     }
+}
+
+impl<T> sealed::Sealed for T
+where
+    T: VersionedObject<List = List<T>> + Send + Sync + 'static,
+    T::Internal: Strategy,
+{
 }
 
 impl<T> Served for T

@@ -63,6 +63,7 @@ use crate::resource::Catalog;
 use call::Call;
 pub use encoded::DEFAULT_CAPACITY as DEFAULT_ENCODED_CACHE;
 pub(crate) use encoded::EncodedForms;
+pub(crate) use endpoint::sealed::Sealed;
 pub use endpoint::{Endpoint, Served};
 pub(crate) use request::{Params, Target};
 pub(crate) use scale::ScalePaths;
