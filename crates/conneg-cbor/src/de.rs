@@ -1154,18 +1154,24 @@ impl<'de, const STRUCT: bool> MapAccess<'_, 'de, STRUCT> {
                 return Err(scan::dup_key(kstart, self.de.keys.resolve(input, key)));
             }
             if STRUCT && known.is_none() {
-                let kb = self.de.keys.resolve(input, key);
-                let err = Error::at(
-                    ErrorKind::UnknownField,
-                    kstart,
-                    format!("unknown field {}", display_key(kb)),
-                );
+                // Written out only when it is kept (a warning) or refused: an ignored field
+                // costs no message.
+                let unknown = |kb: &[u8]| {
+                    Error::at(
+                        ErrorKind::UnknownField,
+                        kstart,
+                        format!("unknown field {}", display_key(kb)),
+                    )
+                };
                 // The warning's path is this map's: levels above prepend theirs.
-                if let Some(w) = &mut self.de.warnings {
-                    w.push(err);
-                    self.de.warned = w.len();
+                if self.de.warnings.is_some() {
+                    let err = unknown(self.de.keys.resolve(input, key));
+                    if let Some(w) = &mut self.de.warnings {
+                        w.push(err);
+                        self.de.warned = w.len();
+                    }
                 } else if self.de.opts.unknown_fields == UnknownFields::Deny {
-                    return Err(err);
+                    return Err(unknown(self.de.keys.resolve(input, key)));
                 }
                 if let Err(mut e) = self.de.skip_value() {
                     self.de.leave(&mut e, Seg::Key(key), kstart);
