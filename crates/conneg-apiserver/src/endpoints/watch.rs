@@ -17,9 +17,10 @@
 //!   the stream reaches it, and each object is decoded and encoded only when its event goes
 //!   out: a watcher holds one page of stored bytes, not the state. An object that cannot be
 //!   decoded, or a page that can no longer be read, is an `ERROR` event, which ends the stream.
-//!   Without a selector, an object name or a conversion, an initial event is made around the
-//!   object's kept encoded form ([`super::encoded`]), which lists, GETs and other watches
-//!   share: an object already sent at its revision is not decoded or encoded again.
+//!   Without a conversion, an initial event is made around the object's kept encoded form
+//!   ([`super::encoded`]), which lists, GETs and other watches share: an object already sent
+//!   at its revision is not decoded or encoded again. A selector or an object name is checked
+//!   against the stored metadata alone (name, namespace, labels), read without the rest.
 //! * A watcher that falls too far behind gets an `ERROR` event (410 Expired) and the stream
 //!   ends; the client re-lists, as client-go does.
 //! * With `as=Table`, each object is a one-row Table (column definitions on the first); with
@@ -29,10 +30,11 @@
 //! fine: they never change) share one [`WatchHub`] per version and resource: a single task
 //! reads the storage watch, decodes each event once, and the hub encodes it once per codec
 //! for all of them. The others get their own storage watch, since selectors (ADDED/DELETED
-//! on a change of match) and starting revisions are theirs alone; without a selector, an
-//! object name or a conversion (an informer's watch from its list's resourceVersion), each of
+//! on a change of match) and starting revisions are theirs alone; without a conversion (an
+//! informer's watch from its list's resourceVersion, with or without a selector), each of
 //! their events is made around the object's kept encoded form, as initial events are: a
-//! change sent to a hundred such watchers is decoded and encoded once per format.
+//! change sent to a hundred such watchers is decoded and encoded once per format, and each
+//! watcher with a selector reads only the metadata it selects by.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -41,7 +43,7 @@ use std::time::Duration;
 use axum::body::Body;
 use http::Response;
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -50,7 +52,7 @@ use conneg::{Negotiated, Status};
 use futures_util::stream;
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::encoded::{Form, ServedBy, served_by};
@@ -58,10 +60,11 @@ use super::list_options::{self, ListOptions};
 use super::read::list_revision;
 use super::transform;
 use super::{Context, HResult, Params, Served, StatusError, Target};
-use crate::meta::HasObjectMeta;
+use crate::meta::{HasObjectMeta, ObjectMeta};
 use crate::registry::storage_status;
 use crate::resource::ResourceInfo;
 use crate::selector::Selectors;
+use crate::storage::codec::decode_value;
 use crate::storage::{
     Event, EventKind, KeyValue, ListOptions as ReadOptions, ListResult, Storage, StorageError,
 };
@@ -89,8 +92,48 @@ struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, meta: &crate::meta::ObjectMeta) -> bool {
+    fn matches(&self, meta: &ObjectMeta) -> bool {
         self.name.as_ref().is_none_or(|n| *n == meta.name) && self.sel.matches(meta)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.name.is_none() && self.sel.is_empty()
+    }
+
+    /// Whether the object stored as `kv` is selected, read from what the filter looks at
+    /// alone ([`Selected`]): one that cannot be read is not.
+    fn selects(&self, kv: &KeyValue) -> bool {
+        decode_value::<Selected>(&kv.value).is_ok_and(|s| self.matches(&s.metadata.into_meta()))
+    }
+}
+
+/// What a filter reads of a stored object: its name, namespace and labels (selectors look at
+/// nothing else). The rest, `managedFields` and the spec among it, is skipped as it is read,
+/// so a watch with a selector pays for no decoded object of a change it does not send.
+#[derive(Deserialize)]
+struct Selected {
+    #[serde(default)]
+    metadata: SelectedMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct SelectedMeta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+}
+
+impl SelectedMeta {
+    fn into_meta(self) -> ObjectMeta {
+        ObjectMeta {
+            name: self.name.unwrap_or_default(),
+            namespace: self.namespace.unwrap_or_default(),
+            labels: self.labels.unwrap_or_default(),
+            ..ObjectMeta::default()
+        }
     }
 }
 
@@ -360,13 +403,14 @@ pub(crate) async fn watch<T: Served>(
     let live = {
         let (st, res, n) = (st.clone(), t.resource, n.clone());
         let last_rev = last_rev.clone();
-        let kept = keeps_forms(&st, &n, &filter).then(|| KeptEvents::<T>::new(&st, &n, f, res));
+        let kept = keeps_forms(&st, &n).then(|| KeptEvents::<T>::new(&st, &n, f, res));
         events.filter_map(move |item| {
             let out = match item {
                 Ok(ev) => {
                     last_rev.store(ev.revision(), Ordering::Relaxed);
                     match &kept {
-                        Some(kept) => Some(kept.live(&ev)),
+                        Some(kept) if filter.is_empty() => Some(kept.live(&ev)),
+                        Some(kept) => kept.filtered(&filter, &ev),
                         None => translate::<T>(&st, res, &filter, &ev)
                             .map(|e| event_bytes(&e.map(|k| shape(k)), &n)),
                     }
@@ -536,6 +580,37 @@ impl<T: Served> KeptEvents<T> {
     }
 }
 
+impl<T: Served> KeptEvents<T> {
+    /// A storage event as a watcher with `filter` sees it ([`translate`]'s events, made
+    /// around the kept forms): an object that starts matching is `ADDED`, one that stops
+    /// matching `DELETED` (in its new state), one that matches neither before nor after
+    /// is not sent. What matches is read from the metadata alone ([`Filter::selects`]).
+    fn filtered(&self, filter: &Filter, ev: &Event) -> Option<(Bytes, bool)> {
+        match ev.kind {
+            EventKind::Added => filter
+                .selects(&ev.kv)
+                .then(|| self.event(EventType::Added, Ok(&ev.kv))),
+            EventKind::Modified => {
+                let now = filter.selects(&ev.kv);
+                let before = ev.prev.as_ref().is_some_and(|p| filter.selects(p));
+                let kind = match (before, now) {
+                    (true, true) => EventType::Modified,
+                    (false, true) => EventType::Added,
+                    (true, false) => EventType::Deleted,
+                    (false, false) => return None,
+                };
+                Some(self.event(kind, Ok(&ev.kv)))
+            }
+            EventKind::Deleted => {
+                let last = deleted_state(ev)?;
+                filter
+                    .selects(&last)
+                    .then(|| self.event(EventType::Deleted, Ok(&last)))
+            }
+        }
+    }
+}
+
 /// The last state of the object `ev` deletes, at the deletion's revision.
 fn deleted_state(ev: &Event) -> Option<KeyValue> {
     Some(KeyValue {
@@ -544,19 +619,17 @@ fn deleted_state(ev: &Event) -> Option<KeyValue> {
     })
 }
 
-/// Whether a watch's initial events can be made from kept encoded forms: no selector or name
-/// to filter by (which needs the decoded object), no conversion (`as=Table`, metadata only),
-/// and an encoding the forms keep.
-fn keeps_forms(st: &Context, n: &Negotiated, filter: &Filter) -> bool {
-    filter.name.is_none()
-        && filter.sel.is_empty()
-        && n.conversion().is_none()
-        && st.encoded.keeps(n)
+/// Whether a watch's events can be made from kept encoded forms: no conversion (`as=Table`,
+/// metadata only), and an encoding the forms keep. (A selector or a name is read from the
+/// stored metadata, [`Filter::selects`].)
+fn keeps_forms(st: &Context, n: &Negotiated) -> bool {
+    n.conversion().is_none() && st.encoded.keeps(n)
 }
 
-/// The events of a watch's initial state: from the objects' kept encoded forms when the watch
-/// allows it ([`keeps_forms`]), else each object of `stored` decoded, filtered by `filter` and
-/// made an event's object by `shape`. Each with whether it is an ERROR event.
+/// The events of a watch's initial state: the objects `filter` selects, from their kept
+/// encoded forms when the watch allows it ([`keeps_forms`]), else each object of `stored`
+/// decoded, filtered and made an event's object by `shape`. Each with whether it is an ERROR
+/// event.
 fn initial_events<T: Served, O: Serialize + 'static>(
     st: &Context,
     t: &Target,
@@ -566,10 +639,18 @@ fn initial_events<T: Served, O: Serialize + 'static>(
     stored: impl Stream<Item = Result<KeyValue, StatusError>> + Send + 'static,
     shape: impl Fn(T::K) -> O + Send + 'static,
 ) -> BoxStream<'static, (Bytes, bool)> {
-    if keeps_forms(st, n, filter) {
+    if keeps_forms(st, n) {
         let kept = KeptEvents::<T>::new(st, n, f, t.resource);
+        let filter = filter.clone();
         return stored
-            .map(move |kv| kept.event(EventType::Added, kv.as_ref().map_err(Clone::clone)))
+            .filter_map(move |kv| {
+                let selected = kv
+                    .as_ref()
+                    .map_or(true, |kv| filter.is_empty() || filter.selects(kv));
+                let event = selected
+                    .then(|| kept.event(EventType::Added, kv.as_ref().map_err(Clone::clone)));
+                std::future::ready(event)
+            })
             .boxed();
     }
     let n = n.clone();
