@@ -16,8 +16,8 @@
 //! page of a key-ordered table that its key lands in (a page, 4 KiB, per write when keys are
 //! generated names). A store written by an earlier version (a `kv` table beside a log of the
 //! history only) is migrated when it opens: each value the history no longer held is written
-//! to `log` at its revision, and `kv` is dropped. An earlier version cannot open a migrated
-//! store.
+//! to `log` at its revision, and `kv` is dropped. An earlier version would see a migrated
+//! store as empty: a rollback needs the data directory as it was before the upgrade.
 //!
 //! An entry leaves `log` once it is neither history nor a live value: when compaction passes
 //! it, or when its key is written again after compaction passed it. It is removed by the
